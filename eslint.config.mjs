@@ -1,0 +1,72 @@
+// Lint rules that carry the architecture: Nx module boundaries by project tag,
+// NATS only in libs/bus, dockerode only in services/sandbox-runner, no
+// floating promises, no import cycles, no `export *` from a public surface.
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+const natsPackages = { group: ['nats', '@nats-io/*'], message: 'NATS is only imported by libs/bus; use the Transport from @ratchet/bus.' };
+const dockerPackages = { group: ['dockerode'], message: 'dockerode is only imported by services/sandbox-runner.' };
+const testingLib = { group: ['@ratchet/testing'], message: '@ratchet/testing is for tests only.' };
+
+export default [
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', 'jest.preset.js'] },
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+            { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts'] },
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      'import-x/no-cycle': 'error',
+      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'List exports by name; no `export *`.' }],
+      'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages, testingLib] }],
+    },
+  },
+  {
+    // Tests and benchmarks may use the testing fixtures.
+    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }] },
+  },
+  {
+    files: ['libs/bus/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages, testingLib] }] },
+  },
+  {
+    files: ['libs/bus/**/*.spec.ts', 'libs/bus/test/**/*.ts', 'libs/bus/bench/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages] }] },
+  },
+  {
+    files: ['services/sandbox-runner/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages, testingLib] }] },
+  },
+  {
+    files: ['services/sandbox-runner/**/*.spec.ts', 'services/sandbox-runner/test/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages] }] },
+  },
+  {
+    // libs/testing is itself test code; services are never imported by anything.
+    files: ['libs/testing/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }] },
+  },
+];

@@ -1,0 +1,2 @@
+export { AppError, ErrorCode, parseErrorCode } from './app-error';
+export type { AppErrorOptions } from './app-error';
