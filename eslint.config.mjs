@@ -45,8 +45,12 @@ export default [
   },
   {
     // Tests and benchmarks may use the testing fixtures.
-    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }] },
+    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/src/testing.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }],
+      // Tests index into arrays they have just asserted on.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
   },
   {
     files: ['libs/bus/**/*.ts'],
@@ -54,7 +58,7 @@ export default [
   },
   {
     files: ['libs/bus/**/*.spec.ts', 'libs/bus/test/**/*.ts', 'libs/bus/bench/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages] }], '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
     files: ['services/sandbox-runner/**/*.ts'],
@@ -62,7 +66,7 @@ export default [
   },
   {
     files: ['services/sandbox-runner/**/*.spec.ts', 'services/sandbox-runner/test/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [natsPackages] }], '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
     // libs/testing is itself test code; services are never imported by anything.

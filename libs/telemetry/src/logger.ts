@@ -1,0 +1,32 @@
+import pino from 'pino';
+import type { DestinationStream, Level, Logger } from 'pino';
+import { currentTraceIds } from './span';
+
+export type { Logger };
+
+export interface LoggerOptions {
+  readonly service: string;
+  /** pino level; default `info`. */
+  readonly level?: Level | 'silent';
+  /** Where JSON lines go; default stdout. */
+  readonly destination?: DestinationStream;
+}
+
+/**
+ * A JSON logger whose records carry `service` and, inside a span, `trace_id`
+ * and `span_id`, so logs and traces join up in Grafana.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { service: options.service, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: () => {
+        const ids = currentTraceIds();
+        return ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
+      },
+    },
+    options.destination,
+  );
+}

@@ -1,0 +1,71 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Writable } from 'node:stream';
+import { createLogger } from './logger';
+import { currentTraceIds, extractTraceContext, injectTraceContext, withSpan } from './span';
+import { installInMemoryTracing } from './testing';
+import type { InMemoryTracing } from './testing';
+
+describe('telemetry', () => {
+  let tracing: InMemoryTracing;
+  beforeEach(() => {
+    tracing = installInMemoryTracing();
+  });
+  afterEach(() => tracing.shutdown());
+
+  it('ends spans, and records a rejection with ERROR status and the error code', async () => {
+    const failure = Object.assign(new Error('model endpoint refused'), { code: 'UNAVAILABLE' });
+    await expect(withSpan('planner.plan', { kind: SpanKind.INTERNAL, attributes: { 'ratchet.task_id': 't1' } }, async () => Promise.reject(failure))).rejects.toBe(failure);
+    expect(withSpan('sync', {}, () => 42)).toBe(42);
+    expect(() => withSpan('sync-throw', {}, () => { throw new TypeError('boom'); })).toThrow('boom');
+
+    const [failed, sync, syncThrow] = tracing.spans();
+    expect(failed!.name).toBe('planner.plan');
+    expect(failed!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'model endpoint refused' });
+    expect(failed!.attributes).toEqual({ 'ratchet.task_id': 't1', 'error.type': 'UNAVAILABLE' });
+    expect(failed!.events.map((event) => event.name)).toEqual(['exception']);
+    expect(sync!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(syncThrow!.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  it('nests spans across awaits in one trace', async () => {
+    await withSpan('outer', {}, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await withSpan('inner', {}, async () => undefined);
+    });
+    const [inner, outer] = tracing.spans();
+    expect(inner!.spanContext().traceId).toBe(outer!.spanContext().traceId);
+    expect(inner!.parentSpanContext?.spanId).toBe(outer!.spanContext().spanId);
+  });
+
+  it('round-trips trace context through headers', () => {
+    const headers: Record<string, string> = {};
+    withSpan('client', {}, () => injectTraceContext(headers));
+    const [client] = tracing.spans();
+    expect(headers['traceparent']).toBe(`00-${client!.spanContext().traceId}-${client!.spanContext().spanId}-01`);
+
+    const remote = trace.getSpanContext(extractTraceContext(headers));
+    expect(remote).toEqual(expect.objectContaining({ traceId: client!.spanContext().traceId, spanId: client!.spanContext().spanId, isRemote: true }));
+    // No traceparent: the active context comes back unchanged.
+    expect(extractTraceContext({})).toBe(context.active());
+  });
+
+  it('injects nothing outside a span', () => {
+    const headers: Record<string, string> = {};
+    injectTraceContext(headers);
+    expect(headers).toEqual({});
+    expect(currentTraceIds()).toBeUndefined();
+  });
+
+  it('puts trace and span ids on log records written inside a span', () => {
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+    const logger = createLogger({ service: 'coder', destination });
+    logger.info('outside');
+    withSpan('write-code', {}, () => logger.info({ files: 3 }, 'inside'));
+    const [outside, inside] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [span] = tracing.spans();
+    expect(outside).toEqual(expect.objectContaining({ service: 'coder', msg: 'outside' }));
+    expect(outside).not.toHaveProperty('trace_id');
+    expect(inside).toEqual(expect.objectContaining({ service: 'coder', msg: 'inside', files: 3, trace_id: span!.spanContext().traceId, span_id: span!.spanContext().spanId }));
+  });
+});
