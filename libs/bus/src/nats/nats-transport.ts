@@ -1,0 +1,436 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import {
+  ClosedConnectionError,
+  connect,
+  DrainingConnectionError,
+  headers as createNatsHeaders,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { Header, isSubjectToken, Subjects } from '../headers';
+import type {
+  DeadLetter,
+  Delivery,
+  Envelope,
+  EventReader,
+  Headers,
+  IncomingRequest,
+  Puller,
+  StoredEvent,
+  SubscribeOptions,
+  Subscription,
+  Transport,
+  TransportRequestOptions,
+  WorkQueueOptions,
+} from '../transport';
+import { TransportKind } from '../transport';
+
+export interface NatsTransportOptions {
+  /** e.g. `nats://127.0.0.1:4222`; several comma-separated URLs form a cluster list. */
+  readonly url: string;
+  /** Connection name shown by the server's monitoring endpoints. */
+  readonly name?: string;
+  /** How long the first connection attempt may take, in ms. Default 5000. */
+  readonly connectTimeoutMs?: number;
+  /** How long task events are kept, in ms. Default 7 days. */
+  readonly eventRetentionMs?: number;
+  /** Called when the connection drops or comes back; for logging. */
+  readonly onStatus?: (status: { type: string; detail?: string }) => void;
+}
+
+const EVENTS_STREAM = 'RATCHET_EVENTS';
+const DEAD_LETTER_STREAM = 'RATCHET_DEADLETTER';
+const WORKERS = 'workers';
+const DEDUP_WINDOW_MS = 120_000;
+const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** nats.js refuses pull expiries under one second. */
+const MIN_PULL_EXPIRES_MS = 1000;
+
+const nanos = (ms: number) => Math.round(ms * 1_000_000);
+const queueStream = (queue: string) => `RATCHET_QUEUE_${queue}`;
+
+/**
+ * `Transport` over a real NATS server: core request/reply for RPC, JetStream
+ * work-queue streams for jobs and a limits stream for task events.
+ */
+export class NatsTransport implements Transport {
+  readonly kind = TransportKind.NATS;
+  private connected = true;
+  private closed = false;
+  private readonly js: JetStreamClient;
+  private jsmPromise: Promise<JetStreamManager> | undefined;
+  private readonly ensured = new Map<string, Promise<void>>();
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: NatsTransportOptions,
+  ) {
+    this.js = jetstream(nc);
+    void this.watchStatus();
+  }
+
+  /**
+   * Connects to NATS. Reconnects forever after the first connection; requests
+   * made while disconnected fail fast with a retryable UNAVAILABLE.
+   * @throws AppError UNAVAILABLE when the server cannot be reached at start.
+   */
+  static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    try {
+      const nc = await connect({
+        servers: options.url.split(',').map((url) => url.trim()),
+        name: options.name,
+        timeout: options.connectTimeoutMs ?? 5000,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        reconnectJitter: 100,
+        pingInterval: 10_000,
+      });
+      return new NatsTransport(nc, options);
+    } catch (error) {
+      throw new AppError(
+        ErrorCode.UNAVAILABLE,
+        `cannot reach NATS at ${options.url}: start nats-server there or set RATCHET_BUS_NATS_URL (bus.natsUrl) to a running server`,
+        { cause: error },
+      );
+    }
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'reconnect') this.connected = true;
+      if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'close') {
+        this.options.onStatus?.({ type: status.type, detail: 'server' in status ? String(status.server) : undefined });
+      }
+    }
+  }
+
+  async flush(): Promise<void> {
+    this.assertUsable('flush');
+    await this.nc.flush();
+  }
+
+  isConnected(): boolean {
+    return this.connected && !this.closed && !this.nc.isClosed();
+  }
+
+  private assertUsable(what: string): void {
+    if (this.closed || this.nc.isClosed()) throw new AppError(ErrorCode.UNAVAILABLE, `cannot ${what}: the NATS connection is closed`, { retryable: false });
+    if (!this.connected) throw new AppError(ErrorCode.UNAVAILABLE, `cannot ${what}: the NATS connection is down, reconnecting to ${this.options.url}`);
+  }
+
+  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Envelope> {
+    this.assertUsable(`send a request on ${subject}`);
+    try {
+      const reply = await this.nc.request(subject, data, {
+        timeout: Math.max(1, Math.floor(options.timeoutMs)),
+        headers: toNatsHeaders(options.headers),
+      });
+      return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
+    } catch (error) {
+      throw requestError(subject, options.timeoutMs, error);
+    }
+  }
+
+  subscribe(subject: string, options: SubscribeOptions, handler: (request: IncomingRequest) => void): Subscription {
+    this.assertUsable(`subscribe to ${subject}`);
+    const subscription = this.nc.subscribe(subject, {
+      queue: options.queue,
+      callback: (error, message) => {
+        if (error) return;
+        let responded = false;
+        handler({
+          subject: message.subject,
+          data: message.data,
+          headers: fromNatsHeaders(message.headers),
+          respond: (replyData, replyHeaders) => {
+            if (responded) return;
+            responded = true;
+            // A reply after the connection closed has nowhere to go; the caller times out.
+            if (!this.nc.isClosed()) message.respond(replyData, { headers: toNatsHeaders(replyHeaders) });
+          },
+        });
+      },
+    });
+    return {
+      unsubscribe: async () => {
+        if (this.nc.isClosed() || subscription.isClosed()) return;
+        await subscription.drain();
+      },
+    };
+  }
+
+  private jsm(): Promise<JetStreamManager> {
+    this.jsmPromise ??= jetstreamManager(this.nc);
+    return this.jsmPromise;
+  }
+
+  /** Runs `create` once per key per connection; a failure is not remembered, so the next call retries. */
+  private once(key: string, create: () => Promise<void>): Promise<void> {
+    let promise = this.ensured.get(key);
+    if (!promise) {
+      promise = create().catch((error: unknown) => {
+        this.ensured.delete(key);
+        throw error;
+      });
+      this.ensured.set(key, promise);
+    }
+    return promise;
+  }
+
+  ensureWorkQueue(queue: string, options: WorkQueueOptions = {}): Promise<void> {
+    assertToken('queue name', queue);
+    this.assertUsable(`create work queue ${queue}`);
+    return this.once(`queue:${queue}`, async () => {
+      const jsm = await this.jsm();
+      await addStream(jsm, {
+        name: queueStream(queue),
+        subjects: [Subjects.queue(queue)],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        duplicate_window: nanos(DEDUP_WINDOW_MS),
+      });
+      const config = {
+        durable_name: WORKERS,
+        ack_policy: AckPolicy.Explicit,
+        ack_wait: nanos(options.ackWaitMs ?? 30_000),
+        max_deliver: options.maxDeliver ?? 5,
+        filter_subject: Subjects.queue(queue),
+      };
+      try {
+        await jsm.consumers.add(queueStream(queue), config);
+      } catch {
+        // The durable exists with other settings: bring it in line with this config.
+        await jsm.consumers.update(queueStream(queue), WORKERS, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
+      }
+      await this.ensureDeadLetterStream();
+    });
+  }
+
+  private ensureDeadLetterStream(): Promise<void> {
+    return this.once('dead-letter', async () => {
+      await addStream(await this.jsm(), {
+        name: DEAD_LETTER_STREAM,
+        subjects: [Subjects.deadLetter('*')],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+      });
+    });
+  }
+
+  private ensureEventStream(): Promise<void> {
+    return this.once('events', async () => {
+      await addStream(await this.jsm(), {
+        name: EVENTS_STREAM,
+        subjects: [Subjects.events('*')],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        max_age: nanos(this.options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS),
+      });
+    });
+  }
+
+  async enqueue(queue: string, data: Uint8Array, options: { id: string; headers?: Headers }): Promise<void> {
+    this.assertUsable(`enqueue on ${queue}`);
+    await this.ensureWorkQueue(queue);
+    try {
+      await this.js.publish(Subjects.queue(queue), data, {
+        msgID: options.id,
+        headers: toNatsHeaders({ ...options.headers, [Header.JOB_ID]: options.id }),
+      });
+    } catch (error) {
+      throw jetStreamError(`enqueue job ${options.id} on ${queue}`, error);
+    }
+  }
+
+  async puller(queue: string): Promise<Puller> {
+    this.assertUsable(`consume ${queue}`);
+    await this.ensureWorkQueue(queue);
+    const consumer = await this.js.consumers.get(queueStream(queue), WORKERS);
+    let closed = false;
+    return {
+      next: async (expiresMs) => {
+        this.assertUsable(`pull from ${queue}`);
+        if (closed) throw new AppError(ErrorCode.UNAVAILABLE, `puller for ${queue} is closed`, { retryable: false });
+        try {
+          const message = await consumer.next({ expires: Math.max(MIN_PULL_EXPIRES_MS, expiresMs) });
+          return message ? toDelivery(message) : null;
+        } catch (error) {
+          if (this.closed || closed) throw new AppError(ErrorCode.UNAVAILABLE, `pull from ${queue} stopped: connection closed`, { retryable: false, cause: error });
+          throw jetStreamError(`pull from ${queue}`, error);
+        }
+      },
+      close: () => {
+        closed = true;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  async deadLetter(queue: string, delivery: Delivery, reason: string): Promise<void> {
+    this.assertUsable(`dead-letter a job of ${queue}`);
+    await this.ensureDeadLetterStream();
+    await this.js.publish(Subjects.deadLetter(queue), delivery.data, {
+      headers: toNatsHeaders({ ...delivery.headers, [Header.JOB_ID]: delivery.id, [Header.DEAD_LETTER_REASON]: reason }),
+    });
+  }
+
+  async deadLetters(queue: string): Promise<DeadLetter[]> {
+    await this.ensureDeadLetterStream();
+    const subject = Subjects.deadLetter(queue);
+    const info = await (await this.jsm()).streams.info(DEAD_LETTER_STREAM, { subjects_filter: subject });
+    const count = info.state.subjects?.[subject] ?? 0;
+    if (count === 0) return [];
+    const consumer = await this.js.consumers.get(DEAD_LETTER_STREAM, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+    const letters: DeadLetter[] = [];
+    const messages = await consumer.fetch({ max_messages: count, expires: 5000 });
+    for await (const message of messages) {
+      const headers = fromNatsHeaders(message.headers);
+      letters.push({ id: headers[Header.JOB_ID] ?? String(message.seq), reason: headers[Header.DEAD_LETTER_REASON] ?? '', data: message.data, headers });
+      if (letters.length >= count) break;
+    }
+    return letters;
+  }
+
+  async appendEvent(taskId: string, data: Uint8Array, headers: Headers = {}): Promise<StoredEvent> {
+    assertToken('task id', taskId);
+    this.assertUsable(`append an event for task ${taskId}`);
+    await this.ensureEventStream();
+    try {
+      const ack = await this.js.publish(Subjects.events(taskId), data, { headers: toNatsHeaders(headers) });
+      return { sequence: ack.seq, data, headers };
+    } catch (error) {
+      throw jetStreamError(`append an event for task ${taskId}`, error);
+    }
+  }
+
+  async readEvents(taskId: string, options: { fromSequence?: number } = {}): Promise<EventReader> {
+    assertToken('task id', taskId);
+    this.assertUsable(`read events of task ${taskId}`);
+    await this.ensureEventStream();
+    const from = options.fromSequence ?? 0;
+    const consumer = await this.js.consumers.get(EVENTS_STREAM, {
+      filter_subjects: Subjects.events(taskId),
+      ...(from > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { deliver_policy: DeliverPolicy.All }),
+    });
+    const messages = await consumer.consume();
+    // One iteration per reader, as with the in-process transport: every
+    // `for await` over the reader continues where the last one stopped.
+    const events = (async function* (): AsyncGenerator<StoredEvent> {
+      for await (const message of messages) {
+        yield { sequence: message.seq, data: message.data, headers: fromNatsHeaders(message.headers) };
+      }
+    })();
+    return {
+      [Symbol.asyncIterator]: () => events,
+      // stop() rather than close(): close() waits for the iteration to drain,
+      // which never happens when nobody is pulling from the iterator.
+      stop: () => Promise.resolve(messages.stop()),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.nc.close();
+  }
+}
+
+async function addStream(jsm: JetStreamManager, config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
+  try {
+    await jsm.streams.add(config);
+  } catch (error) {
+    // Already there (same name): keep it, but make sure subjects and limits match.
+    const name = config.name as string;
+    const existing = await jsm.streams.info(name).catch(() => undefined);
+    if (!existing) throw error;
+  }
+}
+
+function toDelivery(message: JsMsg): Delivery {
+  const headers = fromNatsHeaders(message.headers);
+  return {
+    id: headers[Header.JOB_ID] ?? `${message.info.stream}:${message.seq}`,
+    data: message.data,
+    headers,
+    deliveryCount: message.info.deliveryCount,
+    ack: async () => {
+      try {
+        await message.ackAck();
+      } catch (error) {
+        throw new AppError(ErrorCode.UNAVAILABLE, 'could not ack the job: the NATS connection is gone; it will be redelivered', { cause: error });
+      }
+    },
+    // Without a connection these cannot reach the server; the job comes back
+    // after its ack deadline anyway, so there is nothing to report.
+    nak: (delayMs) => ignoreClosed(() => message.nak(delayMs)),
+    term: () => ignoreClosed(() => message.term()),
+    working: () => ignoreClosed(() => message.working()),
+  };
+}
+
+function ignoreClosed(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // connection closed or draining
+  }
+}
+
+function assertToken(what: string, value: string): void {
+  if (!isSubjectToken(value)) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `invalid ${what} "${value}": use 1-128 letters, digits, "_" or "-"`);
+  }
+}
+
+function toNatsHeaders(record: Headers | undefined): MsgHdrs | undefined {
+  if (!record) return undefined;
+  const keys = Object.keys(record);
+  if (keys.length === 0) return undefined;
+  const natsHeaders = createNatsHeaders();
+  for (const key of keys) natsHeaders.set(key, record[key] as string);
+  return natsHeaders;
+}
+
+function fromNatsHeaders(natsHeaders: MsgHdrs | undefined): Headers {
+  const record: Headers = {};
+  if (!natsHeaders) return record;
+  for (const key of natsHeaders.keys()) record[key.toLowerCase()] = natsHeaders.get(key);
+  return record;
+}
+
+function hasCause(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  let current: unknown = error;
+  while (current instanceof Error) {
+    if (current instanceof type) return true;
+    current = (current as Error).cause;
+  }
+  return false;
+}
+
+function requestError(subject: string, timeoutMs: number, error: unknown): AppError {
+  if (hasCause(error, NoRespondersError) || (error instanceof RequestError && error.isNoResponders())) {
+    return new AppError(ErrorCode.UNAVAILABLE, `no responders on ${subject}: is the service that serves it running?`, { cause: error });
+  }
+  if (hasCause(error, TimeoutError)) {
+    return new AppError(ErrorCode.DEADLINE_EXCEEDED, `no reply on ${subject} within ${timeoutMs} ms`, { cause: error });
+  }
+  if (hasCause(error, ClosedConnectionError) || hasCause(error, DrainingConnectionError)) {
+    return new AppError(ErrorCode.UNAVAILABLE, `request on ${subject} failed: the NATS connection is closing`, { cause: error, retryable: false });
+  }
+  if (error instanceof Error && /max.?payload/i.test(error.message)) {
+    return new AppError(ErrorCode.INVALID_ARGUMENT, `request on ${subject} is larger than the server's max_payload: ${error.message}`, { cause: error });
+  }
+  return new AppError(ErrorCode.UNAVAILABLE, `request on ${subject} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}
+
+function jetStreamError(what: string, error: unknown): AppError {
+  if (AppError.is(error)) return error;
+  if (hasCause(error, TimeoutError)) return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: JetStream did not answer in time`, { cause: error });
+  if (hasCause(error, ClosedConnectionError)) return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: the NATS connection is closed`, { cause: error, retryable: false });
+  return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}
