@@ -1,7 +1,10 @@
 export { freePort } from './free-port';
 export { startNatsServer } from './nats-server';
 export type { NatsServerFixture, NatsServerOptions } from './nats-server';
+export { startNodeProcess } from './node-process';
+export type { NodeProcessFixture, NodeProcessOptions } from './node-process';
 export { startPostgres } from './postgres';
 export type { PostgresFixture, PostgresOptions } from './postgres';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
+export type { ProcessExit } from './managed-process';

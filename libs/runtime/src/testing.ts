@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createClient, NatsTransport } from '@ratchet/bus';
+import { HealthStatus } from '@ratchet/contracts';
+import { freePort, startNatsServer, startNodeProcess } from '@ratchet/testing';
+import type { NatsServerFixture } from '@ratchet/testing';
+import { EXIT_CONFIG, packageVersion } from './run-service';
+import type { HealthServiceDefinition } from './service-host';
+
+export interface ServiceProcessSpec {
+  readonly name: string;
+  /** The service's package folder; its `dist/main.js` must be built. */
+  readonly packageDir: string;
+  readonly definition: HealthServiceDefinition;
+}
+
+/**
+ * The behaviour every service process shares, tested on the real thing: the
+ * built `main.js` as a child process with OpenTelemetry preloaded, against a
+ * real nats-server. Call it at the top level of a service's spec file.
+ */
+export function serviceProcessContract(spec: ServiceProcessSpec): void {
+  const repoRoot = path.resolve(spec.packageDir, '../..');
+  const start = (env: Record<string, string | undefined>) =>
+    startNodeProcess({
+      script: path.join(spec.packageDir, 'dist', 'main.js'),
+      nodeArgs: ['--require', '@ratchet/telemetry/register'],
+      cwd: repoRoot,
+      env: { RATCHET_CONFIG_DIR: path.join(repoRoot, 'config'), RATCHET_LOG_LEVEL: 'info', ...env },
+    });
+
+  describe(`${spec.name} process`, () => {
+    let nats: NatsServerFixture;
+    beforeAll(async () => {
+      nats = await startNatsServer();
+    }, 20_000);
+    afterAll(() => nats?.stop());
+
+    it('serves Health on the bus and exits 0 on SIGTERM', async () => {
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url });
+      try {
+        await service.waitForLine(/"msg":"ready"/);
+        const transport = await NatsTransport.connect({ url: nats.url, name: 'health-probe' });
+        try {
+          const { name, fullName, methods } = spec.definition;
+          const health = await createClient(transport, { name, fullName, methods: { health: methods.health } }).health({}, { timeoutMs: 5_000 });
+          expect(health).toEqual(
+            expect.objectContaining({
+              service: spec.name,
+              version: packageVersion(spec.packageDir),
+              status: HealthStatus.HEALTH_STATUS_SERVING,
+              dependencies: [{ name: 'bus:nats', status: HealthStatus.HEALTH_STATUS_SERVING, detail: 'connected' }],
+            }),
+          );
+        } finally {
+          await transport.close();
+        }
+        const exit = await service.terminate('SIGTERM', 10_000);
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(service.output()).toMatch(/"msg":"stopped"/);
+      } finally {
+        await service.kill();
+      }
+    }, 30_000);
+
+    it('refuses a bad config at start, naming the key and the variable to fix', async () => {
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url, RATCHET_BUS_MAX_ATTEMPTS: 'lots' });
+      const exit = await service.exited;
+      expect(exit.code).toBe(EXIT_CONFIG);
+      expect(service.output()).toMatch(/bus\.maxAttempts/);
+      expect(service.output()).toMatch(/RATCHET_BUS_MAX_ATTEMPTS/);
+    }, 30_000);
+
+    it('waits for NATS when it is not up, and still stops cleanly', async () => {
+      const service = await start({ RATCHET_BUS_NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+      try {
+        await service.waitForLine(/NATS not reachable yet/);
+        const exit = await service.terminate('SIGTERM', 10_000);
+        expect(exit).toEqual({ code: 0, signal: null });
+      } finally {
+        await service.kill();
+      }
+    }, 30_000);
+  });
+}
