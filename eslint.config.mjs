@@ -14,7 +14,7 @@ export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.mts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -45,7 +45,7 @@ export default [
   },
   {
     // Tests and benchmarks may use the testing fixtures.
-    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/src/testing.ts'],
+    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/bench/**/*.mts', '**/src/testing.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }],
       // Tests index into arrays they have just asserted on.
@@ -57,7 +57,7 @@ export default [
     rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages, testingLib] }] },
   },
   {
-    files: ['libs/bus/**/*.spec.ts', 'libs/bus/test/**/*.ts', 'libs/bus/bench/**/*.ts'],
+    files: ['libs/bus/**/*.spec.ts', 'libs/bus/test/**/*.ts', 'libs/bus/bench/**/*.ts', 'libs/bus/bench/**/*.mts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [dockerPackages] }], '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {

@@ -1,10 +1,14 @@
-import { startNatsServer } from '@ratchet/testing';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startNatsServer, startNodeProcess } from '@ratchet/testing';
 import type { NatsServerFixture } from '@ratchet/testing';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { NatsTransport } from '../src/nats/nats-transport';
 import { createClient } from '../src/rpc-client';
 import { serveService } from '../src/rpc-server';
-import { echoDefinition } from './echo-service';
+import { consumeJobs, enqueueJob } from '../src/jobs';
+import { echoDefinition, jobCodec } from './echo-service';
 import { transportContract, waitUntil } from './transport-contract';
 
 jest.setTimeout(30_000);
@@ -37,6 +41,43 @@ describe('NATS transport (real nats-server)', () => {
     const error = await NatsTransport.connect({ url: 'nats://127.0.0.1:1', connectTimeoutMs: 500 }).catch((caught: unknown) => caught);
     expect(AppError.is(error) && error.code).toBe(ErrorCode.UNAVAILABLE);
     expect((error as Error).message).toMatch(/RATCHET_BUS_NATS_URL/);
+  });
+
+  it('redelivers the job of a consumer process killed with SIGKILL mid-message', async () => {
+    const queue = `killed-${process.pid}`;
+    await main.ensureWorkQueue(queue, { ackWaitMs: 1_000, maxDeliver: 3 });
+    // A separate process running the built bus, as a sandbox runner would.
+    const script = path.join(mkdtempSync(path.join(tmpdir(), 'ratchet-consumer-')), 'consumer.js');
+    writeFileSync(script, `
+      const { NatsTransport, consumeJobs } = require(require.resolve('@ratchet/bus', { paths: [process.cwd()] }));
+      const codec = { encode: (m) => ({ finish: () => Buffer.from(JSON.stringify(m)) }), decode: (b) => JSON.parse(Buffer.from(b).toString()) };
+      (async () => {
+        const transport = await NatsTransport.connect({ url: process.env.NATS_URL, name: 'doomed-process' });
+        await consumeJobs(transport, process.env.QUEUE, codec, async (job) => {
+          console.log('working on ' + job.id);
+          await new Promise(() => undefined);
+        }, { ackWaitMs: 1000, maxDeliver: 3 });
+        console.log('consuming');
+      })();
+    `);
+    const consumer = await startNodeProcess({ script, cwd: path.resolve(__dirname, '../../..'), env: { NATS_URL: server.url, QUEUE: queue } });
+    try {
+      await consumer.waitForLine(/consuming/);
+      await enqueueJob(main, queue, jobCodec, { n: 99 }, { id: 'survives-kill' });
+      await consumer.waitForLine(/working on survives-kill/);
+      await consumer.kill();
+    } finally {
+      await consumer.kill();
+    }
+    const received: { id: string; deliveryCount: number }[] = [];
+    const survivor = await consumeJobs(main, queue, jobCodec, async (job) => void received.push({ id: job.id, deliveryCount: job.deliveryCount }), { ackWaitMs: 1_000, maxDeliver: 3 });
+    try {
+      await waitUntil(() => received.length > 0, 10_000);
+      expect(received).toEqual([{ id: 'survives-kill', deliveryCount: expect.any(Number) }]);
+      expect(received[0]!.deliveryCount).toBeGreaterThanOrEqual(2);
+    } finally {
+      await survivor.stop(1_000);
+    }
   });
 
   describe('across a server restart', () => {

@@ -50,6 +50,9 @@ export class ManagedProcess {
       cwd: options.cwd,
       env: options.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so kill() takes the children too (postgres
+      // backends), as a crashed container would.
+      detached: true,
       ...(options.uid === undefined ? {} : { uid: options.uid }),
       ...(options.gid === undefined ? {} : { gid: options.gid }),
     });
@@ -108,7 +111,11 @@ export class ManagedProcess {
   async kill(): Promise<ProcessExit> {
     if (this.#exit !== undefined) return this.#exit;
     this.child.ref(); // keep the event loop alive until the exit is seen
-    this.child.kill('SIGKILL');
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL');
+    }
     return this.exited;
   }
 }

@@ -54,18 +54,25 @@ export async function startNodeProcess(options: NodeProcessOptions): Promise<Nod
     exited: child.exited,
     output: () => output.text(),
     waitForLine: async (pattern, timeoutMs = 10_000) => {
-      const line = await waitFor(
-        () => {
-          const found = output.text().split('\n').find((candidate) => pattern.test(candidate));
-          if (found === undefined && child.hasExited) throw new Error(`process exited before printing ${pattern}`);
-          return found;
-        },
-        { timeoutMs, intervalMs: 25, message: `no output line matched ${pattern}; output so far:\n${output.text()}` },
-      ).catch((error: unknown) => {
-        if (child.hasExited) throw new Error(`process exited before printing ${pattern}; output:\n${output.text()}`, { cause: error });
-        throw error;
+      const find = () => output.text().split('\n').find((candidate) => pattern.test(candidate));
+      const stopWaiting = new AbortController();
+      // An exit ends the wait at once instead of at the timeout.
+      const exitedFirst = child.exited.then(() => {
+        const line = find();
+        if (line !== undefined) return line;
+        throw new Error(`process exited before printing ${pattern}; output:\n${output.text()}`);
       });
-      return line;
+      try {
+        return await Promise.race([
+          waitFor(find, { timeoutMs, intervalMs: 25, signal: stopWaiting.signal, message: `an output line matching ${pattern}` }).catch((error: unknown) => {
+            throw new Error(`${(error as Error).message}; output so far:\n${output.text()}`, { cause: error });
+          }),
+          exitedFirst,
+        ]);
+      } finally {
+        stopWaiting.abort();
+        exitedFirst.catch(() => undefined);
+      }
     },
     terminate: (signal, timeoutMs) => child.terminate(signal, timeoutMs),
     kill: () => child.kill(),

@@ -31,10 +31,12 @@ function registry(): CleanupRegistry {
 
 function cleanUp(entries: CleanupRegistry): void {
   for (const pid of entries.pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL'); // the process group first, children included
+      } catch {
+        // Already gone.
+      }
     }
   }
   for (const directory of entries.directories) rmSync(directory, { recursive: true, force: true });
