@@ -1,4 +1,4 @@
 export { envVariableFor, loadConfig } from './load-config';
 export type { DeepReadonly, LoadConfigOptions } from './load-config';
-export { baseConfigSchema } from './schema';
-export type { BaseConfig } from './schema';
+export { baseConfigSchema, configSection, extendConfigSchema, telemetryConfigSchema } from './schema';
+export type { BaseConfig, TelemetryConfig } from './schema';

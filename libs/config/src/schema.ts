@@ -1,6 +1,23 @@
 import { z } from 'zod';
 
 /**
+ * Tracing settings. They are read by the `@ratchet/telemetry/register`
+ * preload, before the service itself parses its config; the standard
+ * `OTEL_*` variables take precedence over them.
+ */
+export const telemetryConfigSchema = z
+  .object({
+    /** `none` keeps trace ids for logs and headers but exports nothing. */
+    tracesExporter: z.enum(['none', 'otlp', 'console']).default('none'),
+    /** Base URL of the OTLP collector, e.g. `http://otel-collector:4318`. */
+    otlpEndpoint: z.httpUrl().optional(),
+    /** `service.namespace` resource attribute, groups Ratchet's services in Tempo and Grafana. */
+    serviceNamespace: z.string().min(1).default('ratchet'),
+  })
+  .strict()
+  .prefault({});
+
+/**
  * Settings every Ratchet process shares. Every key has a default, so an empty
  * config works for local development. Sections use `prefault` so their inner
  * defaults apply when the section is missing.
@@ -18,9 +35,12 @@ export const baseConfigSchema = z.object({
       maxAttempts: z.number().int().min(1).max(10).default(3),
       /** First retry delay, ms, doubled per attempt with jitter. */
       retryBackoffMs: z.number().int().nonnegative().default(100),
+      /** Prefix of NATS connection names, so `nats-server` monitoring shows which deployment a client belongs to. */
+      name: z.string().min(1).optional(),
     })
     .strict()
     .prefault({}),
+  telemetry: telemetryConfigSchema,
   log: z
     .object({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -37,3 +57,27 @@ export const baseConfigSchema = z.object({
 });
 
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
+export type TelemetryConfig = z.infer<typeof telemetryConfigSchema>;
+
+/**
+ * A config section that may be left out entirely: its keys' own defaults
+ * apply, which a plain `z.object` would not do (a missing object is an error
+ * there). Keys without a default stay required and are reported when unset.
+ * Unknown keys are rejected, so a typo does not silently fall back to a default.
+ */
+export function configSection<T extends z.ZodRawShape>(shape: T): z.ZodPrefault<z.ZodObject<T, z.core.$strict>> {
+  const section = z.object(shape).strict();
+  // `{}` is a valid input whenever every key has a default; when some do not,
+  // zod reports exactly those keys, which is the error we want.
+  return section.prefault({} as z.input<typeof section>);
+}
+
+/**
+ * `baseConfigSchema` plus a service's own sections, for `loadConfig`:
+ * `extendConfigSchema({ planner: configSection({ maxSteps: z.number().default(8) }) })`.
+ * Same as `baseConfigSchema.extend(sections)`; a section named like a shared
+ * one replaces it.
+ */
+export function extendConfigSchema<T extends z.ZodRawShape>(sections: T) {
+  return baseConfigSchema.extend(sections);
+}

@@ -64,7 +64,7 @@ export async function runService<D extends HealthServiceDefinition>(spec: Servic
     transport = await connectWithRetry(
       {
         url: config.bus.natsUrl,
-        name: spec.name,
+        name: config.bus.name ? `${config.bus.name}-${spec.name}` : spec.name,
         onAttemptFailed: (error, attempt, retryInMs) => logger.warn({ attempt, retryInMs, err: error.message }, 'NATS not reachable yet'),
       },
       stopping.signal,

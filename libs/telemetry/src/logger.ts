@@ -13,8 +13,10 @@ export interface LoggerOptions {
 }
 
 /**
- * A JSON logger whose records carry `service` and, inside a span, `trace_id`
- * and `span_id`, so logs and traces join up in Grafana.
+ * A pino JSON logger whose records carry `service`, `pid`, an ISO `time` and,
+ * inside a valid span, `trace_id` and `span_id`, so logs and traces join up in
+ * Grafana. Default level `info`, default destination stdout.
+ * @throws Error from pino when `level` is not one of its levels.
  */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(

@@ -1,24 +1,113 @@
 // Preloaded with `node --require @ratchet/telemetry/register main.js`, so the
 // SDK is in place before application code loads and creates spans.
+//
+// What is exported follows resolveTelemetrySettings: the standard OTEL_*
+// variables, then the `telemetry` section of Ratchet's config. By default
+// nothing leaves the process, but spans still get ids, so logs carry trace_id
+// and trace context still crosses the bus.
+import { trace } from '@opentelemetry/api';
+import { getBooleanFromEnv } from '@opentelemetry/core';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ConsoleSpanExporter, NoopSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
+import { loadConfig, telemetryConfigSchema } from '@ratchet/config';
+import type { TelemetryConfig } from '@ratchet/config';
+import { z } from 'zod';
+import { resolveTelemetrySettings } from './settings';
 
-const serviceName = process.env['OTEL_SERVICE_NAME'] || process.env['RATCHET_SERVICE_NAME'] || 'ratchet';
-// No collector is assumed: exporting is opt-in through the standard OTEL
-// variables, otherwise the SDK would retry against localhost:4318 forever.
-const exporterConfigured = Boolean(process.env['OTEL_TRACES_EXPORTER'] || process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] || process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
-if (!exporterConfigured) process.env['OTEL_TRACES_EXPORTER'] = 'none';
-process.env['OTEL_METRICS_EXPORTER'] ||= 'none';
-process.env['OTEL_LOGS_EXPORTER'] ||= 'none';
+/** How long a signal's default action waits for the last spans to leave, ms. */
+const FLUSH_ON_SIGNAL_TIMEOUT_MS = 5_000;
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
-const sdk = new NodeSDK({ serviceName });
-sdk.start();
-
-let shuttingDown = false;
-const shutdown = () => {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  sdk.shutdown().catch((error: unknown) => process.stderr.write(`telemetry: shutdown failed: ${String(error)}\n`));
+const warn = (message: string): void => {
+  process.stderr.write(`telemetry: ${message}\n`);
 };
-// Flush what was recorded once the application has finished; the app's own
-// SIGTERM handling is left alone (no process.exit here).
-process.once('beforeExit', shutdown);
+
+function readTelemetryConfig(): TelemetryConfig | undefined {
+  try {
+    // Only the telemetry section: the rest belongs to the service, which
+    // validates it (and reports its problems) itself.
+    const schema = z.looseObject({ telemetry: telemetryConfigSchema });
+    const serviceName = process.env['RATCHET_SERVICE_NAME']?.trim();
+    return loadConfig({ schema, service: serviceName || undefined }).telemetry;
+  } catch (error) {
+    warn(`ignoring the telemetry config, exporting only what OTEL_* variables ask for: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
+function start(): NodeSDK | undefined {
+  if (getBooleanFromEnv('OTEL_SDK_DISABLED')) return undefined;
+  const settings = resolveTelemetrySettings(process.env, readTelemetryConfig());
+  // The SDK's OTLP exporters take their endpoint from the environment only.
+  if (settings.traces === 'sdk' && settings.otlpEndpoint) process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] = settings.otlpEndpoint;
+
+  let spanProcessors: SpanProcessor[] | undefined;
+  if (settings.traces === 'none') spanProcessors = [new NoopSpanProcessor()];
+  else if (settings.traces === 'console') spanProcessors = [new SimpleSpanProcessor({ exporter: new ConsoleSpanExporter() })];
+
+  const sdk = new NodeSDK({
+    serviceName: settings.serviceName,
+    // OTEL_RESOURCE_ATTRIBUTES is merged over this, so it can still override the namespace.
+    resource: defaultResource().merge(resourceFromAttributes({ 'service.namespace': settings.serviceNamespace })),
+    spanProcessors,
+    // The SDK defaults both to OTLP, which would poll a collector that is usually not there.
+    metricReaders: settings.metricsFromEnv ? undefined : [],
+    logRecordProcessors: settings.logsFromEnv ? undefined : [],
+  });
+  try {
+    sdk.start();
+  } catch (error) {
+    // Losing traces must not stop the service.
+    warn(`could not start OpenTelemetry, running without it: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  return sdk;
+}
+
+function installShutdownHooks(sdk: NodeSDK): void {
+  let shutdown: Promise<void> | undefined;
+  const shutdownOnce = (): Promise<void> => {
+    shutdown ??= sdk.shutdown().catch((error: unknown) => {
+      warn(`flushing spans failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    return shutdown;
+  };
+
+  // The normal end: the app has closed everything and the loop has drained.
+  process.once('beforeExit', () => void shutdownOnce());
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (process.listenerCount(signal) > 1) {
+      // The app handles this signal and decides when to exit; spans it
+      // records while draining go out at beforeExit. Send what has ended so
+      // far now, in case it ends with process.exit().
+      void forceFlush();
+      return;
+    }
+    // Listening to a signal turns off its default action (exit), so without
+    // an app handler restore it: flush, then raise the signal again.
+    process.removeListener(signal, onSignal);
+    const raise = () => process.kill(process.pid, signal);
+    const timer = setTimeout(raise, FLUSH_ON_SIGNAL_TIMEOUT_MS);
+    void shutdownOnce().then(() => {
+      clearTimeout(timer);
+      raise();
+    });
+  };
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+}
+
+async function forceFlush(): Promise<void> {
+  const provider = trace.getTracerProvider() as { getDelegate?: () => unknown };
+  const delegate = provider.getDelegate?.() as { forceFlush?: () => Promise<void> } | undefined;
+  try {
+    await delegate?.forceFlush?.();
+  } catch (error) {
+    warn(`flushing spans failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+const sdk = start();
+if (sdk) installShutdownHooks(sdk);

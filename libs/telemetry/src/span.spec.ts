@@ -49,6 +49,24 @@ describe('telemetry', () => {
     expect(extractTraceContext({})).toBe(context.active());
   });
 
+  it('parents a span on an extracted context given as option', () => {
+    const headers = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    withSpan('handle', { parent: extractTraceContext(headers) }, () => undefined);
+    const [handled] = tracing.spans();
+    expect(handled!.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(handled!.parentSpanContext).toEqual(expect.objectContaining({ spanId: 'b7ad6b7169203331', isRemote: true }));
+  });
+
+  it('ends an async span only when its promise settles', async () => {
+    let release!: () => void;
+    const pending = withSpan('slow', {}, () => new Promise<void>((resolve) => (release = resolve)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(tracing.spans()).toHaveLength(0);
+    release();
+    await pending;
+    expect(tracing.spans().map((span) => span.name)).toEqual(['slow']);
+  });
+
   it('injects nothing outside a span', () => {
     const headers: Record<string, string> = {};
     injectTraceContext(headers);

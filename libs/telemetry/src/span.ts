@@ -5,41 +5,50 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 const TRACER_NAME = 'ratchet';
 
 export interface SpanOptions {
+  /** Default: INTERNAL. */
   readonly kind?: SpanKind;
   readonly attributes?: Attributes;
+  /** Context to take the parent span from, e.g. `extractTraceContext(headers)`; default: the active context. */
+  readonly parent?: Context;
 }
 
 /**
- * Runs `fn` inside a new active span. A throw or rejection is recorded on the
- * span with ERROR status and rethrown; the span always ends, in `finally`.
- * Without a registered SDK the span is a no-op and costs almost nothing.
+ * Runs `fn` inside a new span that is the active one for `fn` and everything
+ * it awaits, so nested `withSpan` calls become its children. A throw or a
+ * rejection is recorded on the span (exception event, ERROR status, and
+ * `error.type` from an `AppError`'s code) and rethrown unchanged; the span
+ * always ends, when `fn` returns or its promise settles. Default kind:
+ * INTERNAL. Without a registered SDK the span is a no-op and costs almost
+ * nothing.
+ * @throws whatever `fn` throws; a returned promise rejects with its own reason.
  */
 export function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => T): T {
-  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind: options.kind, attributes: options.attributes }, (span) => {
-    let result: T;
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent ?? context.active(), (span) => {
+    // An async fn's span ends when its promise settles, not when it returns.
+    let endsLater = false;
     try {
-      result = fn(span);
+      const result = fn(span);
+      if (isPromiseLike(result)) {
+        endsLater = true;
+        return Promise.resolve(result)
+          .catch((error: unknown) => {
+            fail(span, error);
+            throw error;
+          })
+          .finally(() => span.end()) as T;
+      }
+      return result;
     } catch (error) {
       fail(span, error);
-      span.end();
       throw error;
+    } finally {
+      if (!endsLater) span.end();
     }
-    if (result instanceof Promise) {
-      return result.then(
-        (value: unknown) => {
-          span.end();
-          return value;
-        },
-        (error: unknown) => {
-          fail(span, error);
-          span.end();
-          throw error;
-        },
-      ) as T;
-    }
-    span.end();
-    return result;
   });
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function fail(span: Span, error: unknown): void {
@@ -58,17 +67,28 @@ const getter = {
   get: (carrier: Record<string, string>, key: string) => carrier[key],
 };
 
-/** Writes `traceparent` (and `tracestate`) of `ctx` (default: the active context) into `carrier`. */
+/**
+ * Writes the W3C `traceparent` (and `tracestate`, if any) of the span in `ctx`
+ * (default: the active context) into `carrier`, e.g. message headers. Writes
+ * nothing when there is no valid span. Works with or without a registered SDK.
+ */
 export function injectTraceContext(carrier: Record<string, string>, ctx: Context = context.active()): void {
   propagator.inject(ctx, carrier, setter);
 }
 
-/** A context whose remote parent is the span described by the carrier's `traceparent`; the active context when absent. */
+/**
+ * The context to run a handler in: `ctx` (default: the active context) with
+ * the remote span described by the carrier's `traceparent` as parent. Returns
+ * `ctx` itself when the header is missing or malformed.
+ */
 export function extractTraceContext(carrier: Readonly<Record<string, string>>, ctx: Context = context.active()): Context {
   return propagator.extract(ctx, carrier as Record<string, string>, getter);
 }
 
-/** Trace and span id of the active span, or undefined outside a (recording or remote) span. */
+/**
+ * Trace and span id (lower-case hex, 32 and 16 characters) of the active span,
+ * or undefined outside a valid span.
+ */
 export function currentTraceIds(): { traceId: string; spanId: string } | undefined {
   const spanContext = trace.getSpan(context.active())?.spanContext();
   if (!spanContext || !trace.isSpanContextValid(spanContext)) return undefined;

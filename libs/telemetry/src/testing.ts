@@ -13,16 +13,26 @@ export interface InMemoryTracing {
 }
 
 /**
- * Registers a tracer provider that keeps spans in memory, with the
- * AsyncLocalStorage context manager so context follows awaits. For tests that
- * assert on traces.
+ * Registers, globally, a tracer provider that keeps every finished span in
+ * memory (exported synchronously when it ends), with the AsyncLocalStorage
+ * context manager so context follows awaits. For tests that assert on traces;
+ * call `shutdown()` after each test.
+ * @throws Error when a tracer provider or context manager is already
+ *   registered (a previous installation was not shut down, or an SDK is
+ *   preloaded), since spans would then silently go elsewhere.
  */
 export function installInMemoryTracing(): InMemoryTracing {
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  trace.setGlobalTracerProvider(provider);
+  if (!context.setGlobalContextManager(contextManager)) {
+    contextManager.disable();
+    throw new Error('installInMemoryTracing: a context manager is already registered; shut down the previous installation (or do not preload the SDK in tests)');
+  }
+  if (!trace.setGlobalTracerProvider(provider)) {
+    context.disable();
+    throw new Error('installInMemoryTracing: a tracer provider is already registered; shut down the previous installation (or do not preload the SDK in tests)');
+  }
   return {
     exporter,
     spans: () => exporter.getFinishedSpans(),
