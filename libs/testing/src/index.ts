@@ -8,3 +8,15 @@ export type { PostgresFixture, PostgresOptions } from './postgres';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
 export type { ProcessExit } from './managed-process';
+export { startFakeOpenAiServer } from './fake-openai-server';
+export type {
+  FakeCompletion,
+  FakeHttpError,
+  FakeMalformed,
+  FakeOpenAiRequest,
+  FakeOpenAiResponse,
+  FakeOpenAiServer,
+  FakeOpenAiUsage,
+  FakeStream,
+  FakeToolCall,
+} from './fake-openai-server';

@@ -1,0 +1,210 @@
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
+import OpenAI from 'openai';
+import type { ChatRequest } from '../domain/chat-model';
+import { OpenAiCompatibleModel, type OpenAiCompatibleModelConfig } from './openai-compatible-model';
+
+const request: ChatRequest = {
+  role: 'planner',
+  messages: [
+    { role: 'system', content: 'You plan.' },
+    { role: 'user', content: 'Plan the task.' },
+  ],
+  maxTokens: 200,
+  temperature: 0.2,
+};
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (AppError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('OpenAiCompatibleModel', () => {
+  let server: FakeOpenAiServer;
+
+  beforeEach(async () => {
+    server = await startFakeOpenAiServer();
+  });
+
+  afterEach(async () => {
+    await server.close();
+  });
+
+  function model(config: Partial<OpenAiCompatibleModelConfig> = {}): OpenAiCompatibleModel {
+    return new OpenAiCompatibleModel({ baseUrl: server.url, apiKey: 'sk-test', model: 'gpt-test', ...config });
+  }
+
+  it('sends model, messages and a strict json_schema response_format, and maps the reply and usage', async () => {
+    server.enqueue({ kind: 'completion', content: '{"steps":[]}', usage: { promptTokens: 12, completionTokens: 5 }, model: 'gpt-test-2025' });
+    const schema = { type: 'object', properties: { steps: { type: 'array' } }, required: ['steps'], additionalProperties: false };
+
+    const response = await model().complete({ ...request, responseFormat: { name: 'plan', schema } });
+
+    expect(response).toEqual({ content: '{"steps":[]}', usage: { promptTokens: 12, completionTokens: 5 }, model: 'gpt-test-2025', finishReason: 'stop' });
+    expect(server.requests).toHaveLength(1);
+    const received = server.requests[0]!;
+    expect(received.path).toBe('/v1/chat/completions');
+    expect(received.headers['authorization']).toBe('Bearer sk-test');
+    expect(received.body).toEqual({
+      model: 'gpt-test',
+      messages: request.messages,
+      max_tokens: 200,
+      temperature: 0.2,
+      response_format: { type: 'json_schema', json_schema: { name: 'plan', schema, strict: true } },
+    });
+  });
+
+  it('asks for JSON in the system prompt when the server has no json_schema support', async () => {
+    server.enqueue({ kind: 'completion', content: '{}' });
+    const response = await model({ supportsJsonSchema: false }).complete({ ...request, responseFormat: { name: 'plan', schema: { type: 'object' } } });
+
+    expect(response.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
+    const body = server.requests[0]!.body as { messages: { role: string; content: string }[]; response_format?: unknown };
+    expect(body.response_format).toBeUndefined();
+    expect(body.messages[0]!.role).toBe('system');
+    expect(body.messages[0]!.content).toContain('You plan.');
+    expect(body.messages[0]!.content).toContain('{"type":"object"}');
+    expect(body.messages[1]).toEqual(request.messages[1]);
+  });
+
+  it('sends the key as api-key and api-version as a query parameter for Azure', async () => {
+    server.enqueue({ kind: 'completion', content: 'ok' });
+    await model({ apiKeyHeader: 'api-key', apiVersion: '2024-10-21' }).complete(request);
+
+    const received = server.requests[0]!;
+    expect(received.headers['api-key']).toBe('sk-test');
+    expect(received.headers['authorization']).toBeUndefined();
+    expect(received.query).toEqual({ 'api-version': '2024-10-21' });
+  });
+
+  it('honours retry-after on 429 and then succeeds', async () => {
+    server.enqueue({ kind: 'error', status: 429, retryAfter: 1 }, { kind: 'completion', content: 'after the wait' });
+    const started = Date.now();
+
+    const response = await model().complete(request);
+
+    expect(response.content).toBe('after the wait');
+    expect(server.requests).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('retries 500 twice and then succeeds', async () => {
+    server.enqueue({ kind: 'error', status: 500 }, { kind: 'error', status: 503 }, { kind: 'completion', content: 'third time' });
+
+    const response = await model().complete(request);
+
+    expect(response.content).toBe('third time');
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('maps 429 after the last retry to a retryable RESOURCE_EXHAUSTED', async () => {
+    server.enqueue({ kind: 'error', status: 429, retryAfter: 0 }, { kind: 'error', status: 429, retryAfter: 0 });
+
+    const error = await failure(model({ maxRetries: 1 }).complete(request));
+
+    expect(error.code).toBe(ErrorCode.RESOURCE_EXHAUSTED);
+    expect(error.isRetryable).toBe(true);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('maps persistent 5xx to a retryable UNAVAILABLE', async () => {
+    server.enqueue({ kind: 'error', status: 502, retryAfter: 0 });
+
+    const error = await failure(model({ maxRetries: 0 }).complete(request));
+
+    expect(error.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(error.isRetryable).toBe(true);
+  });
+
+  it('maps 401 to UNAUTHENTICATED with advice and does not retry', async () => {
+    server.enqueue({ kind: 'error', status: 401, message: 'Incorrect API key provided' });
+
+    const error = await failure(model().complete(request));
+
+    expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
+    expect(error.isRetryable).toBe(false);
+    expect(error.message).toContain('set RATCHET_MODEL_API_KEY');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('maps 400 to INVALID_ARGUMENT', async () => {
+    server.enqueue({ kind: 'error', status: 400, message: "Invalid schema for response_format 'plan'" });
+
+    const error = await failure(model().complete(request));
+
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.message).toContain("Invalid schema for response_format 'plan'");
+  });
+
+  it('maps a slow server to DEADLINE_EXCEEDED', async () => {
+    server.enqueue({ kind: 'completion', content: 'too late', delayMs: 2000 });
+
+    const error = await failure(model({ timeoutMs: 150, maxRetries: 0 }).complete(request));
+
+    expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
+    expect(error.message).toContain('150 ms');
+  });
+
+  it('maps a refused connection to a retryable UNAVAILABLE', async () => {
+    const url = server.url;
+    await server.close();
+
+    const error = await failure(new OpenAiCompatibleModel({ baseUrl: url, model: 'gpt-test', maxRetries: 0 }).complete(request));
+
+    expect(error.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(error.isRetryable).toBe(true);
+  });
+
+  it('maps a malformed JSON body to a typed error', async () => {
+    server.enqueue({ kind: 'malformed' });
+
+    const error = await failure(model({ maxRetries: 0 }).complete(request));
+
+    expect(error).toBeInstanceOf(AppError);
+    expect(error.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(error.message).toContain('malformed');
+  });
+
+  it('maps an aborted call to CANCELLED', async () => {
+    server.enqueue({ kind: 'completion', content: 'never read', delayMs: 2000 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+
+    const error = await failure(model().complete(request, { signal: controller.signal }));
+
+    expect(error.code).toBe(ErrorCode.CANCELLED);
+  });
+
+  it('returns empty content for a tool-call reply', async () => {
+    server.enqueue({ kind: 'tool-call', toolCalls: [{ name: 'read_file', arguments: '{"path":"a.ts"}' }], usage: { promptTokens: 3, completionTokens: 4 } });
+
+    const response = await model().complete(request);
+
+    expect(response).toMatchObject({ content: '', finishReason: 'tool_calls', usage: { promptTokens: 3, completionTokens: 4 } });
+  });
+});
+
+describe('startFakeOpenAiServer', () => {
+  it('streams SSE chunks the official SDK can read, and answers other paths with 404', async () => {
+    const server = await startFakeOpenAiServer();
+    try {
+      server.enqueue({ kind: 'stream', chunks: ['Hel', 'lo'], usage: { promptTokens: 1, completionTokens: 2 } });
+      const client = new OpenAI({ baseURL: server.url, apiKey: 'sk-test', maxRetries: 0 });
+      const stream = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('Hello');
+
+      const notFound = await fetch(`${server.url}/models`);
+      expect(notFound.status).toBe(404);
+      expect(await notFound.json()).toMatchObject({ error: { type: 'not_found' } });
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { ChatRequest } from '../domain/chat-model';
+import { ScriptedModel } from './scripted-model';
+
+function ask(role: ChatRequest['role'], text: string): ChatRequest {
+  return { role, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: text }] };
+}
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (AppError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('ScriptedModel', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'ratchet-llm-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('replays turns in order and records the calls', async () => {
+    const model = new ScriptedModel([
+      { role: 'planner', expect: 'README', reply: 'plan', usage: { promptTokens: 5, completionTokens: 1 } },
+      { role: 'coder', expect: ['step 1', 'README'], reply: 'code' },
+    ]);
+
+    const first = await model.complete(ask('planner', 'add a README'));
+    const second = await model.complete(ask('coder', 'do step 1 of README'));
+
+    expect(first).toEqual({ content: 'plan', usage: { promptTokens: 5, completionTokens: 1 }, model: 'scripted:inline', finishReason: 'stop' });
+    expect(second.content).toBe('code');
+    expect(second.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
+    expect(model.calls.map((call) => [call.turn, call.request.role])).toEqual([
+      [1, 'planner'],
+      [2, 'coder'],
+    ]);
+    expect(model.remaining).toBe(0);
+    expect(() => model.assertFinished()).not.toThrow();
+  });
+
+  it('fails with the turn number when the role differs', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: 'plan' }, { role: 'coder', reply: 'code' }]);
+    await model.complete(ask('planner', 'x'));
+
+    const error = await failure(model.complete(ask('tester', 'run tests')));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('turn 2');
+    expect(error.message).toContain('expected a coder request, got a tester request');
+  });
+
+  it('fails with the turn number when an expected substring is missing from the last user message', async () => {
+    const model = new ScriptedModel([{ role: 'planner', expect: 'README', reply: 'plan' }]);
+
+    const error = await failure(model.complete(ask('planner', 'add a LICENSE')));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('turn 1');
+    expect(error.message).toContain('"README"');
+    expect(error.message).toContain('"add a LICENSE"');
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('fails when the script runs out, and reports unplayed turns', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: 'plan' }, { role: 'coder', reply: 'code' }]);
+    expect(() => model.assertFinished()).toThrow(/2 turn\(s\) not replayed, starting with turn 1/);
+    await model.complete(ask('planner', 'x'));
+    await model.complete(ask('coder', 'y'));
+
+    const error = await failure(model.complete(ask('planner', 'again')));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('ran out: turn 3');
+  });
+
+  it('loads a YAML script and names the model after the file', async () => {
+    const path = join(directory, 'readme-task.yaml');
+    await writeFile(
+      path,
+      ['turns:', '  - role: planner', '    expect: README', '    reply: |', '      {"steps": ["write"]}', '    usage: { promptTokens: 3, completionTokens: 2 }', '  - role: reflector', '    reply: lesson'].join('\n'),
+    );
+
+    const model = await ScriptedModel.fromFile(path);
+    const response = await model.complete(ask('planner', 'add a README'));
+
+    expect(response).toEqual({ content: '{"steps": ["write"]}\n', usage: { promptTokens: 3, completionTokens: 2 }, model: 'scripted:readme-task.yaml', finishReason: 'stop' });
+    expect(model.remaining).toBe(1);
+  });
+
+  it('loads a JSON list of turns', async () => {
+    const path = join(directory, 'turns.json');
+    await writeFile(path, JSON.stringify([{ role: 'tester', reply: 'ok' }]));
+
+    const model = await ScriptedModel.fromFile(path);
+
+    expect((await model.complete(ask('tester', 'x'))).model).toBe('scripted:turns.json');
+  });
+
+  it('reports a malformed script with the file name and every bad key', async () => {
+    const path = join(directory, 'bad.yaml');
+    await writeFile(path, ['- role: architect', '  reply: x', '- role: coder', '  replies: y'].join('\n'));
+
+    const error = await failure(ScriptedModel.fromFile(path));
+
+    expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
+    expect(error.message).toContain('bad.yaml');
+    expect(error.message).toContain('0.role');
+    expect(error.message).toContain('1.reply');
+  });
+
+  it('reports unparsable YAML and missing files clearly', async () => {
+    const path = join(directory, 'broken.yaml');
+    await writeFile(path, 'turns: [ { role: planner, reply: "unterminated ');
+
+    const broken = await failure(ScriptedModel.fromFile(path));
+    expect(broken.code).toBe(ErrorCode.CONFIG_INVALID);
+    expect(broken.message).toContain('broken.yaml is not valid YAML');
+
+    const missing = await failure(ScriptedModel.fromFile(join(directory, 'nope.yaml')));
+    expect(missing.code).toBe(ErrorCode.NOT_FOUND);
+    expect(missing.message).toContain('nope.yaml');
+  });
+});

@@ -1,0 +1,152 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ChatRole, type ChatCallOptions, type ChatModel, type ChatRequest, type ChatResponse } from '../domain/chat-model';
+
+const turnSchema = z.strictObject({
+  role: z.enum([ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR]),
+  expect: z.union([z.string(), z.array(z.string())]).optional(),
+  reply: z.string(),
+  usage: z.strictObject({ promptTokens: z.number().int().nonnegative(), completionTokens: z.number().int().nonnegative() }).optional(),
+});
+
+const turnsSchema = z.array(turnSchema);
+
+/** One recorded model turn: the reply to the next request made for `role`. */
+export type ScriptedTurn = z.input<typeof turnSchema>;
+
+/** One call a ScriptedModel answered. */
+export interface ScriptedCall {
+  /** 1-based turn number in the script. */
+  readonly turn: number;
+  readonly request: ChatRequest;
+  readonly response: ChatResponse;
+}
+
+export interface ScriptedModelOptions {
+  /** Shown as `scripted:<name>` in every response's `model`. Default `inline`. */
+  readonly name?: string;
+}
+
+/**
+ * A ChatModel that replays a script of recorded turns, in order, and fails
+ * loudly when the conversation departs from it. Every response's `model` is
+ * `scripted:<name>`, so output can say the model was scripted.
+ */
+export class ScriptedModel implements ChatModel {
+  /** Every call answered so far, in order. */
+  readonly calls: ScriptedCall[] = [];
+  readonly name: string;
+  private readonly turns: readonly ScriptedTurn[];
+  private next = 0;
+
+  constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
+    this.turns = parseScript(turns, options.name ?? 'inline');
+    this.name = options.name ?? 'inline';
+  }
+
+  /**
+   * Loads a script from a `.yaml`/`.yml` or `.json` file: either a list of
+   * turns or `{ turns: [...] }`. The model is named after the file.
+   *
+   * @throws AppError NOT_FOUND when the file cannot be read; CONFIG_INVALID
+   *   when it is not valid YAML/JSON or a turn is malformed (every problem is
+   *   listed with its path).
+   */
+  static async fromFile(path: string): Promise<ScriptedModel> {
+    const name = basename(path);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      throw new AppError(ErrorCode.NOT_FOUND, `cannot read model script ${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    let data: unknown;
+    try {
+      data = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+    } catch (error) {
+      throw new AppError(ErrorCode.CONFIG_INVALID, `model script ${name} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+    return new ScriptedModel(parseScript(data, name), { name });
+  }
+
+  /** Turns not yet replayed. */
+  get remaining(): number {
+    return this.turns.length - this.next;
+  }
+
+  /**
+   * Answers with the next turn's reply.
+   *
+   * @throws AppError FAILED_PRECONDITION when the script has run out, or the
+   *   next turn is for another role, or the last user message lacks one of the
+   *   turn's `expect` substrings; CANCELLED when `options.signal` is aborted.
+   */
+  complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+    try {
+      return Promise.resolve(this.answer(request, options));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  /**
+   * @throws AppError FAILED_PRECONDITION when turns of the script were never replayed.
+   */
+  assertFinished(): void {
+    if (this.remaining > 0) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}: ${this.remaining} turn(s) not replayed, starting with turn ${this.next + 1} (${this.turns[this.next]?.role ?? '?'})`);
+    }
+  }
+
+  private answer(request: ChatRequest, options: ChatCallOptions): ChatResponse {
+    if (options.signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `scripted ${request.role} call was cancelled`, { cause: options.signal.reason });
+    const number = this.next + 1;
+    const turn = this.turns[this.next];
+    if (turn === undefined) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name} ran out: turn ${number} was requested by the ${request.role} but the script has only ${this.turns.length} turn(s)`);
+    }
+    if (turn.role !== request.role) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}, turn ${number}: expected a ${turn.role} request, got a ${request.role} request`);
+    }
+    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+    const expected = turn.expect === undefined ? [] : typeof turn.expect === 'string' ? [turn.expect] : turn.expect;
+    for (const substring of expected) {
+      if (!lastUser.includes(substring)) {
+        throw new AppError(
+          ErrorCode.FAILED_PRECONDITION,
+          `model script ${this.name}, turn ${number} (${turn.role}): expected the last user message to contain ${JSON.stringify(substring)}, got ${JSON.stringify(preview(lastUser))}`,
+        );
+      }
+    }
+    this.next += 1;
+    const response: ChatResponse = {
+      content: turn.reply,
+      usage: turn.usage ?? { promptTokens: 0, completionTokens: 0 },
+      model: `scripted:${this.name}`,
+      finishReason: 'stop',
+    };
+    this.calls.push({ turn: number, request, response });
+    return response;
+  }
+}
+
+function parseScript(data: unknown, name: string): ScriptedTurn[] {
+  // `{ turns: [...] }` and a bare list are both accepted; validating the list
+  // itself keeps issue paths short (`0.role`, not a union's "Invalid input").
+  const turns = typeof data === 'object' && data !== null && !Array.isArray(data) && 'turns' in data ? (data as { turns: unknown }).turns : data;
+  const result = turnsSchema.safeParse(turns);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.')}: ${issue.message}`);
+    throw new AppError(ErrorCode.CONFIG_INVALID, `model script ${name} is invalid (expected a list of turns { role, expect?, reply, usage? }): ${problems.join('; ')}`);
+  }
+  return result.data;
+}
+
+function preview(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}

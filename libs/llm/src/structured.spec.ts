@@ -1,0 +1,92 @@
+import { ErrorCode } from '@ratchet/errors';
+import { z } from 'zod';
+import { ScriptedModel } from './adapters/scripted-model';
+import type { ChatRequest } from './domain/chat-model';
+import { completeStructured } from './structured';
+
+const planSchema = z.object({ steps: z.array(z.string()).min(1), done: z.boolean() });
+
+const request: ChatRequest = {
+  role: 'planner',
+  messages: [
+    { role: 'system', content: 'You plan.' },
+    { role: 'user', content: 'Plan: add a README.' },
+  ],
+};
+
+const usage = { promptTokens: 10, completionTokens: 4 };
+
+describe('completeStructured', () => {
+  it('returns the value after one round and derives response_format from the schema', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: '{"steps":["write it"],"done":false}', usage }]);
+
+    const result = await completeStructured(model, request, planSchema);
+
+    expect(result).toEqual({ value: { steps: ['write it'], done: false }, usage, rounds: 1 });
+    const sent = model.calls[0]!.request;
+    expect(sent.responseFormat?.name).toBe('response');
+    expect(sent.responseFormat?.schema).toMatchObject({ type: 'object', required: ['steps', 'done'] });
+    expect(sent.responseFormat?.schema).not.toHaveProperty('$schema');
+  });
+
+  it('extracts JSON from a ```json fence', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: 'Here is the plan:\n```json\n{"steps":["a","b"],"done":true}\n```\nGood luck.' }]);
+
+    const result = await completeStructured(model, request, planSchema);
+
+    expect(result.value).toEqual({ steps: ['a', 'b'], done: true });
+    expect(result.rounds).toBe(1);
+  });
+
+  it('repairs a reply that misses the schema in one more round, listing the issues, and sums usage', async () => {
+    const model = new ScriptedModel([
+      { role: 'planner', reply: '{"steps":[],"done":"no"}', usage },
+      { role: 'planner', expect: ['steps', 'done'], reply: '{"steps":["fix"],"done":false}', usage: { promptTokens: 30, completionTokens: 6 } },
+    ]);
+
+    const result = await completeStructured(model, request, planSchema);
+
+    expect(result).toEqual({ value: { steps: ['fix'], done: false }, usage: { promptTokens: 40, completionTokens: 10 }, rounds: 2 });
+    const repair = model.calls[1]!.request;
+    expect(repair.messages).toHaveLength(4);
+    expect(repair.messages[2]).toEqual({ role: 'assistant', content: '{"steps":[],"done":"no"}' });
+    const issues = repair.messages[3]!.content;
+    expect(issues).toContain('steps:');
+    expect(issues).toContain('done:');
+    expect(issues).toMatch(/expected boolean/);
+  });
+
+  it('repairs a reply that is not JSON at all', async () => {
+    const model = new ScriptedModel([
+      { role: 'planner', reply: 'Sure! I will plan it.' },
+      { role: 'planner', expect: 'not valid JSON', reply: '{"steps":["x"],"done":true}' },
+    ]);
+
+    const result = await completeStructured(model, request, planSchema);
+
+    expect(result.rounds).toBe(2);
+  });
+
+  it('throws INVALID_ARGUMENT when the repaired reply is still wrong', async () => {
+    const model = new ScriptedModel([
+      { role: 'planner', reply: '{"steps":[]}' },
+      { role: 'planner', reply: '{"steps":[], "done": 1}' },
+    ]);
+
+    await expect(completeStructured(model, request, planSchema)).rejects.toMatchObject({
+      code: ErrorCode.INVALID_ARGUMENT,
+      message: expect.stringContaining('did not match the schema') as unknown,
+    });
+    expect(model.calls).toHaveLength(2);
+  });
+
+  it('rejects an oversize reply before parsing, without a repair round', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: `{"steps":["${'x'.repeat(2000)}"],"done":true}` }]);
+
+    await expect(completeStructured(model, request, planSchema, { maxReplyBytes: 1000 })).rejects.toMatchObject({
+      code: ErrorCode.INVALID_ARGUMENT,
+      message: expect.stringMatching(/over the 1000-byte cap/) as unknown,
+    });
+    expect(model.calls).toHaveLength(1);
+  });
+});

@@ -1,0 +1,307 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Token counts in the OpenAI wire format's terms. */
+export interface FakeOpenAiUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+interface FakeResponseBase {
+  /** Wait this long (ms) before sending anything, e.g. to trigger a client timeout. */
+  readonly delayMs?: number;
+}
+
+/** A normal chat completion; sent as SSE chunks when the request has `stream: true`. */
+export interface FakeCompletion extends FakeResponseBase {
+  readonly kind: 'completion';
+  readonly content: string;
+  readonly usage?: FakeOpenAiUsage;
+  /** Defaults to the model the request asked for. */
+  readonly model?: string;
+  /** Default `stop`. */
+  readonly finishReason?: string;
+}
+
+/** A streaming completion: each chunk is one SSE `data:` event carrying a content delta. */
+export interface FakeStream extends FakeResponseBase {
+  readonly kind: 'stream';
+  readonly chunks: readonly string[];
+  readonly usage?: FakeOpenAiUsage;
+  readonly model?: string;
+}
+
+/** An assistant message that calls tools instead of answering. */
+export interface FakeToolCall extends FakeResponseBase {
+  readonly kind: 'tool-call';
+  readonly toolCalls: readonly { readonly name: string; readonly arguments: string; readonly id?: string }[];
+  readonly usage?: FakeOpenAiUsage;
+  readonly model?: string;
+}
+
+/** An HTTP error in OpenAI's `{ error: { message, type, code } }` shape. */
+export interface FakeHttpError extends FakeResponseBase {
+  readonly kind: 'error';
+  readonly status: number;
+  readonly message?: string;
+  /** Sent as the `retry-after` header (seconds, or an HTTP date). */
+  readonly retryAfter?: number | string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A 200 (or `status`) response whose body is not valid JSON. */
+export interface FakeMalformed extends FakeResponseBase {
+  readonly kind: 'malformed';
+  readonly body?: string;
+  readonly status?: number;
+}
+
+export type FakeOpenAiResponse = FakeCompletion | FakeStream | FakeToolCall | FakeHttpError | FakeMalformed;
+
+/** One request as the server received it. */
+export interface FakeOpenAiRequest {
+  readonly method: string;
+  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** Lower-cased header names, as node:http reports them. */
+  readonly headers: IncomingHttpHeaders;
+  /** The parsed JSON body, or the raw text when it is not JSON. */
+  readonly body: unknown;
+}
+
+export interface FakeOpenAiServer {
+  /** Base URL ending in `/v1`, for `baseURL`/`baseUrl` options. */
+  readonly url: string;
+  /** Every request received, in order (including ones answered with 404). */
+  readonly requests: FakeOpenAiRequest[];
+  /** Queues the answer to the next POST /v1/chat/completions. */
+  enqueue(...responses: FakeOpenAiResponse[]): void;
+  /** Closes the server and drops open connections (including delayed responses). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an HTTP server on 127.0.0.1 (a free port) that speaks the OpenAI
+ * wire format for `POST /v1/chat/completions` and answers with the responses
+ * queued by `enqueue`, in order. Other paths get a 404 JSON error. When the
+ * queue is empty it answers 500 with `x-should-retry: false`, so a test that
+ * forgot to enqueue fails at once instead of being retried.
+ *
+ * @returns the running server; call `close()` when done.
+ * @throws the listener's error when 127.0.0.1 cannot be bound.
+ */
+export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
+  const queue: FakeOpenAiResponse[] = [];
+  const requests: FakeOpenAiRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let completionCounter = 0;
+
+  const server = createServer((request, response) => {
+    readBody(request)
+      .then(async (text) => {
+        const parsedUrl = new URL(request.url ?? '/', 'http://127.0.0.1');
+        const body = parseJson(text);
+        requests.push({
+          method: request.method ?? 'GET',
+          path: parsedUrl.pathname,
+          query: Object.fromEntries(parsedUrl.searchParams),
+          headers: request.headers,
+          body,
+        });
+        if (request.method !== 'POST' || parsedUrl.pathname !== '/v1/chat/completions') {
+          sendJson(response, 404, errorBody(`fake OpenAI server: no route for ${request.method ?? 'GET'} ${parsedUrl.pathname}`, 'not_found'));
+          return;
+        }
+        const next = queue.shift();
+        if (next === undefined) {
+          sendJson(response, 500, errorBody('fake OpenAI server: no response queued', 'server_error'), { 'x-should-retry': 'false' });
+          return;
+        }
+        if (next.delayMs !== undefined && next.delayMs > 0) await sleep(next.delayMs, timers);
+        if (response.destroyed) return;
+        completionCounter += 1;
+        const requestBody = isRecord(body) ? body : {};
+        const requestedModel = typeof requestBody['model'] === 'string' ? requestBody['model'] : 'fake-model';
+        const wantsStream = requestBody['stream'] === true;
+        answer(response, next, { id: `chatcmpl-fake-${completionCounter}`, requestedModel, wantsStream });
+      })
+      .catch((error: unknown) => {
+        if (!response.headersSent && !response.destroyed) {
+          sendJson(response, 500, errorBody(`fake OpenAI server failed: ${String(error)}`, 'server_error'), { 'x-should-retry': 'false' });
+        }
+      });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue(...responses) {
+      queue.push(...responses);
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      return closing;
+    },
+  };
+}
+
+interface AnswerContext {
+  readonly id: string;
+  readonly requestedModel: string;
+  readonly wantsStream: boolean;
+}
+
+function answer(response: ServerResponse, next: FakeOpenAiResponse, context: AnswerContext): void {
+  const created = Math.floor(Date.now() / 1000);
+  switch (next.kind) {
+    case 'completion': {
+      const model = next.model ?? context.requestedModel;
+      if (context.wantsStream) {
+        sendStream(response, { id: context.id, model, created, chunks: [next.content], usage: next.usage, finishReason: next.finishReason ?? 'stop' });
+        return;
+      }
+      sendJson(response, 200, {
+        id: context.id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: next.content, refusal: null }, logprobs: null, finish_reason: next.finishReason ?? 'stop' }],
+        usage: wireUsage(next.usage),
+      });
+      return;
+    }
+    case 'stream':
+      sendStream(response, { id: context.id, model: next.model ?? context.requestedModel, created, chunks: next.chunks, usage: next.usage, finishReason: 'stop' });
+      return;
+    case 'tool-call':
+      sendJson(response, 200, {
+        id: context.id,
+        object: 'chat.completion',
+        created,
+        model: next.model ?? context.requestedModel,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              refusal: null,
+              tool_calls: next.toolCalls.map((call, index) => ({
+                id: call.id ?? `call_fake_${index + 1}`,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            },
+            logprobs: null,
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: wireUsage(next.usage),
+      });
+      return;
+    case 'error': {
+      const headers: Record<string, string> = { ...next.headers };
+      if (next.retryAfter !== undefined) headers['retry-after'] = String(next.retryAfter);
+      sendJson(response, next.status, errorBody(next.message ?? `fake error ${next.status}`, errorType(next.status)), headers);
+      return;
+    }
+    case 'malformed':
+      response.writeHead(next.status ?? 200, { 'content-type': 'application/json' });
+      response.end(next.body ?? '{"id": "chatcmpl-broken", "choices": [');
+      return;
+  }
+}
+
+interface StreamParts {
+  readonly id: string;
+  readonly model: string;
+  readonly created: number;
+  readonly chunks: readonly string[];
+  readonly usage: FakeOpenAiUsage | undefined;
+  readonly finishReason: string;
+}
+
+function sendStream(response: ServerResponse, parts: StreamParts): void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const base = { id: parts.id, object: 'chat.completion.chunk', created: parts.created, model: parts.model };
+  const event = (data: unknown): void => {
+    response.write(`data: ${JSON.stringify(data)}\n\n`);
+  };
+  event({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+  for (const chunk of parts.chunks) event({ ...base, choices: [{ index: 0, delta: { content: chunk }, logprobs: null, finish_reason: null }] });
+  event({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: parts.finishReason }] });
+  if (parts.usage !== undefined) event({ ...base, choices: [], usage: wireUsage(parts.usage) });
+  response.end('data: [DONE]\n\n');
+}
+
+function wireUsage(usage: FakeOpenAiUsage | undefined): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  const promptTokens = usage?.promptTokens ?? 0;
+  const completionTokens = usage?.completionTokens ?? 0;
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+function errorBody(message: string, type: string): { error: { message: string; type: string; param: null; code: string } } {
+  return { error: { message, type, param: null, code: type } };
+}
+
+function errorType(status: number): string {
+  if (status === 400) return 'invalid_request_error';
+  if (status === 401) return 'invalid_api_key';
+  if (status === 403) return 'permission_denied';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limit_exceeded';
+  return 'server_error';
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sleep(ms: number, timers: Set<NodeJS.Timeout>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      resolve();
+    }, ms);
+    timers.add(timer);
+  });
+}
