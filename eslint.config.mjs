@@ -32,7 +32,8 @@ export default [
             { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts'] },
             { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
-            { sourceTag: 'type:client', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
+            // The CLI is the composition root of embedded mode: it may host the services in-process.
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing', 'type:service'] },
           ],
         },
       ],

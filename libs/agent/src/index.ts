@@ -1,0 +1,1 @@
+export { errorSignature, splitErrorMessage } from './error-signature';
