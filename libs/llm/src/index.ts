@@ -8,3 +8,5 @@ export { addUsage, costOf } from './domain/cost';
 export type { ModelPrice } from './domain/cost';
 export { completeStructured } from './structured';
 export type { StructuredOptions, StructuredResult } from './structured';
+export { createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
+export type { ModelConfig, RoleEndpoint, RoleModel, RoleModels } from './models-config';

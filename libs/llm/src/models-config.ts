@@ -1,0 +1,162 @@
+import path from 'node:path';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { z } from 'zod';
+import { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
+import { ScriptedModel } from './adapters/scripted-model';
+import { ChatRole, type ChatModel } from './domain/chat-model';
+import type { ModelPrice } from './domain/cost';
+
+// Every key optional here: a role's endpoint is the role's own value, else the
+// shared default. Defaults are applied by `resolveRoleEndpoint`, so "unset"
+// stays distinguishable from "set to the default" for the role overrides.
+const endpointShape = {
+  /** Base URL up to and including `/v1`. */
+  baseUrl: z.string().url().optional(),
+  apiKey: z.string().min(1).optional(),
+  /** Model name (the Azure deployment name on Azure). */
+  name: z.string().min(1).optional(),
+  /** Per-attempt timeout, ms. */
+  timeoutMs: z.number().int().positive().optional(),
+  /** Retries after the first attempt on 408/409/429/5xx and connection errors. */
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  /** false for servers that ignore `response_format: json_schema`; the schema then goes into the prompt. */
+  supportsJsonSchema: z.boolean().optional(),
+  /** `api-key` for Azure OpenAI keys; `bearer` everywhere else. */
+  apiKeyHeader: z.enum(['bearer', 'api-key']).optional(),
+  /** Azure's `api-version` query parameter. */
+  apiVersion: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  /** Upper bound on completion tokens per call. */
+  maxTokens: z.number().int().positive().optional(),
+};
+
+const roleSection = z.object(endpointShape).strict().prefault({});
+
+/** The `model` section of config/models.yaml (env `RATCHET_MODEL_*`). */
+export const modelConfigSection = z
+  .object({
+    ...endpointShape,
+    /**
+     * A scripted-model file (YAML/JSON turns) that answers every role instead
+     * of an endpoint: for demos and tests. Relative to the working directory.
+     */
+    script: z.string().min(1).optional(),
+    planner: roleSection,
+    coder: roleSection,
+    tester: roleSection,
+    reflector: roleSection,
+  })
+  .strict()
+  .prefault({});
+
+const priceSchema = z.object({ promptPerMillion: z.number().nonnegative(), completionPerMillion: z.number().nonnegative() }).strict();
+
+/** The `prices` section: USD per million tokens, by model name. */
+export const pricesConfigSection = z.record(z.string(), priceSchema).prefault({});
+
+export type ModelConfig = z.infer<typeof modelConfigSection>;
+
+/** One role's endpoint with defaults applied. */
+export interface RoleEndpoint {
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  readonly name: string;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly supportsJsonSchema: boolean;
+  readonly apiKeyHeader: 'bearer' | 'api-key';
+  readonly apiVersion?: string;
+  readonly temperature: number;
+  readonly maxTokens: number;
+}
+
+const roles = [ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR] as const;
+
+type DeepReadonlyModelConfig = { readonly [K in keyof ModelConfig]: ModelConfig[K] extends object ? Readonly<ModelConfig[K]> : ModelConfig[K] };
+
+/**
+ * The endpoint `role` uses: its own keys over the shared ones, then defaults
+ * (timeout 60000 ms, 3 retries, JSON schema on, bearer key, temperature 0.2,
+ * 4096 completion tokens).
+ *
+ * @throws AppError CONFIG_INVALID naming the variables to set when the base
+ *   URL or model name is missing for the role.
+ */
+export function resolveRoleEndpoint(config: DeepReadonlyModelConfig, role: ChatRole): RoleEndpoint {
+  const own = config[role];
+  const pick = <K extends keyof typeof endpointShape>(key: K) => own[key] ?? config[key];
+  const baseUrl = pick('baseUrl');
+  const name = pick('name');
+  const missing: string[] = [];
+  const roleUpper = role.toUpperCase();
+  if (baseUrl === undefined) missing.push(`RATCHET_MODEL_BASE_URL (or RATCHET_MODEL_${roleUpper}_BASE_URL, model.baseUrl in config/models.yaml)`);
+  if (name === undefined) missing.push(`RATCHET_MODEL_NAME (or RATCHET_MODEL_${roleUpper}_NAME, model.name in config/models.yaml)`);
+  if (baseUrl === undefined || name === undefined) {
+    throw new AppError(
+      ErrorCode.CONFIG_INVALID,
+      `no model is configured for the ${role}: set ${missing.join(' and ')}; add RATCHET_MODEL_API_KEY when the server needs a key. ` +
+        'Examples: OpenAI https://api.openai.com/v1 with gpt-4o-mini; Ollama http://localhost:11434/v1 with qwen2.5-coder; vLLM http://HOST:8000/v1 with the served model name. ' +
+        'Or set RATCHET_MODEL_SCRIPT to a scripted-model file to replay recorded turns.',
+    );
+  }
+  const endpoint: RoleEndpoint = {
+    baseUrl,
+    name,
+    timeoutMs: pick('timeoutMs') ?? 60_000,
+    maxRetries: pick('maxRetries') ?? 3,
+    supportsJsonSchema: pick('supportsJsonSchema') ?? true,
+    apiKeyHeader: pick('apiKeyHeader') ?? 'bearer',
+    temperature: pick('temperature') ?? 0.2,
+    maxTokens: pick('maxTokens') ?? 4096,
+  };
+  const apiKey = pick('apiKey');
+  const apiVersion = pick('apiVersion');
+  return { ...endpoint, ...(apiKey === undefined ? {} : { apiKey }), ...(apiVersion === undefined ? {} : { apiVersion }) };
+}
+
+/** What a role service needs to call its model. */
+export interface RoleModel {
+  readonly model: ChatModel;
+  /** Shown in output and stored with usage: the endpoint's model name, or `scripted:<file>`. */
+  readonly modelName: string;
+  readonly temperature: number;
+  readonly maxTokens: number;
+  /** Absent when the price table has no entry for the model (cost then counts as 0). */
+  readonly price?: ModelPrice;
+}
+
+export type RoleModels = Readonly<Record<ChatRole, RoleModel>>;
+
+/**
+ * A model per role from the `model` and `prices` config sections. With
+ * `model.script` set, one ScriptedModel answers every role, in script order.
+ *
+ * @throws AppError CONFIG_INVALID when a role has no endpoint (see
+ *   `resolveRoleEndpoint`) or the script is invalid; NOT_FOUND when the script
+ *   file cannot be read.
+ */
+export async function createRoleModels(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>): Promise<RoleModels> {
+  if (config.script !== undefined) {
+    const scripted = await ScriptedModel.fromFile(path.resolve(config.script));
+    const entry: RoleModel = { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096 };
+    return { planner: entry, coder: entry, tester: entry, reflector: entry };
+  }
+  const result: Partial<Record<ChatRole, RoleModel>> = {};
+  // Resolve all roles first so one error lists the problem once, not per role.
+  const endpoints = roles.map((role) => [role, resolveRoleEndpoint(config, role)] as const);
+  for (const [role, endpoint] of endpoints) {
+    const model = new OpenAiCompatibleModel({
+      baseUrl: endpoint.baseUrl,
+      model: endpoint.name,
+      timeoutMs: endpoint.timeoutMs,
+      maxRetries: endpoint.maxRetries,
+      supportsJsonSchema: endpoint.supportsJsonSchema,
+      apiKeyHeader: endpoint.apiKeyHeader,
+      ...(endpoint.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
+      ...(endpoint.apiVersion === undefined ? {} : { apiVersion: endpoint.apiVersion }),
+    });
+    const price = prices[endpoint.name];
+    result[role] = { model, modelName: endpoint.name, temperature: endpoint.temperature, maxTokens: endpoint.maxTokens, ...(price === undefined ? {} : { price }) };
+  }
+  return result as RoleModels;
+}

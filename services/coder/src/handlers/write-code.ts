@@ -1,0 +1,66 @@
+import {
+  assertPlaceholders,
+  callRole,
+  formatFiles,
+  formatFindings,
+  formatLessons,
+  formatPlan,
+  formatTestReport,
+  languageFromProto,
+  testConvention,
+  type RolePrompt,
+} from '@ratchet/agent';
+import type { CallContext } from '@ratchet/bus';
+import type { WriteCodeRequest, WriteCodeResponse } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { ChatRole, type RoleModel } from '@ratchet/llm';
+import { applyReply, codeReplySchema } from '../domain/code-reply';
+
+const placeholders = ['goal', 'language', 'plan', 'files', 'tests', 'feedback', 'lessons'];
+
+/** What went wrong last time, for the coder: reflection, failing tests, safety findings. */
+export function feedbackOf(request: WriteCodeRequest): string {
+  const parts: string[] = [];
+  if (request.reflection !== undefined) {
+    parts.push(`Root cause: ${request.reflection.rootCause}`, `Hypothesis: ${request.reflection.hypothesis}`, `What to change: ${request.reflection.fixDirection}`);
+  }
+  if (request.previousTestReport !== undefined) parts.push(`Test results:\n${formatTestReport(request.previousTestReport)}`);
+  if (request.safetyFindings.length > 0) parts.push(`Blocked by the safety check:\n${formatFindings(request.safetyFindings)}`);
+  return parts.length === 0 ? '(first attempt)' : parts.join('\n');
+}
+
+/**
+ * WriteCode: plan + current files + feedback -> the whole new set of source
+ * files. Test files, given in `acceptance_tests`, are read-only.
+ *
+ * @throws AppError INVALID_ARGUMENT for a request without goal, language or
+ *   plan, or a model reply that stays invalid after one repair round.
+ */
+export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
+  assertPlaceholders('coder', prompt, placeholders);
+  return async (request: WriteCodeRequest, context: CallContext): Promise<WriteCodeResponse> => {
+    if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
+    if (request.plan === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'plan is missing; the coder implements a plan from the planner');
+    const language = languageFromProto(request.language);
+    const schema = codeReplySchema(testConvention(language), new Set(request.acceptanceTests.map((file) => file.path)));
+    const { value, usage } = await callRole({
+      role: ChatRole.CODER,
+      roleModel,
+      prompt,
+      values: {
+        goal: request.goal,
+        language,
+        plan: formatPlan(request.plan),
+        files: formatFiles(request.files),
+        tests: formatFiles(request.acceptanceTests),
+        feedback: feedbackOf(request),
+        lessons: formatLessons(request.lessons),
+      },
+      schema,
+      ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
+      signal: context.signal,
+    });
+    const files = applyReply(request.files, value);
+    return { files, deletedPaths: value.deletedPaths, summary: value.summary, dependencies: [], usage };
+  };
+}

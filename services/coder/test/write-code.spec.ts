@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { loadPrompts } from '@ratchet/agent';
+import { createClient, InProcessTransport } from '@ratchet/bus';
+import { CoderServiceDefinition, Language, TestCaseStatus, type WriteCodeRequest } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { createCoderService } from '../src';
+
+const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+
+function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
+  return {
+    taskId: 'task-1',
+    iteration: 1,
+    goal: 'add two numbers',
+    language: Language.LANGUAGE_PYTHON,
+    plan: { summary: 'calc.py with add()', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: 1, dependencies: [], appliedLessonIds: [] },
+    files: [
+      { path: 'calc.py', content: 'def add(a, b):\n    return a - b\n' },
+      { path: 'old.py', content: 'x = 1\n' },
+    ],
+    acceptanceTests: [{ path: 'tests/test_calc.py', content: 'from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n' }],
+    reflection: undefined,
+    previousTestReport: undefined,
+    safetyFindings: [],
+    lessons: [],
+    maxTokens: 0,
+    ...overrides,
+  };
+}
+
+const reply = (files: { path: string; content: string }[], deletedPaths: string[] = []) => JSON.stringify({ files, deletedPaths, summary: 'fixed add' });
+
+describe('coder over the in-process bus', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  function serve(turns: ScriptedTurn[]) {
+    const model = new ScriptedModel(turns);
+    const transport = new InProcessTransport();
+    const service = createCoderService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts });
+    running = hostService({ name: 'coder', version: 'test', definition: CoderServiceDefinition, implementation: service.implementation }, { transport });
+    return { model, client: createClient(transport, CoderServiceDefinition) };
+  }
+
+  it('returns the whole new file set: replied files replace, deleted paths go, others stay', async () => {
+    const { client } = serve([{ role: 'coder', reply: reply([{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }, { path: 'pkg/util.py', content: '' }], ['old.py']) }]);
+    const response = await client.writeCode(request());
+    expect(response.files).toEqual([
+      { path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' },
+      { path: 'pkg/util.py', content: '' },
+    ]);
+    expect(response.deletedPaths).toEqual(['old.py']);
+    expect(response.summary).toBe('fixed add');
+  });
+
+  it('shows the model the reflection, the failing tests and the safety findings of the last attempt', async () => {
+    const { model, client } = serve([{ role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) }]);
+    await client.writeCode(
+      request({
+        reflection: { rootCause: 'add subtracts', hypothesis: 'use +', fixDirection: 'replace - with +', candidateLesson: undefined, errorSignature: '', confidence: 1, replanRecommended: false, relevantLessonIds: [] },
+        previousTestReport: {
+          framework: 'pytest',
+          total: 1,
+          passed: 0,
+          failed: 1,
+          errored: 0,
+          skipped: 0,
+          duration: undefined,
+          parsed: true,
+          parseError: '',
+          cases: [{ name: 'test_add', suite: 'tests.test_calc', file: '', status: TestCaseStatus.TEST_CASE_STATUS_FAILED, duration: undefined, failureMessage: 'AssertionError: assert -1 == 3', failureDetail: '' }],
+        },
+        safetyFindings: [{ ruleId: 'python-os-system', severity: 4, path: 'calc.py', line: 3, column: 1, message: 'os.system runs a shell', snippet: '', remediation: 'do not run commands' }],
+      }),
+    );
+    const user = model.calls[0]!.request.messages[1]!.content;
+    expect(user).toContain('Root cause: add subtracts');
+    expect(user).toContain('What to change: replace - with +');
+    expect(user).toContain('tests.test_calc::test_add: AssertionError: assert -1 == 3');
+    expect(user).toContain('[python-os-system] calc.py:3');
+    expect(user).toContain('--- tests/test_calc.py');
+  });
+
+  it('does not let the model write test files or the read-only tests: the repair round says why', async () => {
+    const { model, client } = serve([
+      { role: 'coder', reply: reply([{ path: 'tests/test_calc.py', content: 'def test_add():\n    pass\n' }]) },
+      { role: 'coder', expect: ['read-only'], reply: reply([{ path: 'test_extra.py', content: '' }]) },
+    ]);
+    await expect(client.writeCode(request())).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test file name') });
+    expect(model.remaining).toBe(0);
+  });
+
+  it('rejects a request without a plan', async () => {
+    const { client } = serve([]);
+    await expect(client.writeCode(request({ plan: undefined }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('plan is missing') });
+  });
+});

@@ -1,0 +1,41 @@
+import { workspacePathProblem } from '@ratchet/agent';
+import type { Plan } from '@ratchet/contracts';
+import { z } from 'zod';
+
+const workspacePath = z.string().superRefine((value, context) => {
+  const problem = workspacePathProblem(value);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: `path ${JSON.stringify(value)} ${problem}; use a relative path inside the workspace` });
+});
+
+/** What the planner model must reply: strict objects with every key required, as OpenAI's strict JSON schema mode demands. */
+export const planReplySchema = z.strictObject({
+  summary: z.string().min(1),
+  steps: z
+    .array(z.strictObject({ description: z.string().min(1), paths: z.array(workspacePath) }))
+    .min(1)
+    .max(30),
+  files: z
+    .array(z.strictObject({ path: workspacePath, purpose: z.string(), isTest: z.boolean() }))
+    .min(1)
+    .max(50),
+  testStrategy: z.string().min(1),
+  appliedLessonIds: z.array(z.string()),
+});
+
+export type PlanReply = z.infer<typeof planReplySchema>;
+
+/**
+ * The proto plan from a validated reply; lesson ids the model cites but was
+ * not given are dropped, so a hallucinated id cannot be credited later.
+ */
+export function toPlan(reply: PlanReply, language: Plan['language'], offeredLessonIds: ReadonlySet<string>): Plan {
+  return {
+    summary: reply.summary,
+    steps: reply.steps.map((step, index) => ({ number: index + 1, description: step.description, paths: step.paths })),
+    files: reply.files.map((file) => ({ path: file.path, purpose: file.purpose, isTest: file.isTest })),
+    testStrategy: reply.testStrategy,
+    language,
+    dependencies: [],
+    appliedLessonIds: reply.appliedLessonIds.filter((id) => offeredLessonIds.has(id)),
+  };
+}

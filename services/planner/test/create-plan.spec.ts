@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { loadPrompts } from '@ratchet/agent';
+import { createClient, InProcessTransport } from '@ratchet/bus';
+import { Language, PlannerServiceDefinition, type CreatePlanRequest, type Lesson } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { createPlannerService } from '../src';
+
+const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+
+const validPlan = {
+  summary: 'one module',
+  steps: [
+    { description: 'write the module', paths: ['app.py'] },
+    { description: 'test it', paths: ['tests/test_app.py'] },
+  ],
+  files: [
+    { path: 'app.py', purpose: 'the code', isTest: false },
+    { path: 'tests/test_app.py', purpose: 'tests', isTest: true },
+  ],
+  testStrategy: 'pytest on the functions',
+  appliedLessonIds: ['lesson-1', 'made-up'],
+};
+
+const lesson: Lesson = {
+  id: 'lesson-1',
+  title: 'Treat a missing JSON file as empty',
+  body: 'Return an empty list when the file does not exist.',
+  errorSignature: 'FileNotFoundError: ...',
+  tags: [],
+  language: Language.LANGUAGE_PYTHON,
+  evidence: [],
+  stats: undefined,
+  createdAt: undefined,
+  updatedAt: undefined,
+};
+
+function request(overrides: Partial<CreatePlanRequest> = {}): CreatePlanRequest {
+  return {
+    taskId: 'task-1',
+    iteration: 1,
+    goal: 'a CLI that manages TODO items in JSON',
+    language: Language.LANGUAGE_PYTHON,
+    workspace: [],
+    acceptanceTests: [],
+    lessons: [lesson],
+    previousPlan: undefined,
+    reflection: undefined,
+    replanReason: '',
+    maxTokens: 0,
+    ...overrides,
+  };
+}
+
+describe('planner over the in-process bus', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  function serve(turns: ScriptedTurn[]) {
+    const model = new ScriptedModel(turns, { name: 'planner-test' });
+    const transport = new InProcessTransport();
+    const service = createPlannerService({ roleModel: { model, modelName: 'test-model', temperature: 0, maxTokens: 1000, price: { promptPerMillion: 1, completionPerMillion: 2 } }, prompts });
+    running = hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport });
+    return { model, client: createClient(transport, PlannerServiceDefinition) };
+  }
+
+  it('turns a goal and lessons into a numbered plan, crediting only lessons it was offered, and prices the call', async () => {
+    const { model, client } = serve([{ role: 'planner', reply: JSON.stringify(validPlan), usage: { promptTokens: 1000, completionTokens: 500 } }]);
+    const response = await client.createPlan(request());
+    expect(response.plan?.steps.map((step) => step.number)).toEqual([1, 2]);
+    expect(response.plan?.files.map((file) => file.path)).toEqual(['app.py', 'tests/test_app.py']);
+    expect(response.plan?.language).toBe(Language.LANGUAGE_PYTHON);
+    expect(response.plan?.appliedLessonIds).toEqual(['lesson-1']);
+    expect(response.usage).toEqual({ promptTokens: 1000, completionTokens: 500, costUsd: 0.002, modelCalls: 1 });
+    const sent = model.calls[0]!.request;
+    const user = sent.messages.find((message) => message.role === 'user')!.content;
+    expect(user).toContain('a CLI that manages TODO items in JSON');
+    expect(user).toContain('[lesson-1] Treat a missing JSON file as empty');
+    expect(sent.messages[0]!.content).toContain('python');
+    expect(sent.responseFormat?.name).toBe('planner_reply');
+    expect(sent.maxTokens).toBe(1000);
+  });
+
+  it('says why on a re-plan and caps the reply at the remaining token budget', async () => {
+    const { model, client } = serve([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
+    await client.createPlan(request({ replanReason: 'the same failure twice', previousPlan: { ...validPlan, steps: [], files: [], language: 1, dependencies: [] }, maxTokens: 300 }));
+    const user = model.calls[0]!.request.messages[1]!.content;
+    expect(user).toContain('This is a re-plan. The previous plan failed: the same failure twice');
+    expect(model.calls[0]!.request.maxTokens).toBe(300);
+  });
+
+  it('sends a plan with a path outside the workspace back for one repair round', async () => {
+    const bad = { ...validPlan, files: [{ path: '../etc/passwd', purpose: 'x', isTest: false }] };
+    const { model, client } = serve([
+      { role: 'planner', reply: JSON.stringify(bad), usage: { promptTokens: 10, completionTokens: 5 } },
+      { role: 'planner', expect: 'leaves the workspace', reply: JSON.stringify(validPlan), usage: { promptTokens: 20, completionTokens: 5 } },
+    ]);
+    const response = await client.createPlan(request());
+    expect(response.plan?.files[0]?.path).toBe('app.py');
+    expect(response.usage?.modelCalls).toBe(2);
+    expect(response.usage?.promptTokens).toBe(30);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('gives INVALID_ARGUMENT when the reply is still wrong after the repair round', async () => {
+    const { client } = serve([
+      { role: 'planner', reply: 'not json' },
+      { role: 'planner', reply: '{"summary": ""}' },
+    ]);
+    const error = await client.createPlan(request()).catch((caught: unknown) => caught);
+    expect(AppError.is(error) && error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect((error as Error).message).toContain('planner_reply');
+  });
+
+  it('rejects an empty goal and an unspecified language before calling the model', async () => {
+    const { model, client } = serve([]);
+    await expect(client.createPlan(request({ goal: '  ' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('goal is empty') });
+    await expect(client.createPlan(request({ language: Language.LANGUAGE_UNSPECIFIED }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    expect(model.calls).toHaveLength(0);
+  });
+});
+
+describe('prompt placeholders', () => {
+  it('fails at start when the planner prompt uses a placeholder the service does not fill', () => {
+    const model = new ScriptedModel([]);
+    expect(() =>
+      createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 10 }, prompts: { ...prompts, planner: { system: 'x {{goal}}', user: '{{gaol}}' } } }),
+    ).toThrow(/unknown placeholder\(s\) \{\{gaol\}\}/);
+  });
+});

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { loadPrompts } from '@ratchet/agent';
+import { createClient, InProcessTransport } from '@ratchet/bus';
+import { Language, ReflectorServiceDefinition, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
+import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { createReflectorService, failureSignature } from '../src';
+
+const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+
+function report(message: string, directory: string): TestReport {
+  return {
+    framework: 'pytest',
+    total: 2,
+    passed: 1,
+    failed: 1,
+    errored: 0,
+    skipped: 0,
+    duration: undefined,
+    parsed: true,
+    parseError: '',
+    cases: [
+      { name: 'test_ok', suite: 's', file: '', status: TestCaseStatus.TEST_CASE_STATUS_PASSED, duration: undefined, failureMessage: '', failureDetail: '' },
+      { name: 'test_first_use', suite: 's', file: '', status: TestCaseStatus.TEST_CASE_STATUS_FAILED, duration: undefined, failureMessage: `${message} '${directory}/todo.json'`, failureDetail: '' },
+    ],
+  };
+}
+
+const reflection = {
+  rootCause: 'load() opens a file that does not exist yet',
+  hypothesis: 'returning [] for a missing file fixes it',
+  fixDirection: 'check os.path.exists first',
+  confidence: 0.8,
+  replanRecommended: false,
+  lesson: { title: 'Missing data file means empty', body: 'Treat a missing JSON file as an empty collection.', tags: ['json'] },
+  relevantLessonIds: ['lesson-9', 'invented'],
+};
+
+describe('reflector over the in-process bus', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  function serve(turns: ScriptedTurn[]) {
+    const model = new ScriptedModel(turns);
+    const transport = new InProcessTransport();
+    const service = createReflectorService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts });
+    running = hostService({ name: 'reflector', version: 'test', definition: ReflectorServiceDefinition, implementation: service.implementation }, { transport });
+    return { model, client: createClient(transport, ReflectorServiceDefinition) };
+  }
+
+  function request(testReport: TestReport): ReflectRequest {
+    return {
+      taskId: 't',
+      iteration: 1,
+      goal: 'todo cli',
+      language: Language.LANGUAGE_PYTHON,
+      plan: undefined,
+      files: [{ path: 'todo.py', content: 'import json\n' }],
+      testReport,
+      error: undefined,
+      safetyFindings: [],
+      stderrExcerpt: 'Traceback ...',
+      previousReflections: [],
+      lessons: [{ id: 'lesson-9', title: 't', body: 'b', errorSignature: '', tags: [], language: 1, evidence: [], stats: undefined, createdAt: undefined, updatedAt: undefined }],
+      maxTokens: 0,
+    };
+  }
+
+  it('returns cause, hypothesis and a candidate lesson carrying a signature computed from the evidence', async () => {
+    const { model, client } = serve([
+      { role: 'reflector', expect: ['FileNotFoundError', 'Traceback ...'], reply: JSON.stringify(reflection) },
+      { role: 'reflector', reply: JSON.stringify(reflection) },
+    ]);
+    const first = await client.reflect(request(report('FileNotFoundError: [Errno 2] No such file or directory:', '/tmp/pytest-1/test_a0')));
+    const second = await client.reflect(request(report('FileNotFoundError: [Errno 2] No such file or directory:', '/tmp/pytest-7/test_b3')));
+    expect(first.reflection?.errorSignature).toBe("FileNotFoundError: [Errno <n>] No such file or directory: '<v>'");
+    expect(second.reflection?.errorSignature).toBe(first.reflection?.errorSignature);
+    expect(first.reflection?.candidateLesson).toMatchObject({ title: 'Missing data file means empty', errorSignature: first.reflection?.errorSignature, language: Language.LANGUAGE_PYTHON, tags: ['json'] });
+    expect(first.reflection?.relevantLessonIds).toEqual(['lesson-9']);
+    expect(model.remaining).toBe(0);
+  });
+});
+
+describe('failureSignature', () => {
+  it('prefers safety findings, then the first failing test, then the phase error, then a missing report', () => {
+    const finding = { ruleId: 'python-eval', severity: 4, path: 'a.py', line: 1, column: 1, message: '', snippet: '', remediation: '' };
+    expect(failureSignature(undefined, undefined, [finding, { ...finding, ruleId: 'python-os-system' }, finding])).toBe('safety: python-eval, python-os-system');
+    expect(failureSignature(report('E   AssertionError: assert 3 == 4', '/x/y'), undefined, [])).toBe("AssertionError: assert <n> == <n> '<v>'");
+    expect(failureSignature(undefined, { code: 'MODEL_REPLY_INVALID', message: 'reply had 3 problems', retryable: false, signature: '', detail: '' }, [])).toBe('MODEL_REPLY_INVALID: reply had <n> problems');
+    expect(failureSignature(undefined, undefined, [])).toBe('no test report');
+    expect(failureSignature({ ...report('x', 'y'), cases: [], total: 0, passed: 0, failed: 0 }, undefined, [])).toBe('no tests collected');
+  });
+});

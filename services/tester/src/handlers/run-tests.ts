@@ -1,0 +1,50 @@
+import { checkWorkspacePath, languageFromProto } from '@ratchet/agent';
+import type { CallContext, ServiceClient } from '@ratchet/bus';
+import type { RunTestsRequest, RunTestsResponse, SandboxLimits, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
+import { SandboxDriver } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { reportPath, runPassed, testCommand } from '../domain/test-command';
+
+/**
+ * RunTests: runs the given test files against the code in the sandbox and
+ * reports pass/fail from the parsed JUnit report: a run passes only when the
+ * report was read, has at least one case and none failed or errored, and the
+ * command neither timed out nor exited non-zero.
+ *
+ * @throws AppError INVALID_ARGUMENT for no test paths or a path that is not
+ *   among the files; whatever the sandbox runner throws.
+ */
+export function runTestsHandler(sandbox: ServiceClient<typeof SandboxRunnerServiceDefinition>, defaultLimits: SandboxLimits, image: string) {
+  return async (request: RunTestsRequest, context: CallContext): Promise<RunTestsResponse> => {
+    const language = languageFromProto(request.language);
+    if (request.testPaths.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'test_paths is empty; name the test files to run');
+    const paths = new Set(request.files.map((file) => checkWorkspacePath(file.path, 'files')));
+    for (const testPath of request.testPaths) {
+      if (!paths.has(testPath)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_paths: ${testPath} is not among the files sent`);
+    }
+    const limits = request.limits ?? defaultLimits;
+    const { result } = await sandbox.runJob(
+      {
+        job: {
+          jobId: `${request.taskId}-i${request.iteration}-tests`,
+          taskId: request.taskId,
+          iteration: request.iteration,
+          language: request.language,
+          files: request.files,
+          commands: [{ name: 'tests', argv: testCommand(language, request.testPaths), workingDirectory: '', timeout: limits.timeout }],
+          env: {},
+          limits,
+          driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+          image,
+          testReportPath: reportPath,
+          enqueuedAt: new Date(),
+          deadline: new Date(context.deadline),
+        },
+      },
+      { deadline: context.deadline, signal: context.signal },
+    );
+    if (result === undefined) throw new AppError(ErrorCode.INTERNAL, 'the sandbox runner answered without a result');
+    const report = result.testReport;
+    return { ...(report === undefined ? {} : { report }), result, passed: runPassed(result) };
+  };
+}

@@ -1,0 +1,50 @@
+import type { Prompts } from '@ratchet/agent';
+import type { CallContext, ServiceClient } from '@ratchet/bus';
+import type {
+  RunTestsRequest,
+  RunTestsResponse,
+  SandboxLimits,
+  SandboxRunnerServiceDefinition,
+  WriteTestsRequest,
+  WriteTestsResponse,
+} from '@ratchet/contracts';
+import type { RoleModel } from '@ratchet/llm';
+import { runTestsHandler } from './handlers/run-tests';
+import { writeTestsHandler } from './handlers/write-tests';
+
+export { reportPath, runPassed, testCommand } from './domain/test-command';
+export { testReplySchema } from './domain/test-reply';
+
+export interface TesterServiceOptions {
+  readonly roleModel: RoleModel;
+  readonly prompts: Prompts;
+  /** The sandbox runner, over the bus. */
+  readonly sandbox: ServiceClient<typeof SandboxRunnerServiceDefinition>;
+  /** Limits of a test run when the request sets none. */
+  readonly limits: SandboxLimits;
+  /** Sandbox image the tests run in. */
+  readonly image: string;
+}
+
+export interface TesterService {
+  readonly implementation: {
+    writeTests(request: WriteTestsRequest, context: CallContext): Promise<WriteTestsResponse>;
+    runTests(request: RunTestsRequest, context: CallContext): Promise<RunTestsResponse>;
+  };
+  close(): Promise<void>;
+}
+
+/**
+ * The tester's RPCs, ready for `hostService`.
+ *
+ * @throws AppError CONFIG_INVALID when the tester prompt uses unknown placeholders.
+ */
+export function createTesterService(options: TesterServiceOptions): TesterService {
+  return {
+    implementation: {
+      writeTests: writeTestsHandler(options.roleModel, options.prompts.tester),
+      runTests: runTestsHandler(options.sandbox, options.limits, options.image),
+    },
+    close: () => Promise.resolve(),
+  };
+}

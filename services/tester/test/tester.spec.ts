@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { loadPrompts } from '@ratchet/agent';
+import { createClient, InProcessTransport } from '@ratchet/bus';
+import { Language, SandboxRunnerServiceDefinition, TesterServiceDefinition, type SandboxJobResult, type TestReport, type WriteTestsRequest } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { createTesterService, runPassed, testCommand } from '../src';
+
+const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+const limits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 65536, workDirBytes: 16 << 20 };
+
+function writeRequest(overrides: Partial<WriteTestsRequest> = {}): WriteTestsRequest {
+  return {
+    taskId: 'task-1',
+    iteration: 1,
+    goal: 'add two numbers',
+    language: Language.LANGUAGE_TYPESCRIPT,
+    plan: { summary: 'calc.ts', steps: [], files: [], testStrategy: 'node:test', language: 2, dependencies: [], appliedLessonIds: [] },
+    files: [{ path: 'src/calc.ts', content: 'export const add = (a: number, b: number) => a + b;\n' }],
+    existingTests: [],
+    acceptanceTests: [{ path: 'tests/user.test.ts', content: "import test from 'node:test';\n" }],
+    lessons: [],
+    maxTokens: 0,
+    ...overrides,
+  };
+}
+
+describe('tester over the in-process bus', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  function serve(turns: ScriptedTurn[]) {
+    const model = new ScriptedModel(turns);
+    const transport = new InProcessTransport();
+    // RunTests needs a sandbox runner; these tests stop at validation, before any job is sent.
+    const sandbox = createClient(transport, SandboxRunnerServiceDefinition);
+    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox, limits, image: 'ratchet-sandbox:1' });
+    running = hostService({ name: 'tester', version: 'test', definition: TesterServiceDefinition, implementation: service.implementation }, { transport });
+    return { model, client: createClient(transport, TesterServiceDefinition) };
+  }
+
+  it("writes test files named for the language's runner, told the framework and the user's tests", async () => {
+    const tests = [{ path: 'tests/calc.test.ts', content: "import test from 'node:test';\ntest('adds', () => {});\n" }];
+    const { model, client } = serve([{ role: 'tester', reply: JSON.stringify({ tests, summary: 'one test' }) }]);
+    const response = await client.writeTests(writeRequest());
+    expect(response.tests).toEqual(tests);
+    const [system, user] = model.calls[0]!.request.messages;
+    expect(system!.content).toContain('node:test');
+    expect(system!.content).toContain('tests/<topic>.test.ts');
+    expect(user!.content).toContain('--- tests/user.test.ts');
+  });
+
+  it("never replaces a user's acceptance test or a source file, and insists on test file names", async () => {
+    const { model, client } = serve([
+      { role: 'tester', reply: JSON.stringify({ tests: [{ path: 'tests/user.test.ts', content: 'x' }], summary: 's' }) },
+      { role: 'tester', expect: ['already exists as source code or a user test'], reply: JSON.stringify({ tests: [{ path: 'src/calc.ts', content: 'x' }], summary: 's' }) },
+    ]);
+    await expect(client.writeTests(writeRequest())).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    expect(model.remaining).toBe(0);
+  });
+
+  it('refuses a run without test paths or with a test path that was not sent', async () => {
+    const { client } = serve([]);
+    const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], limits: undefined, dependencies: [] };
+    await expect(client.runTests({ ...base, testPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_paths is empty') });
+    await expect(client.runTests({ ...base, testPaths: ['tests/test_app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('not among the files') });
+    await expect(client.runTests({ ...base, files: [{ path: '/etc/passwd', content: '' }], testPaths: ['/etc/passwd'] })).rejects.toMatchObject({ message: expect.stringContaining('is absolute') });
+  });
+});
+
+describe('test commands and verdicts', () => {
+  it('runs pytest through python3 -m with a JUnit report, and node --test with spec + junit reporters', () => {
+    expect(testCommand('python', ['tests/test_a.py'])).toEqual(['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--junitxml=/tmp/ratchet-junit.xml', 'tests/test_a.py']);
+    expect(testCommand('typescript', ['tests/a.test.ts'])).toContain('--test-reporter=junit');
+  });
+
+  const report = (overrides: Partial<TestReport> = {}): TestReport => ({ framework: 'pytest', total: 3, passed: 3, failed: 0, errored: 0, skipped: 0, duration: undefined, cases: [], parsed: true, parseError: '', ...overrides });
+  const result = (overrides: Partial<SandboxJobResult> = {}): SandboxJobResult =>
+    ({ jobId: 'j', taskId: 't', exitCode: 0, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), timedOut: false, oomKilled: false, testReport: report(), ...overrides }) as SandboxJobResult;
+
+  it('passes only on a parsed report with cases, no failures, exit 0, no timeout or OOM', () => {
+    expect(runPassed(result())).toBe(true);
+    expect(runPassed(result({ testReport: report({ failed: 1, passed: 2 }) }))).toBe(false);
+    expect(runPassed(result({ testReport: report({ errored: 1 }) }))).toBe(false);
+    expect(runPassed(result({ testReport: report({ total: 0, passed: 0 }) }))).toBe(false);
+    expect(runPassed(result({ testReport: report({ parsed: false, parseError: 'missing' }) }))).toBe(false);
+    expect(runPassed(result({ exitCode: 0, testReport: undefined }))).toBe(false);
+    expect(runPassed(result({ exitCode: 1 }))).toBe(false);
+    expect(runPassed(result({ timedOut: true }))).toBe(false);
+    expect(runPassed(result({ oomKilled: true }))).toBe(false);
+  });
+});
