@@ -1,0 +1,52 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { extendConfigSchema, loadConfig } from '@ratchet/config';
+import { ErrorCode } from '@ratchet/errors';
+import { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
+import { ScriptedModel } from './adapters/scripted-model';
+import { createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
+
+const schema = extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection });
+const repoConfig = path.resolve(__dirname, '../../../config');
+
+function load(env: Record<string, string>, configDir = repoConfig) {
+  return loadConfig({ schema, configDir, files: ['models.yaml'], env });
+}
+
+describe('model configuration', () => {
+  it('fills every role from the shared RATCHET_MODEL_* variables, with per-role overrides', () => {
+    const config = load({ RATCHET_MODEL_BASE_URL: 'http://localhost:11434/v1', RATCHET_MODEL_NAME: 'qwen2.5-coder', RATCHET_MODEL_CODER_NAME: 'big-coder', RATCHET_MODEL_API_KEY: 'k' });
+    expect(resolveRoleEndpoint(config.model, 'planner')).toMatchObject({ baseUrl: 'http://localhost:11434/v1', name: 'qwen2.5-coder', apiKey: 'k', timeoutMs: 120_000, apiKeyHeader: 'bearer' });
+    expect(resolveRoleEndpoint(config.model, 'coder').name).toBe('big-coder');
+  });
+
+  it('names the variables to set when nothing is configured', () => {
+    const config = load({});
+    expect(() => resolveRoleEndpoint(config.model, 'planner')).toThrow(expect.objectContaining({ code: ErrorCode.CONFIG_INVALID }));
+    expect(() => resolveRoleEndpoint(config.model, 'planner')).toThrow(/RATCHET_MODEL_BASE_URL .*RATCHET_MODEL_NAME .*RATCHET_MODEL_API_KEY.*RATCHET_MODEL_SCRIPT/);
+  });
+
+  it('prices a model from the table and builds an OpenAI-compatible model per role', async () => {
+    const config = load({ RATCHET_MODEL_BASE_URL: 'https://api.openai.com/v1', RATCHET_MODEL_NAME: 'gpt-4o-mini' });
+    const models = await createRoleModels(config.model, config.prices);
+    expect(models.reflector.model).toBeInstanceOf(OpenAiCompatibleModel);
+    expect(models.planner.price).toEqual({ promptPerMillion: 0.15, completionPerMillion: 0.6 });
+    expect(models.coder.modelName).toBe('gpt-4o-mini');
+  });
+
+  it('uses one scripted model for every role when model.script is set', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-models-'));
+    const script = path.join(dir, 'turns.yaml');
+    await writeFile(script, '- role: planner\n  reply: "{}"\n');
+    const models = await createRoleModels(load({ RATCHET_MODEL_SCRIPT: script }).model, {});
+    expect(models.coder.model).toBeInstanceOf(ScriptedModel);
+    expect(models.coder.model).toBe(models.planner.model);
+    expect(models.tester.modelName).toBe('scripted:turns.yaml');
+  });
+
+  it('rejects a bad URL and an unknown key with the variable that fixes it', () => {
+    expect(() => load({ RATCHET_MODEL_BASE_URL: 'not a url' })).toThrow(/RATCHET_MODEL_BASE_URL/);
+  });
+});
