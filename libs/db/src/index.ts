@@ -1,0 +1,7 @@
+export type { Database, Queryable, QueryResult } from './database';
+export { migrate } from './migrate';
+export type { Migration } from './migrate';
+export { openPglite } from './pglite';
+export type { PgliteOptions } from './pglite';
+export { openPostgres } from './postgres';
+export type { PostgresOptions } from './postgres';

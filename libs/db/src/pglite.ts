@@ -1,0 +1,133 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { Database, Queryable, QueryResult } from './database';
+import { sqlError } from './sql-error';
+
+export interface PgliteOptions {
+  /** Directory of the database files, created when missing; absent = in memory. */
+  readonly dataDir?: string;
+  /** Loads pgvector and creates the `vector` extension. */
+  readonly vector?: boolean;
+}
+
+const lockFile = 'ratchet.lock';
+
+/**
+ * Opens PGlite (Postgres compiled to WASM) in `dataDir`. PGlite has one
+ * connection and does not lock its directory itself, so a lock file keeps a
+ * second process from opening the same data (which would corrupt it); a lock
+ * left by a dead process is taken over.
+ *
+ * @throws AppError FAILED_PRECONDITION when another live process holds the
+ *   directory (naming its pid); INTERNAL when the directory cannot be
+ *   created or the database cannot start.
+ */
+export async function openPglite(options: PgliteOptions = {}): Promise<Database> {
+  const dataDir = options.dataDir === undefined ? undefined : path.resolve(options.dataDir);
+  if (dataDir !== undefined) {
+    try {
+      mkdirSync(dataDir, { recursive: true });
+    } catch (error) {
+      throw new AppError(ErrorCode.INTERNAL, `cannot create the data directory ${dataDir}: ${(error as Error).message}; choose another with --data-dir or RATCHET_STORAGE_DATA_DIR`, { cause: error });
+    }
+    takeLock(dataDir);
+  }
+  let db: PGlite;
+  try {
+    db = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), ...(options.vector === true ? { extensions: { vector } } : {}) });
+    if (options.vector === true) await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+  } catch (error) {
+    if (dataDir !== undefined) releaseLock(dataDir);
+    throw new AppError(ErrorCode.INTERNAL, `cannot open the database${dataDir === undefined ? '' : ` in ${dataDir}`}: ${(error as Error).message}`, { cause: error });
+  }
+  return new PgliteDatabase(db, dataDir);
+}
+
+class PgliteDatabase implements Database {
+  readonly kind = 'pglite' as const;
+  private closed = false;
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly dataDir: string | undefined,
+  ) {}
+
+  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
+    return run<R>(this.db, sql, params);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    // PGlite serialises transactions against other queries on its one connection.
+    return this.db.transaction(async (tx) => fn({ query: <R>(sql: string, params: readonly unknown[] = []) => run<R>(tx, sql, params), execute: (sql: string) => script(tx, sql) }));
+  }
+
+  execute(sql: string): Promise<void> {
+    return script(this.db, sql);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.db.close();
+    } finally {
+      if (this.dataDir !== undefined) releaseLock(this.dataDir);
+    }
+  }
+}
+
+async function run<R>(target: PGlite | Transaction, sql: string, params: readonly unknown[]): Promise<QueryResult<R>> {
+  try {
+    const result = await target.query<R>(sql, [...params]);
+    // affectedRows is 0 for a SELECT; pg counts the rows returned there.
+    return { rows: result.rows, rowCount: result.rows.length > 0 ? result.rows.length : (result.affectedRows ?? 0) };
+  } catch (error) {
+    throw sqlError(error, sql);
+  }
+}
+
+async function script(target: PGlite | Transaction, sql: string): Promise<void> {
+  try {
+    await target.exec(sql);
+  } catch (error) {
+    throw sqlError(error, sql);
+  }
+}
+
+function takeLock(dataDir: string): void {
+  const file = path.join(dataDir, lockFile);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new AppError(ErrorCode.INTERNAL, `cannot lock ${dataDir}: ${(error as Error).message}`, { cause: error });
+      const holder = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `the data directory ${dataDir} is in use by process ${holder} (another ratchet command); wait for it to finish or use another --data-dir`);
+      }
+      if (holder === process.pid) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the data directory ${dataDir} is already open in this process; close it first`);
+      // The holder died without cleaning up: take the directory over.
+      rmSync(file, { force: true });
+    }
+  }
+  throw new AppError(ErrorCode.FAILED_PRECONDITION, `cannot lock the data directory ${dataDir}; another process keeps taking it`);
+}
+
+function releaseLock(dataDir: string): void {
+  rmSync(path.join(dataDir, lockFile), { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
