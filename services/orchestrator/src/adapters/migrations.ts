@@ -1,0 +1,74 @@
+import type { Migration } from '@ratchet/db';
+
+/**
+ * The orchestrator's schema. Proto-shaped values (plans, reports, files) are
+ * stored as their canonical proto JSON in jsonb: readable with psql, and
+ * decoded with the generated `fromJSON`. Statuses are stored by name.
+ */
+export const orchestratorMigrations: readonly Migration[] = [
+  {
+    id: '0001_tasks_iterations_events',
+    sql: `
+      CREATE TABLE tasks (
+        id text PRIMARY KEY,
+        goal text NOT NULL,
+        language text NOT NULL,
+        status text NOT NULL,
+        status_reason text NOT NULL DEFAULT '',
+        stop_reason text NOT NULL DEFAULT '',
+        current_iteration integer NOT NULL DEFAULT 0,
+        replan_count integer NOT NULL DEFAULT 0,
+        replan_reason text NOT NULL DEFAULT '',
+        budget jsonb NOT NULL,
+        usage jsonb NOT NULL,
+        labels jsonb NOT NULL DEFAULT '{}',
+        workspace jsonb NOT NULL DEFAULT '[]',
+        acceptance_tests jsonb NOT NULL DEFAULT '[]',
+        generated_tests jsonb NOT NULL DEFAULT '[]',
+        result_files jsonb NOT NULL DEFAULT '[]',
+        plan jsonb,
+        lessons jsonb NOT NULL DEFAULT '[]',
+        request_id text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        started_at timestamptz,
+        completed_at timestamptz
+      );
+      CREATE UNIQUE INDEX tasks_request_id ON tasks (request_id) WHERE request_id <> '';
+      CREATE INDEX tasks_created ON tasks (created_at DESC, id DESC);
+      CREATE INDEX tasks_status ON tasks (status);
+
+      CREATE TABLE iterations (
+        task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        number integer NOT NULL,
+        phase text NOT NULL,
+        plan jsonb,
+        files jsonb NOT NULL DEFAULT '[]',
+        test_report jsonb,
+        error jsonb,
+        safety_findings jsonb NOT NULL DEFAULT '[]',
+        reflection jsonb,
+        hypothesis text NOT NULL DEFAULT '',
+        retrieved_lesson_ids jsonb NOT NULL DEFAULT '[]',
+        reflection_lessons jsonb NOT NULL DEFAULT '[]',
+        failure_id text NOT NULL DEFAULT '',
+        fingerprint jsonb,
+        output text NOT NULL DEFAULT '',
+        usage jsonb NOT NULL,
+        started_at timestamptz NOT NULL,
+        completed_at timestamptz,
+        PRIMARY KEY (task_id, number)
+      );
+
+      CREATE TABLE events (
+        task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        sequence bigint NOT NULL,
+        time timestamptz NOT NULL,
+        iteration integer NOT NULL,
+        kind text NOT NULL,
+        payload jsonb NOT NULL,
+        PRIMARY KEY (task_id, sequence)
+      );
+    `,
+  },
+];

@@ -1,0 +1,336 @@
+import {
+  ErrorDetail,
+  Language,
+  Lesson,
+  Phase,
+  Plan,
+  Reflection,
+  SafetyFinding,
+  SourceFile,
+  StopReason,
+  TaskEvent,
+  TaskStatus,
+  TestReport,
+  Budget,
+  Usage,
+  languageFromJSON,
+  languageToJSON,
+  phaseFromJSON,
+  phaseToJSON,
+  stopReasonFromJSON,
+  stopReasonToJSON,
+  taskStatusFromJSON,
+  taskStatusToJSON,
+} from '@ratchet/contracts';
+import { migrate, type Database, type Queryable } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { FailureFingerprint } from '../domain/progress';
+import type { IterationRecord, TaskRecord } from '../domain/records';
+import { orchestratorMigrations } from './migrations';
+
+/** The event body without the fields the store assigns (task, sequence). */
+export type NewEvent = Omit<TaskEvent, 'taskId' | 'sequence'>;
+
+/** One persisted transition: the task row, the iteration touched (if any) and the events it produced. */
+export interface TaskChange {
+  readonly task: TaskRecord;
+  readonly iteration?: IterationRecord;
+  readonly events: readonly NewEvent[];
+}
+
+export interface ListTasksQuery {
+  readonly statuses: readonly TaskStatus[];
+  readonly pageSize: number;
+  /** Offset into the newest-first list; opaque to callers. */
+  readonly offset: number;
+}
+
+const schema = 'orchestrator';
+const json = (value: unknown) => JSON.stringify(value);
+const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.map((item) => SourceFile.fromJSON(item)) : []);
+
+/**
+ * Tasks, iterations and events in Postgres or PGlite (schema `orchestrator`).
+ * Every change is one transaction, so a task row, its iteration and its
+ * events are never out of step.
+ */
+export class TaskStore {
+  private constructor(private readonly db: Database) {}
+
+  /** Applies the orchestrator's migrations and returns a store on `db` (which the caller owns). */
+  static async open(db: Database): Promise<TaskStore> {
+    await migrate(db, schema, orchestratorMigrations);
+    return new TaskStore(db);
+  }
+
+  /**
+   * Inserts a new task with its first events. With a non-empty `requestId`
+   * that was seen before, returns the existing task instead (idempotent submit).
+   */
+  async create(task: TaskRecord, events: readonly NewEvent[]): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
+    return this.db.transaction(async (tx) => {
+      if (task.requestId !== '') {
+        const existing = await tx.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE request_id = $1`, [task.requestId]);
+        const row = existing.rows[0];
+        if (row !== undefined) return { task: taskFromRow(row), created: false, events: [] };
+      }
+      await tx.query(
+        `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
+           workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
+        taskParams(task),
+      );
+      const stored = await insertEvents(tx, task.id, task.currentIteration, events);
+      return { task, created: true, events: stored };
+    });
+  }
+
+  /** Persists a transition atomically and returns its events with their sequence numbers. */
+  async save(change: TaskChange): Promise<TaskEvent[]> {
+    return this.db.transaction(async (tx) => {
+      const params = taskParams(change.task);
+      const updated = await tx.query(
+        `UPDATE ${schema}.tasks SET goal=$2, language=$3, status=$4, status_reason=$5, stop_reason=$6, current_iteration=$7, replan_count=$8, replan_reason=$9,
+           budget=$10, usage=$11, labels=$12, workspace=$13, acceptance_tests=$14, generated_tests=$15, result_files=$16, plan=$17, lessons=$18,
+           request_id=$19, created_at=$20, updated_at=$21, started_at=$22, completed_at=$23
+         WHERE id=$1`,
+        params,
+      );
+      if (updated.rowCount !== 1) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
+      if (change.iteration !== undefined) await upsertIteration(tx, change.iteration);
+      return insertEvents(tx, change.task.id, change.iteration?.number ?? change.task.currentIteration, change.events);
+    });
+  }
+
+  /**
+   * The task with this id, or the only task whose id starts with it (at
+   * least 6 characters), as users type ids from `ratchet history`.
+   *
+   * @throws AppError NOT_FOUND when none matches; INVALID_ARGUMENT when a prefix is ambiguous.
+   */
+  async get(idOrPrefix: string): Promise<TaskRecord> {
+    const exact = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id = $1`, [idOrPrefix]);
+    if (exact.rows[0] !== undefined) return taskFromRow(exact.rows[0]);
+    if (idOrPrefix.length >= 6 && /^[\w-]+$/.test(idOrPrefix)) {
+      const matches = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
+      if (matches.rows.length === 1) return taskFromRow(matches.rows[0] as TaskRow);
+      if (matches.rows.length > 1) throw new AppError(ErrorCode.INVALID_ARGUMENT, `task id prefix ${idOrPrefix} matches several tasks; give more characters`);
+    }
+    throw new AppError(ErrorCode.NOT_FOUND, `no task ${idOrPrefix}; \`ratchet history\` lists the tasks`);
+  }
+
+  /** Tasks newest first, optionally only those in `statuses`. */
+  async list(query: ListTasksQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
+    const names = query.statuses.map((status) => taskStatusToJSON(status));
+    const result = await this.db.query<TaskRow>(
+      `SELECT * FROM ${schema}.tasks WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [names, query.pageSize + 1, query.offset],
+    );
+    return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
+  }
+
+  /** Every iteration of a task, in order. */
+  async iterations(taskId: string): Promise<IterationRecord[]> {
+    const result = await this.db.query<IterationRow>(`SELECT * FROM ${schema}.iterations WHERE task_id = $1 ORDER BY number`, [taskId]);
+    return result.rows.map(iterationFromRow);
+  }
+
+  /** The task's events from `fromSequence` on (1 = all), in order. */
+  async events(taskId: string, fromSequence = 1): Promise<TaskEvent[]> {
+    const result = await this.db.query<{ payload: unknown }>(`SELECT payload FROM ${schema}.events WHERE task_id = $1 AND sequence >= $2 ORDER BY sequence`, [taskId, fromSequence]);
+    return result.rows.map((row) => TaskEvent.fromJSON(row.payload));
+  }
+
+  /** Ids of tasks not yet SUCCEEDED, FAILED or CANCELLED, oldest first. */
+  async unfinished(): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>(`SELECT id FROM ${schema}.tasks WHERE status NOT IN ('TASK_STATUS_SUCCEEDED','TASK_STATUS_FAILED','TASK_STATUS_CANCELLED') ORDER BY created_at`);
+    return result.rows.map((row) => row.id);
+  }
+}
+
+async function insertEvents(tx: Queryable, taskId: string, iteration: number, events: readonly NewEvent[]): Promise<TaskEvent[]> {
+  if (events.length === 0) return [];
+  const last = await tx.query<{ last: string | number | null }>(`SELECT max(sequence) AS last FROM ${schema}.events WHERE task_id = $1`, [taskId]);
+  let sequence = Number(last.rows[0]?.last ?? 0);
+  const stored: TaskEvent[] = [];
+  for (const body of events) {
+    sequence += 1;
+    const event: TaskEvent = { ...body, taskId, sequence, iteration: body.iteration || iteration };
+    await tx.query(`INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload) VALUES ($1,$2,$3,$4,$5,$6)`, [
+      taskId,
+      sequence,
+      event.time ?? new Date(),
+      event.iteration,
+      event.payload?.$case ?? 'none',
+      json(TaskEvent.toJSON(event)),
+    ]);
+    stored.push(event);
+  }
+  return stored;
+}
+
+async function upsertIteration(tx: Queryable, iteration: IterationRecord): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${schema}.iterations (task_id, number, phase, plan, files, test_report, error, safety_findings, reflection, hypothesis, retrieved_lesson_ids,
+       reflection_lessons, failure_id, fingerprint, output, usage, started_at, completed_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
+     ON CONFLICT (task_id, number) DO UPDATE SET phase=EXCLUDED.phase, plan=EXCLUDED.plan, files=EXCLUDED.files, test_report=EXCLUDED.test_report,
+       error=EXCLUDED.error, safety_findings=EXCLUDED.safety_findings, reflection=EXCLUDED.reflection, hypothesis=EXCLUDED.hypothesis,
+       retrieved_lesson_ids=EXCLUDED.retrieved_lesson_ids, reflection_lessons=EXCLUDED.reflection_lessons, failure_id=EXCLUDED.failure_id,
+       fingerprint=EXCLUDED.fingerprint, output=EXCLUDED.output, usage=EXCLUDED.usage, completed_at=EXCLUDED.completed_at`,
+    [
+      iteration.taskId,
+      iteration.number,
+      phaseToJSON(iteration.phase),
+      iteration.plan === undefined ? null : json(Plan.toJSON(iteration.plan)),
+      json(iteration.files.map((file) => SourceFile.toJSON(file))),
+      iteration.testReport === undefined ? null : json(TestReport.toJSON(iteration.testReport)),
+      iteration.error === undefined ? null : json(ErrorDetail.toJSON(iteration.error)),
+      json(iteration.safetyFindings.map((finding) => SafetyFinding.toJSON(finding))),
+      iteration.reflection === undefined ? null : json(Reflection.toJSON(iteration.reflection)),
+      iteration.hypothesis,
+      json(iteration.retrievedLessonIds),
+      json(iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson))),
+      iteration.failureId,
+      iteration.fingerprint === undefined ? null : json(iteration.fingerprint),
+      iteration.output,
+      json(Usage.toJSON(iteration.usage)),
+      iteration.startedAt,
+      iteration.completedAt ?? null,
+    ],
+  );
+}
+
+function taskParams(task: TaskRecord): unknown[] {
+  return [
+    task.id,
+    task.goal,
+    languageToJSON(task.language),
+    taskStatusToJSON(task.status),
+    task.statusReason,
+    stopReasonToJSON(task.stopReason),
+    task.currentIteration,
+    task.replanCount,
+    task.replanReason,
+    json(Budget.toJSON(task.budget)),
+    json(Usage.toJSON(task.usage)),
+    json(task.labels),
+    json(task.workspace.map((file) => SourceFile.toJSON(file))),
+    json(task.acceptanceTests.map((file) => SourceFile.toJSON(file))),
+    json(task.generatedTests.map((file) => SourceFile.toJSON(file))),
+    json(task.resultFiles.map((file) => SourceFile.toJSON(file))),
+    task.plan === undefined ? null : json(Plan.toJSON(task.plan)),
+    json(task.lessons.map((lesson) => Lesson.toJSON(lesson))),
+    task.requestId,
+    task.createdAt,
+    task.updatedAt,
+    task.startedAt ?? null,
+    task.completedAt ?? null,
+  ];
+}
+
+interface TaskRow {
+  id: string;
+  goal: string;
+  language: string;
+  status: string;
+  status_reason: string;
+  stop_reason: string;
+  current_iteration: number;
+  replan_count: number;
+  replan_reason: string;
+  budget: unknown;
+  usage: unknown;
+  labels: Record<string, string>;
+  workspace: unknown;
+  acceptance_tests: unknown;
+  generated_tests: unknown;
+  result_files: unknown;
+  plan: unknown;
+  lessons: unknown;
+  request_id: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  started_at: Date | string | null;
+  completed_at: Date | string | null;
+}
+
+interface IterationRow {
+  task_id: string;
+  number: number;
+  phase: string;
+  plan: unknown;
+  files: unknown;
+  test_report: unknown;
+  error: unknown;
+  safety_findings: unknown;
+  reflection: unknown;
+  hypothesis: string;
+  retrieved_lesson_ids: string[];
+  reflection_lessons: unknown;
+  failure_id: string;
+  fingerprint: FailureFingerprint | null;
+  output: string;
+  usage: unknown;
+  started_at: Date | string;
+  completed_at: Date | string | null;
+}
+
+const date = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
+const optionalDate = (value: Date | string | null): Date | undefined => (value === null ? undefined : date(value));
+
+function taskFromRow(row: TaskRow): TaskRecord {
+  const record: TaskRecord = {
+    id: row.id,
+    goal: row.goal,
+    language: languageFromJSON(row.language) as Language,
+    status: taskStatusFromJSON(row.status),
+    statusReason: row.status_reason,
+    stopReason: stopReasonFromJSON(row.stop_reason) as StopReason,
+    currentIteration: row.current_iteration,
+    replanCount: row.replan_count,
+    replanReason: row.replan_reason,
+    budget: Budget.fromJSON(row.budget),
+    usage: Usage.fromJSON(row.usage),
+    labels: row.labels,
+    workspace: files(row.workspace),
+    acceptanceTests: files(row.acceptance_tests),
+    generatedTests: files(row.generated_tests),
+    resultFiles: files(row.result_files),
+    lessons: Array.isArray(row.lessons) ? row.lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
+    requestId: row.request_id ?? '',
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  };
+  if (row.plan !== null) record.plan = Plan.fromJSON(row.plan);
+  const startedAt = optionalDate(row.started_at);
+  if (startedAt !== undefined) record.startedAt = startedAt;
+  const completedAt = optionalDate(row.completed_at);
+  if (completedAt !== undefined) record.completedAt = completedAt;
+  return record;
+}
+
+function iterationFromRow(row: IterationRow): IterationRecord {
+  const record: IterationRecord = {
+    taskId: row.task_id,
+    number: row.number,
+    phase: phaseFromJSON(row.phase) as Phase,
+    files: files(row.files),
+    safetyFindings: Array.isArray(row.safety_findings) ? row.safety_findings.map((finding) => SafetyFinding.fromJSON(finding)) : [],
+    hypothesis: row.hypothesis,
+    retrievedLessonIds: row.retrieved_lesson_ids,
+    reflectionLessons: Array.isArray(row.reflection_lessons) ? row.reflection_lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
+    failureId: row.failure_id,
+    output: row.output,
+    usage: Usage.fromJSON(row.usage),
+    startedAt: date(row.started_at),
+  };
+  if (row.plan !== null) record.plan = Plan.fromJSON(row.plan);
+  if (row.test_report !== null) record.testReport = TestReport.fromJSON(row.test_report);
+  if (row.error !== null) record.error = ErrorDetail.fromJSON(row.error);
+  if (row.reflection !== null) record.reflection = Reflection.fromJSON(row.reflection);
+  if (row.fingerprint !== null) record.fingerprint = row.fingerprint;
+  const completedAt = optionalDate(row.completed_at);
+  if (completedAt !== undefined) record.completedAt = completedAt;
+  return record;
+}

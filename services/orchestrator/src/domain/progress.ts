@@ -1,0 +1,45 @@
+import { TestCaseStatus, type TestReport } from '@ratchet/contracts';
+
+/** One failed iteration, as no-progress detection sees it. */
+export interface FailureFingerprint {
+  readonly errorSignature: string;
+  /** Names of failing and erroring tests, sorted. */
+  readonly failingTests: readonly string[];
+}
+
+export const ProgressVerdict = { CONTINUE: 'continue', REPLAN: 'replan', STOP: 'stop' } as const;
+export type ProgressVerdict = (typeof ProgressVerdict)[keyof typeof ProgressVerdict];
+
+/** The failing and erroring test names of a report, sorted, as `suite::name`. */
+export function failingTestsOf(report: TestReport | undefined): string[] {
+  if (report === undefined) return [];
+  return report.cases
+    .filter((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_FAILED || testCase.status === TestCaseStatus.TEST_CASE_STATUS_ERRORED)
+    .map((testCase) => (testCase.suite ? `${testCase.suite}::${testCase.name}` : testCase.name))
+    .sort();
+}
+
+/**
+ * No-progress detection over the failed iterations so far, oldest first:
+ * the same failing tests with the same error signature in the last two
+ * iterations asks for a re-plan, in the last three ends the task. `replanAt`
+ * is the number of repeats that triggers a re-plan (default 2), `stopAt` the
+ * number that stops (default 3).
+ */
+export function judgeProgress(history: readonly FailureFingerprint[], replanAt = 2, stopAt = 3): { verdict: ProgressVerdict; repeats: number } {
+  const last = history[history.length - 1];
+  if (last === undefined) return { verdict: ProgressVerdict.CONTINUE, repeats: 0 };
+  let repeats = 0;
+  for (let index = history.length - 1; index >= 0; index -= 1) {
+    if (!sameFailure(history[index], last)) break;
+    repeats += 1;
+  }
+  if (repeats >= stopAt) return { verdict: ProgressVerdict.STOP, repeats };
+  if (repeats === replanAt) return { verdict: ProgressVerdict.REPLAN, repeats };
+  return { verdict: ProgressVerdict.CONTINUE, repeats };
+}
+
+function sameFailure(left: FailureFingerprint | undefined, right: FailureFingerprint): boolean {
+  if (left === undefined) return false;
+  return left.errorSignature === right.errorSignature && left.failingTests.length === right.failingTests.length && left.failingTests.every((name, index) => name === right.failingTests[index]);
+}

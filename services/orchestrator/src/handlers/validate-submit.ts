@@ -1,0 +1,47 @@
+import { workspacePathProblem } from '@ratchet/agent';
+import { Language, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+
+/** Longest goal accepted, in characters. */
+export const maxGoalChars = 10_000;
+/** Most files in a workspace or acceptance-test set. */
+export const maxFiles = 500;
+/** Largest total size of a request's files, in bytes (UTF-8). */
+export const maxTotalFileBytes = 10_000_000;
+
+/**
+ * Checks a SubmitTask request before anything is stored.
+ *
+ * @throws AppError INVALID_ARGUMENT naming the field and what to do.
+ */
+export function validateSubmit(request: SubmitTaskRequest): void {
+  const goal = request.goal.trim();
+  if (goal === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do, e.g. "a CLI that manages TODO items in JSON"');
+  if (goal.length > maxGoalChars) throw new AppError(ErrorCode.INVALID_ARGUMENT, `goal is ${goal.length} characters; keep it under ${maxGoalChars} and put details in workspace files`);
+  if (request.language === Language.LANGUAGE_UNSPECIFIED || Language[request.language] === undefined) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, 'language is unspecified; choose python, typescript or javascript');
+  }
+  checkFiles('workspace', request.workspace);
+  checkFiles('acceptance_tests', request.acceptanceTests);
+  const budget = request.budget;
+  if (budget !== undefined) {
+    if (budget.maxIterations < 0 || budget.maxIterations > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `budget.max_iterations is ${budget.maxIterations}; use 1 to 100 (0 for the default)`);
+    if (budget.maxTokens < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_tokens is negative; use 0 for no token limit');
+    if (budget.maxCostUsd < 0 || !Number.isFinite(budget.maxCostUsd)) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_cost_usd must be a finite number >= 0 (0 for no limit)');
+    if (budget.maxWallTime !== undefined && budget.maxWallTime.seconds < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_wall_time is negative');
+  }
+}
+
+function checkFiles(field: string, files: readonly SourceFile[]): void {
+  if (files.length > maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} has ${files.length} files; at most ${maxFiles} are accepted`);
+  let total = 0;
+  const seen = new Set<string>();
+  for (const file of files) {
+    const problem = workspacePathProblem(file.path);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: path ${JSON.stringify(file.path)} ${problem}; paths are relative to the workspace root`);
+    if (seen.has(file.path)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: ${file.path} appears twice`);
+    seen.add(file.path);
+    total += Buffer.byteLength(file.content, 'utf8');
+  }
+  if (total > maxTotalFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} totals ${total} bytes; at most ${maxTotalFileBytes} are accepted`);
+}

@@ -1,0 +1,14 @@
+export { TaskStore } from './adapters/task-store';
+export { orchestratorMigrations } from './adapters/migrations';
+export { effectiveBudget, exhaustedBudget } from './domain/budget';
+export type { EffectiveBudget } from './domain/budget';
+export { phaseName, phaseOfStatus } from './domain/phase';
+export { toIterationView, toTaskProto } from './domain/records';
+export type { IterationRecord, TaskRecord } from './domain/records';
+export { failingTestsOf, judgeProgress, ProgressVerdict } from './domain/progress';
+export type { FailureFingerprint } from './domain/progress';
+export { canTransition, isTerminal, statusName, stopReasonName } from './domain/task-state';
+export { createOrchestratorService } from './orchestrator-service';
+export type { OrchestratorService, OrchestratorServiceOptions } from './orchestrator-service';
+export { TaskDriver, userTestsOnlyLabel } from './task-driver';
+export type { AgentClients, DriverSettings, EventPublisher } from './task-driver';

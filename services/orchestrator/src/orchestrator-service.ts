@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import type { CallContext } from '@ratchet/bus';
+import {
+  StopReason,
+  TaskEvent,
+  TaskStatus,
+  TaskView,
+  type CancelTaskRequest,
+  type CancelTaskResponse,
+  type GetTaskRequest,
+  type GetTaskResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type SubmitTaskRequest,
+  type SubmitTaskResponse,
+} from '@ratchet/contracts';
+import type { Database } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { TaskStore } from './adapters/task-store';
+import { emptyUsage, toIterationProto, toTaskProto, type TaskRecord } from './domain/records';
+import { isTerminal, statusName } from './domain/task-state';
+import { validateSubmit } from './handlers/validate-submit';
+import { TaskDriver, type AgentClients, type DriverSettings, type EventPublisher } from './task-driver';
+
+export interface OrchestratorServiceOptions {
+  /** Where tasks live; the caller owns and closes it. */
+  readonly db: Database;
+  readonly clients: AgentClients;
+  /** Publishes each stored event to live readers; the bus's task event stream. */
+  readonly publish: EventPublisher;
+  readonly settings: DriverSettings;
+  /** Tasks driven at once; more wait in QUEUED. Default 4. */
+  readonly maxConcurrentTasks?: number;
+  readonly now?: () => Date;
+  readonly logger?: { error(details: object, message: string): void };
+}
+
+export interface OrchestratorService {
+  readonly implementation: {
+    submitTask(request: SubmitTaskRequest, context: CallContext): Promise<SubmitTaskResponse>;
+    getTask(request: GetTaskRequest, context: CallContext): Promise<GetTaskResponse>;
+    listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
+    cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
+  };
+  /** Resolves when the task reaches a terminal status (immediately if it has). */
+  whenDone(taskId: string): Promise<TaskRecord>;
+  /** Stored events of a task from `fromSequence` (1 = all). */
+  events(taskId: string, fromSequence?: number): Promise<TaskEvent[]>;
+  /** Cancels running tasks and waits for them to record it. */
+  close(): Promise<void>;
+}
+
+interface Running {
+  readonly controller: AbortController;
+  readonly done: Promise<TaskRecord>;
+}
+
+const defaultPageSize = 20;
+const maxPageSize = 100;
+
+/**
+ * The orchestrator: owns task state, drives each submitted task through the
+ * loop in the background (at most `maxConcurrentTasks` at once) and answers
+ * queries from the store.
+ */
+export async function createOrchestratorService(options: OrchestratorServiceOptions): Promise<OrchestratorService> {
+  const store = await TaskStore.open(options.db);
+  const now = options.now ?? (() => new Date());
+  const driver = new TaskDriver(store, options.clients, options.publish, options.settings, now);
+  const running = new Map<string, Running>();
+  const waiting: string[] = [];
+  const limit = options.maxConcurrentTasks ?? 4;
+  let closed = false;
+
+  const startNext = () => {
+    while (!closed && running.size < limit && waiting.length > 0) {
+      const taskId = waiting.shift() as string;
+      const controller = new AbortController();
+      const done = driver.drive(taskId, controller.signal).finally(() => {
+        running.delete(taskId);
+        startNext();
+      });
+      done.catch((error: unknown) => options.logger?.error({ taskId, err: error instanceof Error ? error.message : String(error) }, 'task driver failed'));
+      running.set(taskId, { controller, done });
+    }
+  };
+
+  const implementation: OrchestratorService['implementation'] = {
+    async submitTask(request) {
+      validateSubmit(request);
+      const created = now();
+      const record: TaskRecord = {
+        id: randomUUID(),
+        goal: request.goal.trim(),
+        language: request.language,
+        status: TaskStatus.TASK_STATUS_QUEUED,
+        statusReason: '',
+        stopReason: StopReason.STOP_REASON_UNSPECIFIED,
+        currentIteration: 0,
+        replanCount: 0,
+        replanReason: '',
+        budget: request.budget ?? { maxIterations: 0, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
+        usage: emptyUsage(),
+        labels: { ...request.labels },
+        workspace: request.workspace,
+        acceptanceTests: request.acceptanceTests,
+        generatedTests: [],
+        resultFiles: [],
+        lessons: [],
+        requestId: request.requestId,
+        createdAt: created,
+        updatedAt: created,
+      };
+      const result = await store.create(record, [{ time: created, iteration: 0, payload: { $case: 'taskSubmitted', taskSubmitted: { task: toTaskProto(record, false) } } }]);
+      if (result.created) {
+        await options.publish(result.events);
+        waiting.push(record.id);
+        startNext();
+      }
+      return { task: toTaskProto(result.task, false) };
+    },
+
+    async getTask(request) {
+      if (request.taskId.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+      const task = await store.get(request.taskId.trim());
+      const full = request.view === TaskView.TASK_VIEW_FULL;
+      const iterations = full ? (await store.iterations(task.id)).map(toIterationProto) : [];
+      return { task: toTaskProto(task, full), iterations, approvals: [] };
+    },
+
+    async listTasks(request) {
+      const pageSize = request.pageSize === 0 ? defaultPageSize : request.pageSize;
+      if (pageSize < 0 || pageSize > maxPageSize) throw new AppError(ErrorCode.INVALID_ARGUMENT, `page_size is ${request.pageSize}; use 1 to ${maxPageSize}`);
+      const offset = request.pageToken === '' ? 0 : Number.parseInt(Buffer.from(request.pageToken, 'base64url').toString('utf8'), 10);
+      if (!Number.isInteger(offset) || offset < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'page_token is not one this server issued; start again without it');
+      const page = await store.list({ statuses: request.statuses, pageSize, offset });
+      return {
+        tasks: page.tasks.map((task) => toTaskProto(task, request.view === TaskView.TASK_VIEW_FULL)),
+        nextPageToken: page.more ? Buffer.from(String(offset + pageSize), 'utf8').toString('base64url') : '',
+      };
+    },
+
+    async cancelTask(request) {
+      const task = await store.get(request.taskId.trim());
+      if (isTerminal(task.status)) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} already ended (${statusName(task.status)}); nothing to cancel`);
+      const reason = request.reason.trim() === '' ? 'cancelled by the user' : request.reason.trim();
+      const active = running.get(task.id);
+      if (active !== undefined) {
+        active.controller.abort(reason);
+        return { task: toTaskProto(await active.done, false) };
+      }
+      const queued = waiting.indexOf(task.id);
+      if (queued >= 0) waiting.splice(queued, 1);
+      const controller = new AbortController();
+      controller.abort(reason);
+      return { task: toTaskProto(await driver.drive(task.id, controller.signal), false) };
+    },
+  };
+
+  return {
+    implementation,
+    async whenDone(taskId) {
+      const active = running.get(taskId);
+      if (active !== undefined) return active.done;
+      const task = await store.get(taskId);
+      if (isTerminal(task.status)) return task;
+      // Queued behind others: poll the store until a driver finishes it.
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const current = running.get(taskId);
+        if (current !== undefined) return current.done;
+        const latest = await store.get(taskId);
+        if (isTerminal(latest.status)) return latest;
+      }
+    },
+    events: (taskId, fromSequence) => store.events(taskId, fromSequence),
+    async close() {
+      closed = true;
+      waiting.length = 0;
+      const active = [...running.values()];
+      for (const task of active) task.controller.abort('the orchestrator is shutting down');
+      await Promise.allSettled(active.map((task) => task.done));
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Language, Phase, StopReason, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
+import { openPglite, openPostgres, type Database } from '@ratchet/db';
+import { ErrorCode } from '@ratchet/errors';
+import { startPostgres, type PostgresFixture } from '@ratchet/testing';
+import { TaskStore } from '../src';
+import type { IterationRecord, TaskRecord } from '../src/domain/records';
+
+jest.setTimeout(90_000);
+
+let sequence = 0;
+function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
+  sequence += 1;
+  const created = new Date(Date.UTC(2026, 10, 22, 12, 0, sequence));
+  return {
+    id: `${String(sequence).padStart(8, '0')}-aaaa-bbbb-cccc-${String(Date.now()).slice(-12).padStart(12, '0')}`,
+    goal: `goal ${sequence}`,
+    language: Language.LANGUAGE_PYTHON,
+    status: TaskStatus.TASK_STATUS_QUEUED,
+    statusReason: '',
+    stopReason: StopReason.STOP_REASON_UNSPECIFIED,
+    currentIteration: 0,
+    replanCount: 0,
+    replanReason: '',
+    budget: { maxIterations: 3, maxTokens: 0, maxCostUsd: 0.5, maxWallTime: { seconds: 60, nanos: 0 } },
+    usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, modelCalls: 0 },
+    labels: { team: 'core' },
+    workspace: [{ path: 'README.md', content: '# hi' }],
+    acceptanceTests: [],
+    generatedTests: [],
+    resultFiles: [],
+    lessons: [],
+    requestId: '',
+    createdAt: created,
+    updatedAt: created,
+    ...overrides,
+  };
+}
+
+function storeContract(name: string, open: () => Promise<Database>) {
+  describe(`TaskStore on ${name}`, () => {
+    let db: Database;
+    let store: TaskStore;
+    beforeAll(async () => {
+      db = await open();
+      store = await TaskStore.open(db);
+      await TaskStore.open(db); // migrations are re-runnable
+    });
+    afterAll(async () => {
+      await db.close();
+    });
+
+    it('stores a transition atomically: task row, iteration and numbered events', async () => {
+      const record = task();
+      const created = await store.create(record, [{ time: new Date(), iteration: 0, payload: { $case: 'logLine', logLine: { level: 2, message: 'hello', service: 's', attributes: {} } } }]);
+      expect(created.created).toBe(true);
+      expect(created.events.map((event) => event.sequence)).toEqual([1]);
+      record.status = TaskStatus.TASK_STATUS_CODING;
+      record.currentIteration = 1;
+      record.usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001, modelCalls: 1 };
+      record.plan = { summary: 'p', steps: [{ number: 1, description: 'd', paths: ['a.py'] }], files: [], testStrategy: 't', language: 1, dependencies: [], appliedLessonIds: [] };
+      const iteration: IterationRecord = {
+        taskId: record.id,
+        number: 1,
+        phase: Phase.PHASE_REFLECTING,
+        files: [{ path: 'a.py', content: 'x = 1\n' }],
+        testReport: {
+          framework: 'pytest',
+          total: 1,
+          passed: 0,
+          failed: 1,
+          errored: 0,
+          skipped: 0,
+          duration: { seconds: 1, nanos: 5e8 },
+          parsed: true,
+          parseError: '',
+          cases: [{ name: 't', suite: 's', file: 'f', status: TestCaseStatus.TEST_CASE_STATUS_FAILED, duration: undefined, failureMessage: 'boom', failureDetail: '' }],
+        },
+        error: { code: 'TESTS_FAILED', message: '0/1', retryable: false, signature: 'E: x', detail: '' },
+        safetyFindings: [],
+        hypothesis: 'h',
+        retrievedLessonIds: ['l1'],
+        reflectionLessons: [],
+        failureId: 'f1',
+        fingerprint: { errorSignature: 'E: x', failingTests: ['s::t'] },
+        output: 'out',
+        usage: record.usage,
+        startedAt: new Date('2026-11-22T12:00:00Z'),
+        completedAt: new Date('2026-11-22T12:00:03Z'),
+      };
+      const events = await store.save({ task: record, iteration, events: [{ time: new Date(), iteration: 0, payload: { $case: 'phaseStarted', phaseStarted: { phase: Phase.PHASE_CODING, attempt: 1 } } }] });
+      expect(events[0]).toMatchObject({ sequence: 2, iteration: 1, taskId: record.id });
+      const loaded = await store.get(record.id);
+      expect(loaded).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, labels: { team: 'core' }, budget: record.budget, usage: record.usage });
+      expect(loaded.plan?.steps[0]?.paths).toEqual(['a.py']);
+      expect(loaded.workspace).toEqual(record.workspace);
+      const [stored] = await store.iterations(record.id);
+      expect(stored).toEqual(iteration);
+      expect((await store.events(record.id)).map((event) => event.payload?.$case)).toEqual(['logLine', 'phaseStarted']);
+      expect((await store.events(record.id, 2)).length).toBe(1);
+      expect(await store.unfinished()).toContain(record.id);
+    });
+
+    it('returns the existing task for a repeated request id instead of a second one', async () => {
+      const first = await store.create(task({ requestId: `req-${name}` }), []);
+      const again = await store.create(task({ requestId: `req-${name}` }), []);
+      expect(again.created).toBe(false);
+      expect(again.task.id).toBe(first.task.id);
+    });
+
+    it('finds a task by a unique id prefix and explains an unknown id', async () => {
+      const record = task();
+      await store.create(record, []);
+      expect((await store.get(record.id.slice(0, 8))).id).toBe(record.id);
+      await expect(store.get('zzzzzzzz-none')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: expect.stringContaining('ratchet history') });
+    });
+
+    it('lists newest first, filters by status and pages', async () => {
+      const done = task({ status: TaskStatus.TASK_STATUS_SUCCEEDED });
+      await store.create(done, []);
+      const page = await store.list({ statuses: [], pageSize: 2, offset: 0 });
+      expect(page.tasks).toHaveLength(2);
+      expect(page.more).toBe(true);
+      expect(page.tasks[0]!.createdAt.getTime()).toBeGreaterThanOrEqual(page.tasks[1]!.createdAt.getTime());
+      const succeeded = await store.list({ statuses: [TaskStatus.TASK_STATUS_SUCCEEDED], pageSize: 10, offset: 0 });
+      expect(succeeded.tasks.map((found) => found.id)).toEqual([done.id]);
+    });
+  });
+}
+
+storeContract('PGlite', () => openPglite());
+
+describe('on real Postgres', () => {
+  let server: PostgresFixture;
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  storeContract('Postgres', () => openPostgres({ connectionString: server.connectionString }));
+});
