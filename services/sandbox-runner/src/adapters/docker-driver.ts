@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { PassThrough, type Duplex } from 'node:stream';
+import { Language, SandboxDriver, type CommandResult, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import Docker from 'dockerode';
+import tar from 'tar-stream';
+import { CappedBuffer } from '../domain/capped-buffer';
+import { effectiveLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
+import { parseJUnit } from '../domain/junit';
+
+export interface DockerDriverOptions {
+  /** Docker engine socket. Default /var/run/docker.sock. */
+  readonly socketPath?: string;
+  /** Image used when a job names none. Default ratchet-sandbox:1. */
+  readonly image?: string;
+  /** Limits for values a job leaves at 0. */
+  readonly defaults?: EffectiveLimits;
+  /** Reported in results. Default a random id. */
+  readonly runnerId?: string;
+}
+
+/** The uid:gid jobs run as; the image has a `sandbox` user with this id and nothing owned by it. */
+const sandboxUser = '10001:10001';
+/** Label on every job container, so leftovers can be found and removed. */
+export const jobLabel = 'dev.ratchet.job-id';
+/** Largest JUnit report read back, bytes. */
+const maxReportBytes = 8 * 1024 * 1024;
+
+const imageAdvice = 'build it with deploy/sandbox/build-image.sh (tools/ensure-docker.sh does it when missing)';
+
+/**
+ * Runs sandbox jobs in Docker: per job a fresh container with no network, a
+ * read-only root filesystem, all capabilities dropped, no-new-privileges,
+ * memory (no swap), pids and CPU limits, an init process, a tmpfs /work and
+ * /tmp, and an unprivileged user. Files go in through `tar -x` on an exec's
+ * stdin (the archive API cannot write to a read-only root or a tmpfs), the
+ * commands run as execs, and the JUnit report is read back with `cat`. A
+ * timeout kills the container, which takes the whole process tree with it.
+ * The container is removed afterwards whatever happened.
+ */
+export class DockerDriver {
+  private readonly docker: Docker;
+  private readonly image: string;
+  private readonly defaults: EffectiveLimits | undefined;
+  readonly runnerId: string;
+
+  constructor(options: DockerDriverOptions = {}) {
+    this.docker = new Docker({ socketPath: options.socketPath ?? '/var/run/docker.sock' });
+    this.image = options.image ?? 'ratchet-sandbox:1';
+    this.defaults = options.defaults;
+    this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
+  }
+
+  /**
+   * Checks that the engine answers and the default image exists.
+   *
+   * @throws AppError UNAVAILABLE (retryable) when Docker is unreachable;
+   *   FAILED_PRECONDITION when the image is missing.
+   */
+  async ping(): Promise<void> {
+    try {
+      await this.docker.ping();
+    } catch (error) {
+      throw unreachable(error);
+    }
+    await this.checkImage(this.image);
+  }
+
+  /**
+   * Runs `job` and returns its result. Failures of the code under test are
+   * results (exit code, timed out, no report); only problems of the job or
+   * the engine throw.
+   *
+   * @throws AppError INVALID_ARGUMENT for a malformed job; UNAVAILABLE when
+   *   Docker is unreachable; FAILED_PRECONDITION when the image is missing;
+   *   CANCELLED when `signal` aborts (the container is removed).
+   */
+  async run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
+    const limits = effectiveLimits(job.limits, this.defaults);
+    validateJob(job, limits);
+    const image = job.image || this.image;
+    const startedAt = new Date();
+    const started = performance.now();
+    const container = await this.create(job, image, limits);
+    const stdout = new CappedBuffer(limits.outputLimitBytes);
+    const stderr = new CappedBuffer(limits.outputLimitBytes);
+    const commandResults: CommandResult[] = [];
+    let killed = false;
+    const kill = () => {
+      killed = true;
+      return container.kill().catch(() => undefined);
+    };
+    const onAbort = () => void kill();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const deadline = started + limits.timeoutMs;
+    let timedOut = false;
+    let exitCode = 0;
+    let reportXml: string | undefined;
+    try {
+      await container.start();
+      await this.copyFiles(container, job);
+      for (const command of job.commands) {
+        const commandTimeout = command.timeout === undefined ? Number.POSITIVE_INFINITY : command.timeout.seconds * 1000 + command.timeout.nanos / 1e6;
+        const budget = Math.min(deadline - performance.now(), commandTimeout > 0 ? commandTimeout : Number.POSITIVE_INFINITY);
+        const commandStarted = performance.now();
+        const outcome = await this.exec(container, command.argv, command.workingDirectory, { stdout, stderr }, budget, kill);
+        const durationMs = performance.now() - commandStarted;
+        commandResults.push({ name: command.name, exitCode: outcome.exitCode, duration: duration(durationMs), timedOut: outcome.timedOut });
+        exitCode = outcome.exitCode;
+        if (outcome.timedOut) timedOut = true;
+        if (outcome.timedOut || killed || outcome.exitCode !== 0) break;
+      }
+      if (signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `sandbox job ${job.jobId} was cancelled`);
+      if (!killed && job.testReportPath !== '') reportXml = await this.readFile(container, job.testReportPath);
+      const state = await container.inspect().catch(() => undefined);
+      // A process killed by the kernel's OOM killer inside an exec does not set
+      // State.OOMKilled (that covers the container's init only); exit 137
+      // (SIGKILL) that the runner did not send is the sign then.
+      const oomKilled = state?.State.OOMKilled === true || (!timedOut && !killed && exitCode === 137);
+      const report = parseJUnit(reportXml, frameworkOf(job));
+      return {
+        jobId: job.jobId,
+        taskId: job.taskId,
+        exitCode,
+        stdout: stdout.toBuffer(),
+        stderr: stderr.toBuffer(),
+        stdoutTruncated: stdout.truncated,
+        stderrTruncated: stderr.truncated,
+        timedOut,
+        oomKilled,
+        resourceUsage: { wallTime: duration(performance.now() - started), cpuTime: undefined, peakMemoryBytes: 0, peakPids: 0 },
+        testReport: timedOut ? { ...report, parseError: report.parsed ? '' : `the run timed out after ${limits.timeoutMs} ms, before a report was written` } : report,
+        commandResults,
+        driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
+        runnerId: this.runnerId,
+        startedAt,
+        completedAt: new Date(),
+        error: undefined,
+      };
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      await container.remove({ force: true }).catch(() => undefined);
+    }
+  }
+
+  private async create(job: SandboxJob, image: string, limits: EffectiveLimits): Promise<Docker.Container> {
+    const env = Object.entries(job.env).map(([name, value]) => `${name}=${value}`);
+    try {
+      return await this.docker.createContainer({
+        Image: image,
+        Cmd: ['sleep', 'infinity'],
+        User: sandboxUser,
+        WorkingDir: '/work',
+        Env: env,
+        NetworkDisabled: true,
+        Labels: { [jobLabel]: job.jobId },
+        HostConfig: {
+          NetworkMode: 'none',
+          ReadonlyRootfs: true,
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+          Memory: limits.memoryBytes,
+          MemorySwap: limits.memoryBytes,
+          PidsLimit: limits.pids,
+          NanoCpus: Math.round(limits.cpus * 1e9),
+          Init: true,
+          Tmpfs: {
+            '/work': `rw,exec,nosuid,nodev,size=${limits.workDirBytes},uid=10001,gid=10001,mode=0700`,
+            '/tmp': 'rw,exec,nosuid,nodev,size=67108864,mode=1777',
+          },
+        },
+      });
+    } catch (error) {
+      if (statusOf(error) === 404) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox image ${image} is missing; ${imageAdvice}`, { cause: error });
+      if (statusOf(error) === undefined) throw unreachable(error);
+      throw new AppError(ErrorCode.INTERNAL, `Docker refused to create the sandbox container: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async checkImage(image: string): Promise<void> {
+    try {
+      await this.docker.getImage(image).inspect();
+    } catch (error) {
+      if (statusOf(error) === 404) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox image ${image} is missing; ${imageAdvice}`, { cause: error });
+      throw unreachable(error);
+    }
+  }
+
+  private async copyFiles(container: Docker.Container, job: SandboxJob): Promise<void> {
+    const pack = tar.pack();
+    const directories = new Set<string>();
+    for (const file of job.files) {
+      const parts = file.path.split('/');
+      for (let depth = 1; depth < parts.length; depth += 1) directories.add(parts.slice(0, depth).join('/'));
+    }
+    for (const directory of [...directories].sort()) pack.entry({ name: `${directory}/`, type: 'directory', mode: 0o755 });
+    for (const file of job.files) pack.entry({ name: file.path, mode: 0o644 }, file.content);
+    pack.finalize();
+    const exec = await container.exec({ Cmd: ['tar', '-x', '-C', '/work', '-f', '-'], AttachStdin: true, AttachStdout: true, AttachStderr: true, User: sandboxUser });
+    const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
+    const errors = new CappedBuffer(4096);
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => errors.write(chunk));
+    this.docker.modem.demuxStream(stream, sink, sink);
+    pack.pipe(stream);
+    await ended(stream);
+    const info = await exec.inspect();
+    if (info.ExitCode !== 0) throw new AppError(ErrorCode.INTERNAL, `copying the job's files into the sandbox failed (tar exit ${info.ExitCode}): ${errors.toBuffer().toString('utf8')}`);
+  }
+
+  private async exec(
+    container: Docker.Container,
+    argv: readonly string[],
+    workingDirectory: string,
+    output: { stdout: CappedBuffer; stderr: CappedBuffer },
+    budgetMs: number,
+    kill: () => Promise<unknown>,
+  ): Promise<{ exitCode: number; timedOut: boolean }> {
+    if (budgetMs <= 0) return { exitCode: -1, timedOut: true };
+    const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, WorkingDir: workingDirectory === '' ? '/work' : `/work/${workingDirectory}`, User: sandboxUser });
+    const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    const out = new PassThrough();
+    const err = new PassThrough();
+    out.on('data', (chunk: Buffer) => output.stdout.write(chunk));
+    err.on('data', (chunk: Buffer) => output.stderr.write(chunk));
+    this.docker.modem.demuxStream(stream, out, err);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void kill();
+    }, budgetMs);
+    try {
+      await ended(stream);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (timedOut) return { exitCode: -1, timedOut: true };
+    const info = await exec.inspect().catch(() => undefined);
+    return { exitCode: info?.ExitCode ?? -1, timedOut: false };
+  }
+
+  private async readFile(container: Docker.Container, path: string): Promise<string | undefined> {
+    const exec = await container.exec({ Cmd: ['cat', '--', path], AttachStdout: true, AttachStderr: true, User: sandboxUser });
+    const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    const content = new CappedBuffer(maxReportBytes);
+    const out = new PassThrough();
+    out.on('data', (chunk: Buffer) => content.write(chunk));
+    this.docker.modem.demuxStream(stream, out, new PassThrough().resume());
+    await ended(stream);
+    const info = await exec.inspect().catch(() => undefined);
+    if (info?.ExitCode !== 0 || content.truncated) return undefined;
+    return content.toBuffer().toString('utf8');
+  }
+}
+
+function frameworkOf(job: SandboxJob): string {
+  return job.language === Language.LANGUAGE_PYTHON ? 'pytest' : 'node:test';
+}
+
+function ended(stream: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        resolve();
+      }
+    };
+    stream.once('end', finish);
+    stream.once('close', finish);
+    stream.once('error', finish);
+  });
+}
+
+function duration(ms: number) {
+  const seconds = Math.floor(ms / 1000);
+  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
+}
+
+function statusOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'statusCode' in error && typeof (error as { statusCode: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : undefined;
+}
+
+function unreachable(error: unknown): AppError {
+  return new AppError(ErrorCode.UNAVAILABLE, `the Docker engine is not reachable (${error instanceof Error ? error.message : String(error)}); start it (tools/ensure-docker.sh on Debian) or set sandbox.dockerSocket`, {
+    cause: error,
+    retryable: true,
+  });
+}

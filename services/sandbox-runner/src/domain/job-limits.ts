@@ -1,0 +1,82 @@
+import { workspacePathProblem } from '@ratchet/agent';
+import type { SandboxJob, SandboxLimits } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+
+/** Limits of a job, in plain units, after defaults and maxima. */
+export interface EffectiveLimits {
+  readonly memoryBytes: number;
+  readonly pids: number;
+  readonly cpus: number;
+  readonly timeoutMs: number;
+  readonly outputLimitBytes: number;
+  readonly workDirBytes: number;
+}
+
+export const defaultLimits: EffectiveLimits = {
+  memoryBytes: 512 * 1024 * 1024,
+  pids: 128,
+  cpus: 1,
+  timeoutMs: 120_000,
+  outputLimitBytes: 256 * 1024,
+  workDirBytes: 64 * 1024 * 1024,
+};
+
+export const maximumLimits: EffectiveLimits = {
+  memoryBytes: 4 * 1024 * 1024 * 1024,
+  pids: 1024,
+  cpus: 4,
+  timeoutMs: 3_600_000,
+  outputLimitBytes: 16 * 1024 * 1024,
+  workDirBytes: 1024 * 1024 * 1024,
+};
+
+/** Most files in a job. */
+export const maxJobFiles = 1_000;
+
+/** A job's limits with unset (0) values taken from `defaults`. */
+export function effectiveLimits(limits: SandboxLimits | undefined, defaults: EffectiveLimits = defaultLimits): EffectiveLimits {
+  const timeoutMs = limits?.timeout === undefined ? 0 : limits.timeout.seconds * 1000 + Math.floor(limits.timeout.nanos / 1e6);
+  return {
+    memoryBytes: positive(limits?.memoryBytes) ?? defaults.memoryBytes,
+    pids: positive(limits?.pids) ?? defaults.pids,
+    cpus: positive(limits?.cpus) ?? defaults.cpus,
+    timeoutMs: positive(timeoutMs) ?? defaults.timeoutMs,
+    outputLimitBytes: positive(limits?.outputLimitBytes) ?? defaults.outputLimitBytes,
+    workDirBytes: positive(limits?.workDirBytes) ?? defaults.workDirBytes,
+  };
+}
+
+/**
+ * Checks a job before any container exists: an id, commands, file paths
+ * inside the work directory, limits within the maxima.
+ *
+ * @throws AppError INVALID_ARGUMENT naming the field and the allowed range.
+ */
+export function validateJob(job: SandboxJob, limits: EffectiveLimits, maxima: EffectiveLimits = maximumLimits): void {
+  if (!/^[\w.-]{1,128}$/.test(job.jobId)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `job_id ${JSON.stringify(job.jobId)} must be 1-128 letters, digits, '.', '_' or '-'`);
+  if (job.commands.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'commands is empty; a job runs at least one command');
+  for (const command of job.commands) {
+    if (command.argv.length === 0 || command.argv[0] === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, `command ${command.name || '(unnamed)'} has no argv`);
+    if (command.workingDirectory !== '' && workspacePathProblem(command.workingDirectory) !== undefined) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, `command ${command.name}: working_directory ${JSON.stringify(command.workingDirectory)} must be a relative path inside the work directory`);
+    }
+  }
+  if (job.files.length > maxJobFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the job has ${job.files.length} files; at most ${maxJobFiles}`);
+  let total = 0;
+  for (const file of job.files) {
+    const problem = workspacePathProblem(file.path);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `files: path ${JSON.stringify(file.path)} ${problem}; paths are relative to the work directory`);
+    total += Buffer.byteLength(file.content, 'utf8');
+  }
+  if (total > limits.workDirBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the job's files take ${total} bytes, more than its work directory (${limits.workDirBytes} bytes); raise limits.work_dir_bytes`);
+  for (const key of Object.keys(limits) as (keyof EffectiveLimits)[]) {
+    if (limits[key] > maxima[key]) throw new AppError(ErrorCode.INVALID_ARGUMENT, `limits.${key} is ${limits[key]}; this runner allows at most ${maxima[key]}`);
+  }
+  for (const name of Object.keys(job.env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `env: ${JSON.stringify(name)} is not a valid variable name`);
+  }
+}
+
+function positive(value: number | undefined): number | undefined {
+  return value !== undefined && value > 0 ? value : undefined;
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { createClient, InProcessTransport } from '@ratchet/bus';
+import { Language, SandboxDriver, SandboxRunnerServiceDefinition, TestCaseStatus, type SandboxJob } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { hostService } from '@ratchet/runtime';
+import { createSandboxRunnerService, DockerDriver, jobLabel } from '../src';
+
+// Real Docker engine and the real sandbox image; tools/ensure-docker.sh sets both up.
+jest.setTimeout(60_000);
+
+const driver = new DockerDriver();
+let counter = 0;
+
+function job(files: Record<string, string>, argv: string[], overrides: Partial<SandboxJob> = {}): SandboxJob {
+  counter += 1;
+  return {
+    jobId: `test-${process.pid}-${counter}`,
+    taskId: 'task',
+    iteration: 1,
+    language: Language.LANGUAGE_PYTHON,
+    files: Object.entries(files).map(([path, content]) => ({ path, content })),
+    commands: [{ name: 'run', argv, workingDirectory: '', timeout: undefined }],
+    env: {},
+    limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 },
+    driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
+    image: '',
+    testReportPath: '',
+    enqueuedAt: undefined,
+    deadline: undefined,
+    ...overrides,
+  };
+}
+
+const sh = (script: string, overrides: Partial<SandboxJob> = {}) => driver.run(job({}, ['sh', '-c', script], overrides));
+const pytest = ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--junitxml=/tmp/report.xml', 'tests'];
+
+beforeAll(async () => {
+  await driver.ping().catch((error: unknown) => {
+    throw new Error(`Docker or the sandbox image is not available (${(error as Error).message}); run tools/ensure-docker.sh`);
+  });
+});
+
+afterAll(() => {
+  const left = execFileSync('docker', ['ps', '-aq', '--filter', `label=${jobLabel}`]).toString().trim();
+  expect(left).toBe('');
+});
+
+describe('DockerDriver', () => {
+  it('runs pytest and reads results from the JUnit report', async () => {
+    const result = await driver.run(
+      job({ 'calc.py': 'def add(a, b):\n    return a - b\n', 'tests/test_calc.py': 'from calc import add\n\ndef test_ok():\n    assert add(2, 0) == 2\n\ndef test_bad():\n    assert add(2, 3) == 5\n' }, pytest, { testReportPath: '/tmp/report.xml' }),
+    );
+    expect(result.exitCode).toBe(1);
+    expect(result.testReport).toMatchObject({ parsed: true, framework: 'pytest', total: 2, passed: 1, failed: 1 });
+    const bad = result.testReport!.cases.find((testCase) => testCase.name === 'test_bad');
+    expect(bad).toMatchObject({ status: TestCaseStatus.TEST_CASE_STATUS_FAILED, suite: 'tests.test_calc', failureMessage: expect.stringContaining('AssertionError: assert -1 == 5') });
+    expect(result.stdout.toString()).toContain('1 failed, 1 passed');
+    expect(result.driver).toBe(SandboxDriver.SANDBOX_DRIVER_DOCKER);
+  });
+
+  it("runs node's test runner on TypeScript through type stripping", async () => {
+    const result = await driver.run(
+      job(
+        { 'src/add.ts': 'export const add = (a: number, b: number): number => a + b;\n', 'tests/add.test.ts': "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/add.ts';\ntest('adds', () => assert.equal(add(1, 2), 3));\n" },
+        ['node', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', '--test-reporter-destination=/tmp/report.xml', 'tests/add.test.ts'],
+        { language: Language.LANGUAGE_TYPESCRIPT, testReportPath: '/tmp/report.xml' },
+      ),
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.testReport).toMatchObject({ parsed: true, total: 1, passed: 1, framework: 'node:test' });
+  });
+
+  it('does not claim a result without a report, even when the exit code is 0', async () => {
+    const result = await driver.run(job({ 'tests/test_x.py': 'import os\nos._exit(0)\n' }, pytest, { testReportPath: '/tmp/report.xml' }));
+    expect(result.exitCode).toBe(0);
+    expect(result.testReport).toMatchObject({ parsed: false, parseError: expect.stringContaining('no JUnit report') });
+  });
+
+  it('kills the whole process tree on timeout and says so', async () => {
+    const started = Date.now();
+    const result = await sh('sleep 100 & sleep 100 & (sh -c "sleep 100") ; wait', { limits: { memoryBytes: 128 << 20, pids: 32, cpus: 1, timeout: { seconds: 2, nanos: 0 }, outputLimitBytes: 1024, workDirBytes: 1 << 20 } });
+    expect(result.timedOut).toBe(true);
+    expect(result.commandResults[0]?.timedOut).toBe(true);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('has no network, a read-only root, an unprivileged user and none of the runner\'s environment', async () => {
+    process.env['RATCHET_TEST_SECRET'] = 'do-not-leak';
+    const result = await sh(
+      'id -u; (touch /etc/x 2>&1 || true); python3 -c "import socket; s=socket.socket(); s.settimeout(2); s.connect((\'1.1.1.1\', 80))" 2>&1 | tail -1; env; cat /proc/self/status | grep CapEff',
+      { env: { GIVEN: 'yes' } },
+    );
+    const out = result.stdout.toString();
+    expect(out.split('\n')[0]).toBe('10001');
+    expect(out).toContain('Read-only file system');
+    expect(out).toMatch(/Network is unreachable|OSError/);
+    expect(out).toContain('GIVEN=yes');
+    expect(out).not.toContain('do-not-leak');
+    expect(out).toContain('CapEff:\t0000000000000000');
+  });
+
+  it('caps output and flags the truncation', async () => {
+    const result = await sh('yes ratchet | head -c 1000000; head -c 200000 /dev/zero 1>&2');
+    expect(result.stdout.length).toBe(64 * 1024);
+    expect(result.stdoutTruncated).toBe(true);
+    expect(result.stderrTruncated).toBe(true);
+  });
+
+  it('reports an out-of-memory kill', async () => {
+    const result = await driver.run(job({}, ['python3', '-c', 'x = bytearray(400 * 1024 * 1024)'], { limits: { memoryBytes: 64 << 20, pids: 32, cpus: 1, timeout: { seconds: 20, nanos: 0 }, outputLimitBytes: 4096, workDirBytes: 1 << 20 } }));
+    expect(result.exitCode).not.toBe(0);
+    expect(result.oomKilled || /MemoryError/.test(result.stderr.toString())).toBe(true);
+  });
+
+  it('rejects a job whose files leave the work directory, before creating a container', async () => {
+    await expect(driver.run(job({ '../escape.py': '' }, ['true']))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('leaves the workspace') });
+    await expect(driver.run(job({ '/etc/passwd': '' }, ['true']))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(driver.run(job({}, ['true'], { limits: { memoryBytes: 64 * 2 ** 30, pids: 0, cpus: 0, timeout: undefined, outputLimitBytes: 0, workDirBytes: 0 } }))).rejects.toMatchObject({ message: expect.stringContaining('limits.memoryBytes') });
+  });
+
+  it('says how to build a missing image and how to reach a missing engine', async () => {
+    await expect(driver.run(job({}, ['true'], { image: 'ratchet-sandbox:does-not-exist' }))).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('build-image.sh') });
+    const nowhere = new DockerDriver({ socketPath: '/tmp/no-docker-here.sock' });
+    await expect(nowhere.run(job({}, ['true']))).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE, isRetryable: true, message: expect.stringContaining('not reachable') });
+  });
+
+  it('serves RunJob over the in-process bus', async () => {
+    const transport = new InProcessTransport();
+    const service = createSandboxRunnerService();
+    const running = hostService({ name: 'sandbox-runner', version: 'test', definition: SandboxRunnerServiceDefinition, implementation: service.implementation, checks: service.checks }, { transport });
+    try {
+      const client = createClient(transport, SandboxRunnerServiceDefinition, { defaultTimeoutMs: 30_000 });
+      const response = await client.runJob({ job: job({ 'a.txt': 'hello' }, ['cat', 'a.txt']) });
+      expect(response.result?.stdout.toString()).toBe('hello');
+      const health = await client.health({});
+      expect(health.dependencies.find((dependency) => dependency.name === 'docker')).toMatchObject({ detail: 'engine up, image present' });
+    } finally {
+      await running.stop(100);
+    }
+  });
+});

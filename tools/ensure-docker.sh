@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Makes sure this Debian machine can run Ratchet's sandbox: Docker installed
+# and running, and the sandbox image built. Idempotent: each step checks first.
+#   RATCHET_SANDBOX_IMAGE   image to build when missing (default ratchet-sandbox:1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:1}"
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
+  echo "ensure-docker: installing docker.io and debootstrap"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends docker.io debootstrap >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  log="${TMPDIR:-/tmp}/ratchet-dockerd.log"
+  echo "ensure-docker: starting dockerd (log: $log)"
+  # setsid: the daemon must outlive this script and the shell that ran it.
+  as_root setsid dockerd >"$log" 2>&1 < /dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  if ! docker info >/dev/null 2>&1; then
+    echo "ensure-docker: dockerd did not come up within 60 s; last lines of $log:" >&2
+    tail -20 "$log" >&2 || true
+    exit 1
+  fi
+fi
+
+if ! docker image inspect "$image" >/dev/null 2>&1; then
+  echo "ensure-docker: building the sandbox image $image (a few minutes, once)"
+  as_root bash deploy/sandbox/build-image.sh "$image"
+fi
+echo "ensure-docker: Docker is running and $image is present"

@@ -1,0 +1,38 @@
+# Sourced by .ci/run and tools/demo.sh: installs what a fresh Debian machine
+# lacks for Ratchet and puts Node 24 on PATH. Safe to run again: every step
+# checks first. Usage: `source tools/setup.sh [--for-tests]`.
+# --for-tests adds nats-server and PostgreSQL, which only the tests need.
+
+ratchet_log() { printf '\n==> %s\n' "$*"; }
+ratchet_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+ratchet_apt_updated=0
+ratchet_apt_install() {
+  if [ "$ratchet_apt_updated" -eq 0 ]; then ratchet_as_root apt-get update -qq; ratchet_apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive ratchet_as_root apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# Node 24 LTS: the repo targets it; older Nodes get a Node 24 from the npm registry.
+ratchet_node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+if [ "$(ratchet_node_major)" -lt 24 ]; then
+  ratchet_node24_dir="${RATCHET_NODE24_DIR:-$HOME/.cache/ratchet/node24}"
+  if [ ! -x "$ratchet_node24_dir/node_modules/.bin/node" ]; then
+    ratchet_log "installing Node 24 into $ratchet_node24_dir"
+    npm install --prefix "$ratchet_node24_dir" --no-audit --no-fund node@24 >/dev/null
+  fi
+  export PATH="$ratchet_node24_dir/node_modules/.bin:$PATH"
+fi
+ratchet_log "node $(node -v), npm $(npm -v)"
+
+if [ "${1:-}" = "--for-tests" ]; then
+  command -v nats-server >/dev/null || { ratchet_log "installing nats-server"; ratchet_apt_install nats-server; }
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+    ratchet_log "installing PostgreSQL"; ratchet_apt_install postgresql
+  fi
+fi
+
+# The sandbox: a Docker engine and the sandbox image, built offline when missing.
+ratchet_log "Docker and the sandbox image"
+bash "$(dirname "${BASH_SOURCE[0]}")/ensure-docker.sh"
+
+ratchet_log "npm install"
+npm install --no-audit --no-fund
