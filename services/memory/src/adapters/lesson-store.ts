@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { Language, languageFromJSON, languageToJSON, type Lesson, type LessonEvidence } from '@ratchet/contracts';
+import { migrate, type Database, type Queryable } from '@ratchet/db';
+import { memoryMigrations } from './migrations';
+
+/** What a lesson is: advice from a failure, or the record of a success. */
+export const LessonKind = { LESSON: 'lesson', SUCCESS_PATTERN: 'success-pattern' } as const;
+export type LessonKind = (typeof LessonKind)[keyof typeof LessonKind];
+
+interface LessonRow {
+  id: string;
+  kind: string;
+  title: string;
+  body: string;
+  error_signature: string;
+  tags: string[];
+  language: string;
+  times_retrieved: string | number;
+  times_helped: string | number;
+  times_not_helped: string | number;
+  last_retrieved_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface NewLesson {
+  readonly kind: LessonKind;
+  readonly title: string;
+  readonly body: string;
+  readonly errorSignature: string;
+  readonly tags: readonly string[];
+  readonly language: Language;
+}
+
+export interface NewEvidence {
+  readonly taskId: string;
+  readonly iteration: number;
+  readonly failureSummary: string;
+  readonly fixSummary: string;
+}
+
+const date = (value: Date | string) => (value instanceof Date ? value : new Date(value));
+
+/** Lessons, evidence, failures and successes in the `memory` schema. */
+export class LessonStore {
+  private constructor(readonly db: Database) {}
+
+  static async open(db: Database): Promise<LessonStore> {
+    await migrate(db, 'memory', memoryMigrations);
+    return new LessonStore(db);
+  }
+
+  async createLesson(tx: Queryable, lesson: NewLesson, now: Date): Promise<string> {
+    const id = randomUUID();
+    await tx.query(
+      `INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$8)`,
+      [id, lesson.kind, lesson.title, lesson.body, lesson.errorSignature, JSON.stringify(lesson.tags), languageToJSON(lesson.language), now],
+    );
+    return id;
+  }
+
+  async addEvidence(tx: Queryable, lessonId: string, evidence: NewEvidence, now: Date): Promise<void> {
+    await tx.query(`INSERT INTO memory.evidence (lesson_id, task_id, iteration, failure_summary, fix_summary, recorded_at) VALUES ($1,$2,$3,$4,$5,$6)`, [
+      lessonId,
+      evidence.taskId,
+      evidence.iteration,
+      evidence.failureSummary,
+      evidence.fixSummary,
+      now,
+    ]);
+    await tx.query('UPDATE memory.lessons SET updated_at = $2 WHERE id = $1', [lessonId, now]);
+  }
+
+  /** The advice lesson with this signature and language, if one exists. */
+  async findBySignature(tx: Queryable, signature: string, language: Language): Promise<string | undefined> {
+    if (signature === '') return undefined;
+    const result = await tx.query<{ id: string }>(`SELECT id FROM memory.lessons WHERE error_signature = $1 AND language = $2 AND kind = 'lesson' ORDER BY created_at LIMIT 1`, [
+      signature,
+      languageToJSON(language),
+    ]);
+    return result.rows[0]?.id;
+  }
+
+  async recordFailure(
+    tx: Queryable,
+    failure: { taskId: string; iteration: number; goal: string; language: Language; code: string; message: string; signature: string; summary: string; lessonId: string | undefined },
+    now: Date,
+  ): Promise<string> {
+    const id = randomUUID();
+    await tx.query(
+      `INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+      [id, failure.taskId, failure.iteration, failure.goal, languageToJSON(failure.language), failure.code, failure.message, failure.signature, failure.summary, failure.lessonId ?? null, now],
+    );
+    return id;
+  }
+
+  /** Marks failures resolved and returns their lesson ids (with the iteration each failed in). */
+  async resolveFailures(tx: Queryable, failureIds: readonly string[], now: Date): Promise<{ lessonId: string; iteration: number }[]> {
+    if (failureIds.length === 0) return [];
+    const result = await tx.query<{ lesson_id: string | null; iteration: number }>(
+      'UPDATE memory.failures SET resolved_at = $2 WHERE id = ANY($1::text[]) RETURNING lesson_id, iteration',
+      [[...failureIds], now],
+    );
+    return result.rows.flatMap((row) => (row.lesson_id === null ? [] : [{ lessonId: row.lesson_id, iteration: row.iteration }]));
+  }
+
+  async recordSuccess(tx: Queryable, success: { taskId: string; goal: string; language: Language; fixSummary: string; iterationsTaken: number; lessonId: string }, now: Date): Promise<string> {
+    const id = randomUUID();
+    await tx.query(`INSERT INTO memory.successes (id, task_id, goal, language, fix_summary, iterations_taken, lesson_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, [
+      id,
+      success.taskId,
+      success.goal,
+      languageToJSON(success.language),
+      success.fixSummary,
+      success.iterationsTaken,
+      success.lessonId,
+      now,
+    ]);
+    return id;
+  }
+
+  async countHelped(tx: Queryable, lessonIds: readonly string[]): Promise<void> {
+    if (lessonIds.length === 0) return;
+    await tx.query('UPDATE memory.lessons SET times_helped = times_helped + 1 WHERE id = ANY($1::text[])', [[...lessonIds]]);
+  }
+
+  async countRetrieved(lessonIds: readonly string[], now: Date): Promise<void> {
+    if (lessonIds.length === 0) return;
+    await this.db.query('UPDATE memory.lessons SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE id = ANY($1::text[])', [[...lessonIds], now]);
+  }
+
+  /** Lessons by id with their evidence, in the order of `ids`; unknown ids are skipped. */
+  async lessons(ids: readonly string[], tx: Queryable = this.db): Promise<Lesson[]> {
+    if (ids.length === 0) return [];
+    const rows = (await tx.query<LessonRow>('SELECT * FROM memory.lessons WHERE id = ANY($1::text[])', [[...ids]])).rows;
+    const evidence = (
+      await tx.query<{ lesson_id: string; task_id: string; iteration: number; failure_summary: string; fix_summary: string; recorded_at: Date | string }>(
+        'SELECT * FROM memory.evidence WHERE lesson_id = ANY($1::text[]) ORDER BY id',
+        [[...ids]],
+      )
+    ).rows;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      if (row === undefined) return [];
+      const items: LessonEvidence[] = evidence
+        .filter((item) => item.lesson_id === id)
+        .map((item) => ({ taskId: item.task_id, iteration: item.iteration, failureSummary: item.failure_summary, fixSummary: item.fix_summary, recordedAt: date(item.recorded_at) }));
+      return [toLesson(row, items)];
+    });
+  }
+
+  /** Signature matches for retrieval (exact, same language unless unspecified). */
+  async idsBySignature(signature: string, language: Language, limit: number): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>(
+      `SELECT id FROM memory.lessons WHERE error_signature = $1 AND ($2 = '' OR language = $2) ORDER BY times_helped DESC, created_at DESC LIMIT $3`,
+      [signature, language === Language.LANGUAGE_UNSPECIFIED ? '' : languageToJSON(language), limit],
+    );
+    return result.rows.map((row) => row.id);
+  }
+
+  /** A page of lessons, newest first, with optional filters. */
+  async list(filter: { language: Language; tags: readonly string[]; errorSignature: string }, offset: number, limit: number): Promise<{ ids: string[]; more: boolean }> {
+    const result = await this.db.query<{ id: string }>(
+      `SELECT id FROM memory.lessons
+       WHERE ($1 = '' OR language = $1) AND ($2 = '' OR error_signature = $2) AND (cardinality($3::text[]) = 0 OR tags ?& $3::text[])
+       ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`,
+      [filter.language === Language.LANGUAGE_UNSPECIFIED ? '' : languageToJSON(filter.language), filter.errorSignature, [...filter.tags], limit + 1, offset],
+    );
+    const ids = result.rows.map((row) => row.id);
+    return { ids: ids.slice(0, limit), more: ids.length > limit };
+  }
+}
+
+function toLesson(row: LessonRow, evidence: LessonEvidence[]): Lesson {
+  return {
+    id: row.id,
+    title: row.title,
+    body: row.body,
+    errorSignature: row.error_signature,
+    tags: row.kind === LessonKind.SUCCESS_PATTERN && !row.tags.includes(LessonKind.SUCCESS_PATTERN) ? [...row.tags, LessonKind.SUCCESS_PATTERN] : row.tags,
+    language: languageFromJSON(row.language),
+    evidence,
+    stats: {
+      timesRetrieved: Number(row.times_retrieved),
+      timesHelped: Number(row.times_helped),
+      timesNotHelped: Number(row.times_not_helped),
+      lastRetrievedAt: row.last_retrieved_at === null ? undefined : date(row.last_retrieved_at),
+    },
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  };
+}

@@ -1,0 +1,56 @@
+import { migrate, type Database } from '@ratchet/db';
+import type { VectorHit, VectorPoint, VectorSearch, VectorStore } from '../domain/vector-store';
+
+const literal = (vector: Float32Array) => `[${Array.from(vector, (value) => (Number.isFinite(value) ? value : 0)).join(',')}]`;
+
+const migrations = [
+  {
+    id: '0001_vectors',
+    // Untyped vector column: the dimension belongs to the embedder, not the schema.
+    sql: 'CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE vectors (id text PRIMARY KEY, kind text NOT NULL, language text NOT NULL, embedding vector NOT NULL);',
+  },
+];
+
+/**
+ * VectorStore on pgvector (PGlite in embedded mode) in its own schema,
+ * `memory_vectors`, so the lesson metadata works on Postgres without the
+ * extension. Cosine similarity is 1 - (a <=> b).
+ */
+export class PgVectorStore implements VectorStore {
+  private constructor(private readonly db: Database) {}
+
+  /**
+   * Creates the table if needed.
+   *
+   * @throws AppError when the database lacks pgvector (open PGlite with `vector: true`).
+   */
+  static async open(db: Database): Promise<PgVectorStore> {
+    await migrate(db, 'memory_vectors', migrations);
+    return new PgVectorStore(db);
+  }
+
+  async upsert(points: readonly VectorPoint[]): Promise<void> {
+    for (const point of points) {
+      await this.db.query(
+        `INSERT INTO memory_vectors.vectors (id, kind, language, embedding) VALUES ($1, $2, $3, $4::vector)
+         ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, language = EXCLUDED.language, embedding = EXCLUDED.embedding`,
+        [point.id, point.payload.kind, point.payload.language, literal(point.vector)],
+      );
+    }
+  }
+
+  async search(vector: Float32Array, options: VectorSearch): Promise<VectorHit[]> {
+    const result = await this.db.query<{ id: string; kind: string; language: string; score: number }>(
+      `SELECT id, kind, language, 1 - (embedding <=> $1::vector) AS score FROM memory_vectors.vectors
+       WHERE ($2 = '' OR kind = $2) AND ($3 = '' OR language = $3) AND 1 - (embedding <=> $1::vector) >= $4
+       ORDER BY embedding <=> $1::vector LIMIT $5`,
+      [literal(vector), options.filter?.kind ?? '', options.filter?.language ?? '', options.minScore, options.limit],
+    );
+    return result.rows.map((row) => ({ id: row.id, score: Number(row.score), payload: { kind: row.kind, language: row.language } }));
+  }
+
+  async delete(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('DELETE FROM memory_vectors.vectors WHERE id = ANY($1::text[])', [[...ids]]);
+  }
+}

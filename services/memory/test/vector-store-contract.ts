@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { VectorStore } from '../src';
+
+const unit = (...values: number[]) => {
+  const vector = new Float32Array(values);
+  const norm = Math.hypot(...values);
+  return vector.map((value) => value / norm);
+};
+
+/**
+ * What every VectorStore must do, for pgvector now and Qdrant later (run it
+ * against a QdrantVectorStore when QDRANT_URL is set).
+ */
+export function vectorStoreContract(name: string, open: () => Promise<{ store: VectorStore; close: () => Promise<void> }>): void {
+  describe(`VectorStore contract: ${name}`, () => {
+    let store: VectorStore;
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      ({ store, close } = await open());
+      await store.upsert([
+        { id: 'a', vector: unit(1, 0, 0, 0), payload: { kind: 'lesson', language: 'python' } },
+        { id: 'b', vector: unit(0.9, 0.1, 0, 0), payload: { kind: 'lesson', language: 'typescript' } },
+        { id: 'c', vector: unit(0, 0, 1, 0), payload: { kind: 'success-pattern', language: 'python' } },
+      ]);
+    });
+    afterAll(async () => {
+      await close();
+    });
+
+    it('returns the nearest points by cosine similarity, best first', async () => {
+      const hits = await store.search(unit(1, 0, 0, 0), { limit: 3, minScore: -1 });
+      expect(hits.map((hit) => hit.id)).toEqual(['a', 'b', 'c']);
+      expect(hits[0]!.score).toBeCloseTo(1, 5);
+      expect(hits[2]!.score).toBeCloseTo(0, 5);
+      expect(hits[1]!.payload).toEqual({ kind: 'lesson', language: 'typescript' });
+    });
+
+    it('honours limit, minimum score and payload filters', async () => {
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 1, minScore: 0 })).map((hit) => hit.id)).toEqual(['a']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.5 })).map((hit) => hit.id)).toEqual(['a', 'b']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, filter: { language: 'python' } })).map((hit) => hit.id)).toEqual(['a', 'c']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, filter: { kind: 'success-pattern' } })).map((hit) => hit.id)).toEqual(['c']);
+    });
+
+    it('replaces a point on upsert and forgets deleted ones', async () => {
+      await store.upsert([{ id: 'c', vector: unit(1, 0, 0, 0), payload: { kind: 'success-pattern', language: 'python' } }]);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.999 })).map((hit) => hit.id).sort()).toEqual(['a', 'c']);
+      await store.delete(['c']);
+      await store.delete([]);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1 })).map((hit) => hit.id)).toEqual(['a', 'b']);
+    });
+  });
+}
