@@ -390,6 +390,8 @@ export class TaskDriver {
     iteration.completedAt = this.now();
     events.push(this.iterationCompleted(iteration, false, reflection.errorSignature));
 
+    // Everything above happened in this iteration, though the next one may start below.
+    for (const event of events) event.iteration ||= iteration.number;
     const fingerprints = [...history.filter((other) => other.number < iteration.number), iteration].flatMap((other) => (other.fingerprint === undefined ? [] : [other.fingerprint]));
     const progress = judgeProgress(fingerprints);
     if (progress.verdict === ProgressVerdict.STOP) {
@@ -445,7 +447,9 @@ export class TaskDriver {
     );
     const events: NewEvent[] = response.updatedLessons.map((lesson) => this.event({ $case: 'lessonStored', lessonStored: { lessonId: lesson.id, title: lesson.title, created: false } }));
     events.push(this.phaseCompleted(Phase.PHASE_LEARNING, started, emptyUsage(), `success recorded; ${response.updatedLessons.length} lesson(s) updated`));
-    return this.finish(task, TaskStatus.TASK_STATUS_SUCCEEDED, StopReason.STOP_REASON_TESTS_PASSED, `tests passed in iteration ${task.currentIteration}`, undefined, events);
+    const report = last?.testReport;
+    const detail = report === undefined ? `iteration ${task.currentIteration}` : `${report.passed}/${report.total} tests in iteration ${task.currentIteration}`;
+    return this.finish(task, TaskStatus.TASK_STATUS_SUCCEEDED, StopReason.STOP_REASON_TESTS_PASSED, detail, undefined, events);
   }
 
   /**

@@ -1,0 +1,152 @@
+import path from 'node:path';
+import { loadPrompts } from '@ratchet/agent';
+import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
+import {
+  CoderServiceDefinition,
+  MemoryServiceDefinition,
+  OrchestratorServiceDefinition,
+  PlannerServiceDefinition,
+  ReflectorServiceDefinition,
+  SafetyServiceDefinition,
+  SandboxRunnerServiceDefinition,
+  TaskEvent,
+  TesterServiceDefinition,
+  type SandboxLimits,
+} from '@ratchet/contracts';
+import { createCoderService } from '@ratchet/coder';
+import { openPglite } from '@ratchet/db';
+import { createRoleModels, type RoleModels } from '@ratchet/llm';
+import { createMemoryService } from '@ratchet/memory';
+import { createOrchestratorService, type OrchestratorService } from '@ratchet/orchestrator';
+import { createPlannerService } from '@ratchet/planner';
+import { createReflectorService } from '@ratchet/reflector';
+import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
+import { createSafetyService } from '@ratchet/safety';
+import { createSandboxRunnerService } from '@ratchet/sandbox-runner';
+import { createTesterService } from '@ratchet/tester';
+import { createLogger } from '@ratchet/telemetry';
+import type { CliConfig } from './cli-config';
+
+/** Every service of Ratchet in this process, over the in-process bus. */
+export interface EmbeddedRatchet {
+  readonly transport: InProcessTransport;
+  /** The orchestrator's API, called over the bus like any client would. */
+  readonly client: ServiceClient<typeof OrchestratorServiceDefinition>;
+  readonly orchestrator: OrchestratorService;
+  readonly models: RoleModels;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  readonly config: CliConfig;
+  readonly configDir: string;
+  readonly dataDir: string;
+  /** Replaces the configured models (the demo's scripted model). */
+  readonly models?: RoleModels;
+}
+
+
+/**
+ * Starts Ratchet in this process: PGlite in `dataDir`, every service hosted
+ * on one in-process bus, the orchestrator driving tasks. Nothing listens on
+ * the network.
+ *
+ * @throws AppError CONFIG_INVALID when no model is configured (naming the
+ *   variables to set) or prompts.yaml is bad; whatever opening the data
+ *   directory throws.
+ */
+export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedRatchet> {
+  const { config } = options;
+  const models = options.models ?? (await createRoleModels(config.model, config.prices));
+  const prompts = loadPrompts(options.configDir);
+  const db = await openPglite({ dataDir: options.dataDir, vector: true });
+  const closers: (() => Promise<void>)[] = [() => db.close()];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    const transport = new InProcessTransport();
+    closers.push(() => transport.close());
+    const logger = createLogger({ service: 'ratchet', level: config.log.level === 'info' ? 'warn' : config.log.level, destination: process.stderr as never });
+    const version = packageVersion(path.join(__dirname, '..'));
+    const hosted: RunningService[] = [];
+    closers.push(async () => {
+      await Promise.all(hosted.map((service) => service.stop(1_000)));
+    });
+    const sandboxLimits: SandboxLimits = {
+      memoryBytes: config.sandbox.memoryMb * 1024 * 1024,
+      pids: config.sandbox.pids,
+      cpus: config.sandbox.cpus,
+      timeout: { seconds: config.sandbox.timeoutSeconds, nanos: 0 },
+      outputLimitBytes: config.sandbox.outputLimitKb * 1024,
+      workDirBytes: config.sandbox.workDirMb * 1024 * 1024,
+    };
+
+    const safety = await createSafetyService();
+    closers.push(() => safety.close());
+    const sandbox = createSandboxRunnerService({ image: config.sandbox.image, socketPath: config.sandbox.dockerSocket, defaultLimits: sandboxLimits });
+    closers.push(() => sandbox.close());
+    const memory = await createMemoryService({ db });
+    closers.push(() => memory.close());
+    const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
+
+    hosted.push(
+      hostService({ name: 'safety', version, definition: SafetyServiceDefinition, implementation: safety.implementation }, { transport, logger }),
+      hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks }, { transport, logger }),
+      hostService({ name: 'memory', version, definition: MemoryServiceDefinition, implementation: memory.implementation }, { transport, logger }),
+      hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts }).implementation }, { transport, logger }),
+      hostService(
+        {
+          name: 'tester',
+          version,
+          definition: TesterServiceDefinition,
+          implementation: createTesterService({ roleModel: models.tester, prompts, sandbox: sandboxClient, limits: sandboxLimits, image: config.sandbox.image }).implementation,
+        },
+        { transport, logger },
+      ),
+      hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, prompts }).implementation }, { transport, logger }),
+    );
+
+    // Model-backed calls get the model deadline; the bus does not retry them
+    // (a retry would be a second, paid model call with the same prompt).
+    const modelClient = { defaultTimeoutMs: config.orchestrator.modelCallTimeoutMs, maxAttempts: 1 };
+    const orchestrator = await createOrchestratorService({
+      db,
+      clients: {
+        planner: createClient(transport, PlannerServiceDefinition, modelClient),
+        coder: createClient(transport, CoderServiceDefinition, modelClient),
+        tester: createClient(transport, TesterServiceDefinition, modelClient),
+        reflector: createClient(transport, ReflectorServiceDefinition, modelClient),
+        safety: createClient(transport, SafetyServiceDefinition),
+        memory: createClient(transport, MemoryServiceDefinition),
+      },
+      publish: async (events) => {
+        for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
+      },
+      settings: {
+        defaultBudget: {
+          maxIterations: config.orchestrator.maxIterations,
+          maxTokens: config.orchestrator.maxTokens,
+          maxCostUsd: config.orchestrator.maxCostUsd,
+          maxWallTimeMs: config.orchestrator.maxWallTimeSeconds * 1000,
+        },
+        modelCallTimeoutMs: config.orchestrator.modelCallTimeoutMs,
+        testRunTimeoutMs: (config.sandbox.timeoutSeconds + 60) * 1000,
+        serviceCallTimeoutMs: 30_000,
+        lessonLimit: config.orchestrator.lessonLimit,
+        lessonMinScore: config.orchestrator.lessonMinScore,
+        maxReplans: config.orchestrator.maxReplans,
+      },
+      logger,
+    });
+    // Closed before the services it calls, so running tasks record their cancellation.
+    closers.push(() => orchestrator.close());
+    hosted.push(hostService({ name: 'orchestrator', version, definition: OrchestratorServiceDefinition, implementation: orchestrator.implementation }, { transport, logger }));
+    await Promise.all(hosted.map((service) => service.server.ready));
+    return { transport, client: createClient(transport, OrchestratorServiceDefinition, { defaultTimeoutMs: 60_000 }), orchestrator, models, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

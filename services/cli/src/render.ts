@@ -1,0 +1,80 @@
+import { Phase, TaskEvent, TaskStatus, TestCaseStatus, type Usage } from '@ratchet/contracts';
+import { phaseName, statusName, stopReasonName } from '@ratchet/orchestrator';
+
+/** Dollars with enough digits to show small model costs. */
+export function formatCost(usd: number): string {
+  return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
+export function formatUsage(usage: Usage | undefined): string {
+  if (usage === undefined) return '0 tokens';
+  const tokens = usage.promptTokens + usage.completionTokens;
+  return `${tokens.toLocaleString('en-US')} tokens, ${formatCost(usage.costUsd)}`;
+}
+
+function seconds(duration: { seconds: number; nanos: number } | undefined): string {
+  if (duration === undefined) return '0.0s';
+  return `${(duration.seconds + duration.nanos / 1e9).toFixed(1)}s`;
+}
+
+/**
+ * One line of human-readable progress for an event, or undefined for events
+ * not worth a line. Lines start with the iteration when there is one.
+ */
+export function renderEvent(event: TaskEvent): string | undefined {
+  const prefix = event.iteration > 0 ? `[iteration ${event.iteration}] ` : '';
+  const payload = event.payload;
+  if (payload === undefined) return undefined;
+  switch (payload.$case) {
+    case 'taskSubmitted':
+      return `task ${event.taskId} submitted: ${payload.taskSubmitted.task?.goal ?? ''}`;
+    case 'phaseStarted':
+      return `${prefix}${phaseName(payload.phaseStarted.phase)}...`;
+    case 'phaseCompleted': {
+      const completed = payload.phaseCompleted;
+      const usage = completed.usage !== undefined && completed.usage.modelCalls > 0 ? ` (${formatUsage(completed.usage)})` : '';
+      return `${prefix}${phaseName(completed.phase)} done in ${seconds(completed.duration)}${usage}: ${completed.summary}`;
+    }
+    case 'testRunCompleted': {
+      const report = payload.testRunCompleted.report;
+      const flags = [payload.testRunCompleted.timedOut ? 'timed out' : '', payload.testRunCompleted.oomKilled ? 'out of memory' : ''].filter((flag) => flag !== '');
+      if (report === undefined || !report.parsed) return `${prefix}tests: no report (exit ${payload.testRunCompleted.exitCode}${flags.length > 0 ? `, ${flags.join(', ')}` : ''})`;
+      const failing = report.cases.filter((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_FAILED || testCase.status === TestCaseStatus.TEST_CASE_STATUS_ERRORED);
+      const lines = [`${prefix}tests: ${report.passed} passed, ${report.failed + report.errored} failed of ${report.total}${flags.length > 0 ? ` (${flags.join(', ')})` : ''}`];
+      for (const testCase of failing.slice(0, 5)) lines.push(`    FAIL ${testCase.name}: ${testCase.failureMessage.split('\n')[0]?.slice(0, 160) ?? ''}`);
+      return lines.join('\n');
+    }
+    case 'safetyBlocked':
+      return [`${prefix}safety check blocked the code:`, ...payload.safetyBlocked.findings.map((finding) => `    ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`)].join('\n');
+    case 'lessonsRetrieved': {
+      const lessons = payload.lessonsRetrieved.lessons;
+      const where = payload.lessonsRetrieved.phase === Phase.PHASE_REFLECTING ? 'about this error' : 'for this goal';
+      if (lessons.length === 0) return `${prefix}no lessons ${where} yet`;
+      return [`${prefix}${lessons.length} lesson(s) ${where}:`, ...lessons.map((lesson) => `    "${lesson.title}" (score ${lesson.score.toFixed(2)})`)].join('\n');
+    }
+    case 'lessonStored':
+      return `${prefix}lesson ${payload.lessonStored.created ? 'stored' : 'updated'}: "${payload.lessonStored.title}"`;
+    case 'iterationCompleted': {
+      const done = payload.iterationCompleted;
+      return `${prefix}${done.testsPassed ? 'PASSED' : 'failed'}: ${done.testsPassedCount}/${done.testsTotalCount} tests, ${formatUsage(done.usage)}, ${seconds(done.duration)}${done.errorSignature ? ` (${done.errorSignature})` : ''}`;
+    }
+    case 'taskCompleted': {
+      const done = payload.taskCompleted;
+      const outcome = done.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 'SUCCEEDED' : statusName(done.status);
+      return `${outcome} after ${done.iterations} iteration(s) in ${seconds(done.duration)} (${formatUsage(done.usage)}): ${stopReasonName(done.reason)}${done.reasonDetail ? ` - ${done.reasonDetail}` : ''}`;
+    }
+    case 'taskStatusChanged':
+    case 'approvalRequested':
+    case 'approvalDecided':
+      return undefined;
+    case 'logLine':
+      return `${prefix}${payload.logLine.message}`;
+    default:
+      return undefined;
+  }
+}
+
+/** The event as one JSON line (proto JSON), for `--json`. */
+export function eventJson(event: TaskEvent): string {
+  return JSON.stringify(TaskEvent.toJSON(event));
+}

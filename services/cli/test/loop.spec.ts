@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { StopReason, TaskStatus } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { runGoal, showHistory, showTask } from '../src/commands';
+import { runDemo } from '../src/demo';
+import { codeReply, planReply, RecordedOutput, reflectionReply, scripted, temporaryDirectory, testsReply } from './helpers';
+
+// Embedded mode end to end: every real service (Docker sandbox, tree-sitter
+// safety, PGlite storage, memory) in one process over the in-process bus;
+// only the model is scripted. Needs Docker and the sandbox image:
+// tools/ensure-docker.sh sets both up.
+jest.setTimeout(120_000);
+
+const test = (body: string) => `from calc import add\n\n\ndef test_add():\n    ${body}\n`;
+const goodCalc = 'def add(a, b):\n    return a + b\n';
+const badCalc = 'def add(a, b):\n    return a - b\n';
+
+describe('ratchet run (embedded)', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeAll(async () => {
+    ({ dir, remove } = await temporaryDirectory());
+    // No user config: these tests run on the shipped defaults.
+    process.env['RATCHET_CONFIG_DIR'] = path.resolve(__dirname, '../../../config');
+  });
+  afterAll(async () => {
+    await remove();
+  });
+
+  it('the demo: fails, reflects, fixes, stores a lesson; the similar second task retrieves it and passes first time', async () => {
+    const output = new RecordedOutput();
+    const ok = await runDemo({ dir: path.join(dir, 'demo') }, output);
+    expect(output.all).toContain('MODEL IS SCRIPTED');
+    expect(ok).toBe(true);
+    expect(output.all).toMatch(/FAIL test_add_creates_the_file_on_first_use: .*FileNotFoundError/);
+    expect(output.all).toContain('lesson stored: "Treat a missing or empty JSON data file as an empty collection"');
+    const secondTask = output.all.slice(output.all.indexOf('== task 2'));
+    expect(secondTask).toMatch(/\d lesson\(s\) for this goal:(\n\s+".*" \(score [\d.]+\))*\n\s+"Treat a missing or empty JSON data file as an empty collection"/);
+    expect(output.all).toMatch(/\[iteration 1\] lesson stored/);
+    const shopping = await readFile(path.join(dir, 'demo', 'shopping', 'shopping.py'), 'utf8');
+    expect(shopping).toContain('def load(path)');
+    await readFile(path.join(dir, 'demo', 'todo', 'tests', 'test_todo.py'), 'utf8');
+
+    const history = new RecordedOutput();
+    await showHistory({ dataDir: path.join(dir, 'demo', 'data') }, history);
+    expect(history.lines).toHaveLength(2);
+    expect(history.lines[0]).toContain('SUCCEEDED');
+    expect(history.lines[0]).toContain('shopping list');
+    const taskId = history.lines[1]!.split(' ')[0]!;
+    const shown = new RecordedOutput();
+    await showTask(taskId, { dataDir: path.join(dir, 'demo', 'data') }, shown);
+    expect(shown.all).toContain('iteration 1: failed (TESTS_FAILED)');
+    expect(shown.all).toContain('root cause: load() opens the data file unconditionally');
+    expect(shown.all).toContain('iteration 2: passed');
+  });
+
+  it('blocked code goes to the reflector with the findings, never to the sandbox', async () => {
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', 'import os\n\n\ndef add(a, b):\n    os.system("echo " + str(a))\n    return a + b\n') },
+      { role: 'reflector', expect: ['os.system'], reply: reflectionReply('the code runs a shell command') },
+      { role: 'coder', expect: ['Blocked by the safety check'], reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'blocked-out'), dataDir: path.join(dir, 'data'), models }, output);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(result.task.currentIteration).toBe(2);
+    expect(output.all).toContain('safety check blocked the code');
+    expect(model.remaining).toBe(0);
+    const shown = new RecordedOutput();
+    await showTask(result.task.id, { dataDir: path.join(dir, 'data'), json: true }, shown);
+    const view = JSON.parse(shown.lines[0]!) as { iterations: { tests: string; safetyFindings: { path: string }[]; outcome: string }[] };
+    expect(view.iterations[0]).toMatchObject({ outcome: 'failed (SAFETY_BLOCKED)', tests: '' });
+    expect(view.iterations[0]!.safetyFindings[0]!.path).toBe('calc.py');
+    expect(await readFile(path.join(dir, 'blocked-out', 'calc.py'), 'utf8')).toBe(goodCalc);
+  });
+
+  it('the same failure twice re-plans, three times ends the task as no progress', async () => {
+    const failing = test('assert add(2, 3) == 5');
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', badCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', failing) },
+      { role: 'reflector', expect: ['AssertionError'], reply: reflectionReply('add subtracts') },
+      { role: 'coder', reply: codeReply('calc.py', badCalc) },
+      { role: 'reflector', reply: reflectionReply('add still subtracts') },
+      { role: 'planner', expect: ['This is a re-plan', 'the same failure twice in a row'], reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', badCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', failing) },
+      { role: 'reflector', reply: reflectionReply('add subtracts again') },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'stuck-out'), dataDir: path.join(dir, 'data'), models }, output);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_FAILED);
+    expect(result.task.stopReason).toBe(StopReason.STOP_REASON_NO_PROGRESS);
+    expect(result.task.replanCount).toBe(1);
+    expect(result.task.currentIteration).toBe(3);
+    expect(result.task.statusReason).toContain('the same failure 3 times in a row');
+    expect(result.written).toEqual([]);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('stops at --max-iterations with the reason, and writes nothing', async () => {
+    const { models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', badCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
+      { role: 'reflector', reply: reflectionReply('add subtracts') },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'max-out'), dataDir: path.join(dir, 'data'), models, maxIterations: '1' }, output);
+    expect(result.task.stopReason).toBe(StopReason.STOP_REASON_MAX_ITERATIONS);
+    expect(output.all).toContain('reached the maximum of 1 iterations');
+    expect(output.all).toContain(`ratchet show ${result.task.id}`);
+  });
+
+  it("runs the user's acceptance tests from --tests, in TypeScript, next to the generated ones", async () => {
+    const userTests = path.join(dir, 'user-tests');
+    await import('node:fs/promises').then(async (fs) => {
+      await fs.mkdir(userTests, { recursive: true });
+      await fs.writeFile(path.join(userTests, 'acceptance.test.ts'), "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.ts';\n\ntest('user: adds', () => assert.equal(add(2, 2), 4));\n");
+    });
+    const { model, models } = scripted([
+      { role: 'planner', expect: ['--- tests/acceptance.test.ts'], reply: planReply('src/calc.ts', 'tests/calc.test.ts') },
+      { role: 'coder', reply: codeReply('src/calc.ts', 'export function add(a: number, b: number): number {\n  return a + b;\n}\n') },
+      {
+        role: 'tester',
+        reply: testsReply('tests/calc.test.ts', "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.ts';\n\ntest('adds negatives', () => assert.equal(add(-1, -2), -3));\n"),
+      },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'ts', tests: userTests, out: path.join(dir, 'ts-out'), dataDir: path.join(dir, 'data'), models }, output);
+    expect(output.all).toMatch(/tests: 2 passed, 0 failed of 2/);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('says which variables to set when no model is configured, before starting anything', async () => {
+    const saved = { ...process.env };
+    delete process.env['RATCHET_MODEL_BASE_URL'];
+    delete process.env['RATCHET_MODEL_NAME'];
+    delete process.env['RATCHET_MODEL_SCRIPT'];
+    try {
+      await expect(runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'none-out'), dataDir: path.join(dir, 'data') }, new RecordedOutput())).rejects.toMatchObject({
+        code: ErrorCode.CONFIG_INVALID,
+        message: expect.stringMatching(/RATCHET_MODEL_BASE_URL.*RATCHET_MODEL_NAME.*RATCHET_MODEL_API_KEY/),
+      });
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('rejects bad input with what to do', async () => {
+    const options = { lang: 'python', out: path.join(dir, 'bad-out'), dataDir: path.join(dir, 'data') };
+    await expect(runGoal('  ', options, new RecordedOutput())).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('usage: ratchet run') });
+    await expect(runGoal('x', { ...options, lang: 'cobol' }, new RecordedOutput())).rejects.toMatchObject({ message: expect.stringContaining('use python, typescript or javascript') });
+    await expect(runGoal('x', { ...options, maxIterations: 'many' }, new RecordedOutput())).rejects.toMatchObject({ message: expect.stringContaining('--max-iterations') });
+    await expect(runGoal('x', { ...options, tests: path.join(dir, 'missing') }, new RecordedOutput())).rejects.toMatchObject({ message: expect.stringContaining('not a directory') });
+    await expect(runGoal('x', { ...options, out: path.join(dir, 'demo') }, new RecordedOutput())).rejects.toMatchObject({ code: ErrorCode.ALREADY_EXISTS, message: expect.stringContaining('--force') });
+    await expect(showTask('nope-not-a-task', { dataDir: path.join(dir, 'data') }, new RecordedOutput())).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+  });
+});
