@@ -1,78 +1,123 @@
 import { workspacePathProblem } from '@ratchet/agent';
-import { SafetyVerdict, Severity, type SafetyFinding, type SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import type { Node } from 'web-tree-sitter';
-import type { GrammarName, Parsers } from '../adapters/grammars';
-import { finding, RuleId } from './findings';
+import { capFindings, FileFindings, RuleId, verdictOf, type Analysis, type Finding } from './findings';
 import { checkJavaScript } from './javascript-rules';
 import { checkPython } from './python-rules';
+import { firstSyntaxError, Grammar, grammarOf, type Parsers } from './syntax';
 
-/** Largest file analysed, bytes. */
-export const maxFileBytes = 1_000_000;
-/** Most files in one check. */
-export const maxFiles = 200;
+/** One file to check: a workspace-relative path and its text. */
+export interface SourceText {
+  readonly path: string;
+  readonly content: string;
+}
 
-/** The grammar for a path's extension; undefined for files that are only path-checked. */
-export function grammarOf(filePath: string): GrammarName | undefined {
-  if (/\.pyi?$/.test(filePath)) return 'python';
-  if (/\.(js|mjs|cjs|jsx)$/.test(filePath)) return 'javascript';
-  if (/\.(ts|mts|cts)$/.test(filePath)) return 'typescript';
-  if (/\.tsx$/.test(filePath)) return 'tsx';
-  return undefined;
+/** What one check accepts and returns. */
+export interface AnalysisLimits {
+  /** Most files in one check. Default 200. */
+  readonly maxFiles: number;
+  /** Largest file, in UTF-8 bytes. Default 1 000 000. */
+  readonly maxFileBytes: number;
+  /** Largest total of all files, in UTF-8 bytes. Default 10 000 000. */
+  readonly maxTotalBytes: number;
+  /** Most findings listed in an answer (the verdict counts them all). Default 500. */
+  readonly maxFindings: number;
+}
+
+/** The limits used when the caller sets none. */
+export const defaultLimits: AnalysisLimits = Object.freeze({ maxFiles: 200, maxFileBytes: 1_000_000, maxTotalBytes: 10_000_000, maxFindings: 500 });
+
+/**
+ * Checks that a set of files is within `limits` before any of it is parsed.
+ *
+ * @throws AppError INVALID_ARGUMENT naming the limit and, for a file that is
+ *   too large, the file and its size.
+ */
+export function checkLimits(files: readonly SourceText[], limits: AnalysisLimits = defaultLimits): void {
+  if (files.length > limits.maxFiles) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `${files.length} files sent; the safety check takes at most ${limits.maxFiles} files per call: split the files over several calls`);
+  }
+  let total = 0;
+  for (const file of files) {
+    const size = Buffer.byteLength(file.content, 'utf8');
+    if (size > limits.maxFileBytes) {
+      throw new AppError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${quotePath(file.path)} is ${size} bytes; the safety check takes files of at most ${limits.maxFileBytes} bytes: leave generated data and build output out of the check`,
+      );
+    }
+    total += size;
+  }
+  if (total > limits.maxTotalBytes) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `the files total ${total} bytes; the safety check takes at most ${limits.maxTotalBytes} bytes per call: split the files over several calls`);
+  }
 }
 
 /**
- * Checks files statically: paths confined to the workspace, then per
- * language the rules of python-rules.ts and javascript-rules.ts on the syntax
- * tree (so words in comments and strings are not flagged). A file that does
- * not parse gets a LOW parse-error finding at its first error.
- *
- * @throws AppError INVALID_ARGUMENT when there are more than 200 files or a
- *   file is over 1 MB, naming it.
+ * The findings of one file: its path must be a clean workspace path (else one
+ * CRITICAL finding and nothing else); files with a known grammar are parsed
+ * and run through the rules of their language (python-rules.ts,
+ * javascript-rules.ts) on the syntax tree; a file that does not parse also
+ * gets a LOW parse-error finding at its first error. Other files are only
+ * path-checked. Findings are in source order. Does not check limits.
  */
-export function analyzeFiles(parsers: Parsers, files: readonly SourceFile[]): { verdict: SafetyVerdict; findings: SafetyFinding[] } {
-  if (files.length > maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${files.length} files sent; the safety check takes at most ${maxFiles} per call`);
-  const findings: SafetyFinding[] = [];
-  for (const file of files) {
-    const size = Buffer.byteLength(file.content, 'utf8');
-    if (size > maxFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${file.path} is ${size} bytes; the safety check takes files up to ${maxFileBytes} bytes`);
-    const problem = workspacePathProblem(file.path);
-    if (problem !== undefined) {
-      findings.push(finding(RuleId.PATH_OUTSIDE_WORKSPACE, file.path, { row: 0, column: 0 }, `the file path ${problem}`, ''));
-      continue;
-    }
-    const grammar = grammarOf(file.path);
-    if (grammar === undefined) continue;
-    const tree = parsers.parserFor(grammar).parse(file.content);
-    if (tree === null) continue;
-    try {
-      const root = tree.rootNode;
-      if (root.hasError) {
-        const bad = firstError(root);
-        findings.push(finding(RuleId.PARSE_ERROR, file.path, bad?.startPosition ?? { row: 0, column: 0 }, `${grammar} syntax error${bad?.isMissing === true ? ` (missing ${bad.type})` : ''}`, file.content));
-      }
-      findings.push(...(grammar === 'python' ? checkPython(root, file.path, file.content) : checkJavaScript(root, file.path, file.content)));
-    } finally {
-      tree.delete();
-    }
+export function analyzeFile(parsers: Parsers, file: SourceText): Finding[] {
+  const out = new FileFindings(file.path, file.content);
+  const problem = workspacePathProblem(file.path);
+  if (problem !== undefined) {
+    out.addForFile(RuleId.PATH_OUTSIDE_WORKSPACE, `the file path ${quotePath(file.path)} ${problem}, so writing it would leave the workspace`);
+    return out.findings;
   }
-  findings.sort((left, right) => left.path.localeCompare(right.path) || left.line - right.line || left.column - right.column);
-  return { verdict: verdictOf(findings), findings };
+  const grammar = grammarOf(file.path, file.content);
+  if (grammar === undefined || file.content === '') return out.findings;
+  const tree = parsers.parse(grammar, file.content);
+  if (tree === null) {
+    out.addForFile(RuleId.PARSE_ERROR, `the ${grammar} parser gave up on this file`);
+    return out.findings;
+  }
+  try {
+    const root = tree.rootNode;
+    if (root.hasError) {
+      const error = firstSyntaxError(root) ?? root;
+      const what = error.isMissing ? `missing ${JSON.stringify(error.type)}` : `unexpected ${JSON.stringify(abbreviate(error.text))}`;
+      out.add(RuleId.PARSE_ERROR, error.startPosition, `${grammarLabel[grammar]} syntax error: ${what}; the rules below it may have missed code`);
+    }
+    if (grammar === Grammar.PYTHON) checkPython(root, out);
+    else checkJavaScript(root, out);
+  } finally {
+    tree.delete();
+  }
+  return out.findings.sort((left, right) => left.line - right.line || left.column - right.column);
 }
 
-/** BLOCK for any HIGH or CRITICAL finding, WARN for lower ones, ALLOW for none. */
-export function verdictOf(findings: readonly SafetyFinding[]): SafetyVerdict {
-  if (findings.some((found) => found.severity >= Severity.SEVERITY_HIGH)) return SafetyVerdict.SAFETY_VERDICT_BLOCK;
-  return findings.length > 0 ? SafetyVerdict.SAFETY_VERDICT_WARN : SafetyVerdict.SAFETY_VERDICT_ALLOW;
+/**
+ * Checks files statically and decides: BLOCK when any finding is HIGH or
+ * CRITICAL, WARN when there are only lower ones, ALLOW when there are none.
+ * Findings come in file order, then source order; when there are more than
+ * `limits.maxFindings`, the most severe are kept (see `capFindings`). An
+ * empty list of files is allowed. The grammar of each file comes from its
+ * extension (see `grammarOf`), not from the task's language.
+ *
+ * @throws AppError INVALID_ARGUMENT when the files are over `limits`
+ *   (default: 200 files, 1 MB per file, 10 MB in all), naming the limit and the file.
+ */
+export function analyzeFiles(parsers: Parsers, files: readonly SourceText[], limits: AnalysisLimits = defaultLimits): Analysis {
+  checkLimits(files, limits);
+  return summarize(files.flatMap((file) => analyzeFile(parsers, file)), limits);
 }
 
-function firstError(node: Node): Node | undefined {
-  if (node.isError || node.isMissing) return node;
-  for (const child of node.children) {
-    if (child !== null && (child.hasError || child.isError || child.isMissing)) {
-      const found = firstError(child);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
+/** The verdict over all `findings`, and the findings capped at `limits.maxFindings`. */
+export function summarize(findings: readonly Finding[], limits: AnalysisLimits = defaultLimits): Analysis {
+  return { verdict: verdictOf(findings), findings: capFindings(findings, limits.maxFindings) };
+}
+
+const grammarLabel: Readonly<Record<Grammar, string>> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', tsx: 'TSX' };
+
+/** A path as it can be shown in a message: plain when it is, quoted and capped when it holds odd characters. */
+function quotePath(path: string): string {
+  return /^[\w./@+-]{1,200}$/.test(path) ? path : JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}...` : path);
+}
+
+function abbreviate(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > 40 ? `${oneLine.slice(0, 37)}...` : oneLine;
 }

@@ -1,140 +1,430 @@
-import type { SafetyFinding } from '@ratchet/contracts';
 import type { Node } from 'web-tree-sitter';
-import { escapesWorkspace, finding, RuleId } from './findings';
+import { RuleId, type FileFindings } from './findings';
+import { decodeEscapes } from './syntax';
+import { escapesWorkspace, joinPaths } from './workspace-paths';
 
-const osCommands = new Set(['os.system', 'os.popen', 'posix.system', 'posix.popen', 'pty.spawn', 'commands.getoutput', 'commands.getstatusoutput']);
-const osCommandPrefixes = ['os.exec', 'os.spawn', 'os.posix_spawn'];
-const evalBuiltins = new Set(['eval', 'exec', 'compile', 'builtins.eval', 'builtins.exec', 'builtins.compile']);
-/** Calls whose first argument is a path they modify. */
-const pathWriters = new Set(['os.remove', 'os.unlink', 'os.rmdir', 'os.removedirs', 'os.mkdir', 'os.makedirs', 'os.chmod', 'os.chown', 'os.truncate', 'shutil.rmtree']);
-/** Calls whose last positional argument is the path they write. */
-const destinationWriters = new Set(['os.rename', 'os.replace', 'os.symlink', 'os.link', 'shutil.copy', 'shutil.copy2', 'shutil.copyfile', 'shutil.copytree', 'shutil.move']);
-const pathlibWriters = new Set(['write_text', 'write_bytes', 'mkdir', 'unlink', 'rmdir', 'touch', 'rename', 'replace', 'symlink_to', 'chmod']);
+const execFunctions = ['system', 'popen', 'execl', 'execle', 'execlp', 'execlpe', 'execv', 'execve', 'execvp', 'execvpe'];
+const spawnFunctions = ['spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnv', 'spawnve', 'spawnvp', 'spawnvpe', 'posix_spawn', 'posix_spawnp', 'startfile'];
+/** Calls that run a shell command or replace/spawn a process (`posix` and `nt` are what `os` re-exports). */
+const osCommands = new Set([
+  ...['os', 'posix', 'nt'].flatMap((module) => [...execFunctions, ...spawnFunctions].map((name) => `${module}.${name}`)),
+  'pty.spawn',
+  'platform.popen',
+  'commands.getoutput',
+  'commands.getstatusoutput',
+]);
+/** Calls that always go through a shell, whatever their arguments. */
+const alwaysShell = new Set(['subprocess.getoutput', 'subprocess.getstatusoutput', 'asyncio.create_subprocess_shell', 'asyncio.subprocess.create_subprocess_shell']);
+/** Calls that run code given as a string. */
+const evaluators = new Set(['eval', 'exec', 'compile', 'builtins.eval', 'builtins.exec', 'builtins.compile']);
+const openers = new Set(['open', 'io.open', 'builtins.open', 'codecs.open']);
+/** Calls whose first argument (or `path=`) is a path they create, change or delete. */
+const pathWriters = new Set([
+  ...['remove', 'unlink', 'rmdir', 'removedirs', 'mkdir', 'makedirs', 'chmod', 'chown', 'lchown', 'truncate', 'utime', 'mkfifo', 'mknod'].map((name) => `os.${name}`),
+  'shutil.rmtree',
+  'shutil.chown',
+]);
+/** Calls that remove their source and write their destination: both paths count. */
+const movers = new Set(['os.rename', 'os.renames', 'os.replace', 'shutil.move']);
+/** Calls whose second argument (or `dst=`) is the path they write. */
+const copiers = new Set(['os.symlink', 'os.link', 'shutil.copy', 'shutil.copy2', 'shutil.copyfile', 'shutil.copytree', 'shutil.copymode', 'shutil.copystat']);
+/** Methods of a `pathlib.Path` that create, change or delete the file it names. */
+const pathlibWriters = new Set(['write_text', 'write_bytes', 'mkdir', 'unlink', 'rmdir', 'touch', 'chmod', 'lchmod', 'symlink_to', 'hardlink_to']);
+/** `Path` methods that also write their first argument. */
+const pathlibMovers = new Set(['rename', 'replace']);
+/** Classes whose instances are paths. */
+const pathClasses = new Set(['Path', 'PurePath', 'PosixPath', 'WindowsPath', 'PurePosixPath', 'PureWindowsPath']);
+/** Every dotted name a rule knows, so `from os import *` can bind the bare names. */
+const knownNames = [...osCommands, ...alwaysShell, ...pathWriters, ...movers, ...copiers, ...['run', 'call', 'check_call', 'check_output', 'Popen'].map((name) => `subprocess.${name}`)];
 
-/** Findings of the Python rules in one parsed file. */
-export function checkPython(root: Node, path: string, source: string): SafetyFinding[] {
-  const aliases = importAliases(root);
-  const findings: SafetyFinding[] = [];
+/** How deep alias and expression chains are followed; deeper input is treated as unknown rather than risking the stack. */
+const maxDepth = 24;
+/** Longest path worth computing; longer values are treated as unknown (real paths are far shorter). */
+const maxPathLength = 4_096;
+
+/** A path computed from literals, and whether it is a `pathlib` object (whose methods write) or a plain string. */
+interface LiteralPath {
+  readonly value: string;
+  readonly isPathObject: boolean;
+}
+
+/**
+ * Runs the Python rules over one parsed file: dynamic eval/exec/compile,
+ * os-level command execution, subprocess with a shell, and literal writes
+ * outside the workspace. Names are resolved through imports (`import os as o`,
+ * `from os import system as run`, `from os import *`), single assignments
+ * (`run = os.system`), `__import__('os')`, `importlib.import_module('os')` and
+ * `getattr(os, 'system')`. Only call nodes are inspected, so the same words
+ * in comments and strings never match.
+ */
+export function checkPython(root: Node, out: FileFindings): void {
+  const scope = new Scope(root);
   for (const call of root.descendantsOfType('call')) {
     const callee = call.childForFieldName('function');
-    const args = call.childForFieldName('arguments');
     if (callee === null) continue;
-    const name = resolve(callee, aliases);
-    const positional = args === null ? [] : args.namedChildren.filter((child) => child.type !== 'keyword_argument' && child.type !== 'comment');
-    if (name !== undefined && evalBuiltins.has(name)) {
-      const first = positional[0];
-      if (first === undefined || !isPlainString(first)) {
-        findings.push(finding(RuleId.PYTHON_DYNAMIC_EVAL, path, call.startPosition, `${name.replace('builtins.', '')}() of a string built at run time executes arbitrary code`, source));
+    const args = new Arguments(call.childForFieldName('arguments'));
+    const name = scope.resolve(callee);
+    if (name !== undefined) checkNamedCall(call, name, () => displayName(name, callee), args, scope, out);
+    for (const written of writtenPaths(name, callee, args, scope)) {
+      if (escapesWorkspace(written.path)) {
+        out.add(RuleId.WRITE_OUTSIDE_WORKSPACE, call.startPosition, `${written.call} writes to ${JSON.stringify(written.path)}, outside the workspace`);
       }
     }
-    if (name !== undefined && (osCommands.has(name) || osCommandPrefixes.some((prefix) => name.startsWith(prefix)))) {
-      findings.push(finding(RuleId.PYTHON_OS_COMMAND, path, call.startPosition, `${name}() runs a shell command or replaces the process`, source));
-    }
-    if (name !== undefined && name.startsWith('subprocess.') && keywordIsTrue(args, 'shell')) {
-      findings.push(finding(RuleId.PYTHON_SUBPROCESS_SHELL, path, call.startPosition, `${name}(..., shell=True) runs its command through a shell`, source));
-    }
-    const written = writtenPath(name, callee, positional, args, aliases);
-    if (written !== undefined && escapesWorkspace(written)) {
-      findings.push(finding(RuleId.WRITE_OUTSIDE_WORKSPACE, path, call.startPosition, `writes to ${JSON.stringify(written)}, outside the workspace`, source));
-    }
   }
-  return findings;
 }
 
-/** Local names bound by imports to dotted module paths: `o` -> `os`, `system` -> `os.system`. */
-function importAliases(root: Node): Map<string, string> {
-  const aliases = new Map<string, string>();
-  for (const statement of root.descendantsOfType('import_statement')) {
-    for (const child of statement.namedChildren) {
-      if (child.type === 'dotted_name') aliases.set(child.text.split('.')[0] ?? child.text, child.text.split('.')[0] ?? child.text);
-      if (child.type === 'aliased_import') {
-        const name = child.childForFieldName('name')?.text;
-        const alias = child.childForFieldName('alias')?.text;
-        if (name !== undefined && alias !== undefined) aliases.set(alias, name);
-      }
+/** The rules that depend only on which function a call resolves to. */
+function checkNamedCall(call: Node, name: string, shown: () => string, args: Arguments, scope: Scope, out: FileFindings): void {
+  if (evaluators.has(name)) {
+    const source = args.at(0) ?? args.keyword('source');
+    if (source !== undefined && stringLiteral(source) === undefined) {
+      out.add(RuleId.PYTHON_DYNAMIC_EVAL, call.startPosition, `${shown()} runs code built at run time (${describeArgument(source)}), which lets data become code`);
     }
+  } else if (osCommands.has(name)) {
+    out.add(RuleId.PYTHON_OS_COMMAND, call.startPosition, `${shown()} runs a shell command or another program on the host`);
+  } else if (alwaysShell.has(name)) {
+    out.add(RuleId.PYTHON_SUBPROCESS_SHELL, call.startPosition, `${shown()} always runs its command through a shell`);
+  } else if (name.startsWith('subprocess.') && args.shellRequested(scope)) {
+    out.add(RuleId.PYTHON_SUBPROCESS_SHELL, call.startPosition, `${shown()} with shell=True runs its command through a shell, where quoting mistakes become command injection`);
   }
-  for (const statement of root.descendantsOfType('import_from_statement')) {
-    const module = statement.childForFieldName('module_name')?.text;
-    if (module === undefined) continue;
-    for (const child of statement.namedChildren.slice(1)) {
-      if (child.type === 'dotted_name') aliases.set(child.text, `${module}.${child.text}`);
-      if (child.type === 'aliased_import') {
-        const name = child.childForFieldName('name')?.text;
-        const alias = child.childForFieldName('alias')?.text;
-        if (name !== undefined && alias !== undefined) aliases.set(alias, `${module}.${name}`);
-      }
-    }
-  }
-  return aliases;
 }
 
-/** The dotted name a callee refers to, with import aliases and `__import__('x')` resolved. */
-function resolve(node: Node, aliases: ReadonlyMap<string, string>): string | undefined {
-  if (node.type === 'identifier') return aliases.get(node.text) ?? node.text;
-  if (node.type === 'attribute') {
-    const object = node.childForFieldName('object');
-    const attribute = node.childForFieldName('attribute');
-    if (object === null || attribute === null) return undefined;
-    const base = resolve(object, aliases);
-    return base === undefined ? undefined : `${base}.${attribute.text}`;
+/** `os.system()`, plus how the code spelled it when an alias was resolved: `os.system() (called as run)`. */
+function displayName(name: string, callee: Node): string {
+  const spelled = callee.text.length > 60 ? `${callee.text.slice(0, 57)}...` : callee.text;
+  return spelled === name ? `${name}()` : `${name}() (called as ${spelled.replace(/\s+/g, ' ')})`;
+}
+
+function describeArgument(node: Node): string {
+  if (node.type === 'string') return 'an f-string';
+  if (node.type === 'binary_operator') return 'a concatenation';
+  if (node.type === 'identifier') return `the variable ${node.text.slice(0, 40)}`;
+  return `a ${node.type.replace(/_/g, ' ')}`;
+}
+
+/** The names a file binds to modules and functions. */
+class Scope {
+  /** Local name -> dotted name: `o` -> `os`, `run` -> `os.system`. */
+  private readonly aliases = new Map<string, string>();
+  /** Names assigned exactly once, to that value; null when assigned more than once. */
+  private readonly assignments = new Map<string, Node | null>();
+  /** literalPath of names already worked out; undefined while in progress, so cycles end. */
+  private readonly pathsOfNames = new Map<string, LiteralPath | undefined>();
+  /** Functions and classes the file defines at module level; they shadow builtins such as `compile` or `open`. */
+  private readonly definitions = new Set<string>();
+
+  constructor(root: Node) {
+    for (const statement of root.namedChildren) {
+      const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+      const name = definition?.type === 'function_definition' || definition?.type === 'class_definition' ? definition.childForFieldName('name') : null;
+      if (name !== null && name !== undefined) this.definitions.add(name.text);
+    }
+    for (const statement of root.descendantsOfType('import_statement')) {
+      for (const child of statement.namedChildren) {
+        if (child.type === 'dotted_name') {
+          // `import os.path` binds `os`.
+          const top = child.text.split('.')[0] ?? child.text;
+          this.aliases.set(top, top);
+        } else if (child.type === 'aliased_import') {
+          this.bindAliased(child, '');
+        }
+      }
+    }
+    for (const statement of root.descendantsOfType('import_from_statement')) {
+      const module = statement.childForFieldName('module_name');
+      // Relative imports name the model's own modules.
+      if (module?.type !== 'dotted_name') continue;
+      for (const child of statement.namedChildren) {
+        if (child.equals(module)) continue;
+        if (child.type === 'dotted_name') this.aliases.set(child.text, `${module.text}.${child.text}`);
+        else if (child.type === 'aliased_import') this.bindAliased(child, `${module.text}.`);
+        else if (child.type === 'wildcard_import') {
+          for (const known of knownNames) {
+            const local = known.slice(module.text.length + 1);
+            if (known.startsWith(`${module.text}.`) && !local.includes('.') && !this.aliases.has(local)) this.aliases.set(local, known);
+          }
+        }
+      }
+    }
+    for (const assignment of root.descendantsOfType(['assignment', 'augmented_assignment'])) {
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (left?.type !== 'identifier') continue;
+      const seen = this.assignments.has(left.text);
+      this.assignments.set(left.text, seen || assignment.type === 'augmented_assignment' || right === null ? null : right);
+    }
   }
-  if (node.type === 'call') {
-    // __import__('os').system(...) and importlib.import_module('os').system(...)
+
+  private bindAliased(node: Node, prefix: string): void {
+    const name = node.childForFieldName('name')?.text;
+    const alias = node.childForFieldName('alias')?.text;
+    if (name !== undefined && alias !== undefined) this.aliases.set(alias, `${prefix}${name}`);
+  }
+
+  /** The value a name was assigned, when it was assigned exactly once. */
+  assignedValue(name: string): Node | undefined {
+    return this.assignments.get(name) ?? undefined;
+  }
+
+  /**
+   * The dotted name an expression refers to (`o.system` -> `os.system`), or
+   * undefined when it is not a name (a call result, a subscript, ...).
+   */
+  resolve(node: Node, depth = 0): string | undefined {
+    if (depth > maxDepth) return undefined;
+    switch (node.type) {
+      case 'identifier': {
+        const alias = this.aliases.get(node.text);
+        if (alias !== undefined) return alias;
+        if (this.definitions.has(node.text)) return `<local>.${node.text}`;
+        const value = this.assignedValue(node.text);
+        // `run = os.system`: follow names, never arbitrary expressions.
+        if (value !== undefined && ['identifier', 'attribute', 'call', 'parenthesized_expression'].includes(value.type)) {
+          return this.resolve(value, depth + 1) ?? node.text;
+        }
+        return node.text;
+      }
+      case 'attribute': {
+        const object = node.childForFieldName('object');
+        const attribute = node.childForFieldName('attribute');
+        const base = object === null ? undefined : this.resolve(object, depth + 1);
+        return base === undefined || attribute === null ? undefined : `${base}.${attribute.text}`;
+      }
+      case 'parenthesized_expression': {
+        const inner = node.namedChildren.find((child) => child.type !== 'comment');
+        return inner === undefined ? undefined : this.resolve(inner, depth + 1);
+      }
+      case 'call': {
+        const callee = node.childForFieldName('function');
+        const name = callee === null ? undefined : this.resolve(callee, depth + 1);
+        const args = new Arguments(node.childForFieldName('arguments'));
+        // __import__('os').system(...), importlib.import_module('os').system(...)
+        if (name === '__import__' || name === 'importlib.import_module' || name === 'builtins.__import__') {
+          const module = args.at(0);
+          return module === undefined ? undefined : stringLiteral(module);
+        }
+        // getattr(os, 'system')(...)
+        if (name === 'getattr' || name === 'builtins.getattr') {
+          const [object, attribute] = [args.at(0), args.at(1)];
+          const base = object === undefined ? undefined : this.resolve(object, depth + 1);
+          const member = attribute === undefined ? undefined : stringLiteral(attribute);
+          return base === undefined || member === undefined ? undefined : `${base}.${member}`;
+        }
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * The path an expression evaluates to when it is built from literals only:
+   * `'/etc/x'`, `Path('/etc', 'x')`, `Path.home() / '.bashrc'`,
+   * `os.path.join('..', 'x')`, a name assigned one of those once.
+   */
+  literalPath(node: Node, depth = 0): LiteralPath | undefined {
+    if (depth > maxDepth) return undefined;
+    switch (node.type) {
+      case 'string':
+      case 'concatenated_string': {
+        const value = stringLiteral(node);
+        return value === undefined ? undefined : { value, isPathObject: false };
+      }
+      case 'identifier': {
+        // Each name is worked out once: `b = a / a; c = b / b; ...` would otherwise double the work per line.
+        if (this.pathsOfNames.has(node.text)) return this.pathsOfNames.get(node.text);
+        this.pathsOfNames.set(node.text, undefined);
+        const value = this.assignedValue(node.text);
+        const path = value === undefined ? undefined : this.literalPath(value, depth + 1);
+        this.pathsOfNames.set(node.text, path);
+        return path;
+      }
+      case 'parenthesized_expression': {
+        const inner = node.namedChildren.find((child) => child.type !== 'comment');
+        return inner === undefined ? undefined : this.literalPath(inner, depth + 1);
+      }
+      case 'binary_operator': {
+        if (node.childForFieldName('operator')?.text !== '/') return undefined;
+        const left = node.childForFieldName('left');
+        const right = node.childForFieldName('right');
+        const base = left === null ? undefined : this.literalPath(left, depth + 1);
+        const tail = base?.isPathObject !== true || right === null ? undefined : this.literalPath(right, depth + 1);
+        return base === undefined || tail === undefined ? undefined : capped({ value: joinPaths([base.value, tail.value], true), isPathObject: true });
+      }
+      case 'call':
+        return this.literalPathOfCall(node, depth);
+      default:
+        return undefined;
+    }
+  }
+
+  private literalPathOfCall(node: Node, depth: number): LiteralPath | undefined {
     const callee = node.childForFieldName('function');
-    const name = callee === null ? undefined : resolve(callee, aliases);
-    if (name === '__import__' || name === 'importlib.import_module') {
-      const first = node.childForFieldName('arguments')?.namedChildren[0];
-      if (first !== undefined && isPlainString(first)) return stringValue(first);
+    if (callee === null) return undefined;
+    const args = new Arguments(node.childForFieldName('arguments'));
+    const parts = (): string[] | undefined => {
+      const values = args.positional.map((arg) => this.literalPath(arg, depth + 1)?.value);
+      return args.complete && values.every((value) => value !== undefined) ? (values as string[]) : undefined;
+    };
+    const name = this.resolve(callee, depth + 1);
+    const last = name?.split('.').pop();
+    const isPathClass = name !== undefined && last !== undefined && pathClasses.has(last) && (name === last || name === `pathlib.${last}`);
+    if (isPathClass) {
+      const values = parts();
+      return values === undefined ? undefined : capped({ value: values.length === 0 ? '.' : joinPaths(values, true), isPathObject: true });
     }
-  }
-  return undefined;
-}
-
-function writtenPath(name: string | undefined, callee: Node, positional: readonly Node[], args: Node | null, aliases: ReadonlyMap<string, string>): string | undefined {
-  const literal = (node: Node | undefined) => (node !== undefined && isPlainString(node) ? stringValue(node) : undefined);
-  if (name === 'open' || name === 'io.open' || name === 'builtins.open' || name === 'codecs.open') {
-    const mode = literal(positional[1]) ?? literal(keyword(args, 'mode'));
-    if (mode !== undefined && /[wax+]/.test(mode)) return literal(positional[0]) ?? literal(keyword(args, 'file'));
+    if (name !== undefined && /^(pathlib\.)?Path\.home$/.test(name)) return { value: '~', isPathObject: true };
+    if (name === 'os.path.join' || name === 'posixpath.join') {
+      const values = parts();
+      return values === undefined ? undefined : capped({ value: joinPaths(values, true), isPathObject: false });
+    }
+    if (name === 'os.path.expanduser') {
+      const first = args.at(0);
+      return first === undefined ? undefined : this.literalPath(first, depth + 1);
+    }
+    // Path('x').joinpath('y'), Path('~').expanduser(), Path('a').resolve()
+    if (callee.type === 'attribute') {
+      const method = callee.childForFieldName('attribute')?.text;
+      const object = callee.childForFieldName('object');
+      const base = object === null ? undefined : this.literalPath(object, depth + 1);
+      if (base?.isPathObject !== true) return undefined;
+      if (method === 'expanduser' || method === 'resolve' || method === 'absolute') return base;
+      if (method === 'joinpath') {
+        const values = parts();
+        return values === undefined ? undefined : capped({ value: joinPaths([base.value, ...values], true), isPathObject: true });
+      }
+    }
     return undefined;
   }
-  if (name !== undefined && pathWriters.has(name)) return literal(positional[0]);
-  if (name !== undefined && destinationWriters.has(name)) return literal(positional[positional.length - 1]);
-  // Path('/etc/x').write_text(...), pathlib.Path('..', 'x').mkdir()
-  if (callee.type === 'attribute') {
-    const method = callee.childForFieldName('attribute')?.text;
-    const object = callee.childForFieldName('object');
-    if (method !== undefined && pathlibWriters.has(method) && object?.type === 'call') {
-      const constructor = object.childForFieldName('function');
-      const constructed = constructor === null ? undefined : resolve(constructor, aliases);
-      if (constructed === 'pathlib.Path' || constructed === 'Path' || constructed === 'pathlib.PurePath') {
-        const parts = (object.childForFieldName('arguments')?.namedChildren ?? []).map((part) => literal(part));
-        if (parts.length > 0 && parts.every((part) => part !== undefined)) return parts.join('/');
+}
+
+function capped(path: LiteralPath): LiteralPath | undefined {
+  return path.value.length > maxPathLength ? undefined : path;
+}
+
+/** The arguments of a call, split into positional and keyword. */
+class Arguments {
+  readonly positional: Node[] = [];
+  /** False when a `*args` splat hides which positional argument is which. */
+  readonly complete: boolean = true;
+  private readonly keywords = new Map<string, Node>();
+  private readonly splats: Node[] = [];
+
+  constructor(list: Node | null) {
+    if (list === null) return;
+    // f(x for x in y) has a generator expression in place of an argument list.
+    if (list.type !== 'argument_list') {
+      this.positional.push(list);
+      return;
+    }
+    for (const child of list.namedChildren) {
+      if (child.type === 'comment') continue;
+      if (child.type === 'keyword_argument') {
+        const name = child.childForFieldName('name')?.text;
+        const value = child.childForFieldName('value');
+        if (name !== undefined && value !== null) this.keywords.set(name, value);
+      } else if (child.type === 'dictionary_splat') {
+        this.splats.push(child);
+      } else if (child.type === 'list_splat') {
+        this.complete = false;
+      } else if (this.complete) {
+        this.positional.push(child);
       }
     }
   }
-  return undefined;
-}
 
-function keyword(args: Node | null, name: string): Node | undefined {
-  for (const child of args?.namedChildren ?? []) {
-    if (child.type === 'keyword_argument' && child.childForFieldName('name')?.text === name) return child.childForFieldName('value') ?? undefined;
+  at(index: number): Node | undefined {
+    return this.positional[index];
   }
-  return undefined;
+
+  keyword(name: string): Node | undefined {
+    return this.keywords.get(name);
+  }
+
+  /** True when `shell=` (directly, or in a literal `**{'shell': ...}` / `**dict(shell=...)`) may be true. */
+  shellRequested(scope: Scope): boolean {
+    const direct = this.keyword('shell');
+    if (direct !== undefined) return mayBeTrue(direct);
+    for (const splat of this.splats) {
+      let value = splat.namedChildren.find((child) => child.type !== 'comment');
+      if (value?.type === 'identifier') value = scope.assignedValue(value.text);
+      if (value?.type === 'dictionary') {
+        for (const pair of value.namedChildren) {
+          const key = pair.childForFieldName('key');
+          const shell = pair.childForFieldName('value');
+          if (pair.type === 'pair' && key !== null && shell !== null && stringLiteral(key) === 'shell' && mayBeTrue(shell)) return true;
+        }
+      }
+      if (value?.type === 'call' && scope.resolve(value.childForFieldName('function') ?? value) === 'dict') {
+        const shell = new Arguments(value.childForFieldName('arguments')).keyword('shell');
+        if (shell !== undefined && mayBeTrue(shell)) return true;
+      }
+    }
+    return false;
+  }
 }
 
-function keywordIsTrue(args: Node | null, name: string): boolean {
-  const value = keyword(args, name);
-  // Anything but a literal False may be true at run time.
-  return value !== undefined && value.type !== 'false' && value.text !== '0' && value.text !== 'None';
+/** Anything but a literal False, 0, None or empty string may be true at run time. */
+function mayBeTrue(node: Node): boolean {
+  if (node.type === 'false' || node.type === 'none') return false;
+  if (node.type === 'integer' && Number(node.text) === 0) return false;
+  return stringLiteral(node) !== '';
 }
 
-/** A string literal without interpolation (not an f-string, not a concatenation). */
-function isPlainString(node: Node): boolean {
-  return node.type === 'string' && !node.namedChildren.some((child) => child.type === 'interpolation');
+/**
+ * The value of a string literal without interpolation: a plain, raw or bytes
+ * string, an f-string without `{}` fields, or implicitly concatenated
+ * literals (`'a' 'b'`). Undefined for anything else (f-strings with fields,
+ * `'a' + b`, names).
+ */
+function stringLiteral(node: Node): string | undefined {
+  if (node.type === 'concatenated_string') {
+    const parts = node.namedChildren.filter((child) => child.type !== 'comment').map(stringLiteral);
+    return parts.every((part) => part !== undefined) ? parts.join('') : undefined;
+  }
+  if (node.type !== 'string') return undefined;
+  let raw = false;
+  let value = '';
+  for (const child of node.namedChildren) {
+    if (child.type === 'interpolation') return undefined;
+    if (child.type === 'string_start') raw = /r/i.test(child.text);
+    if (child.type === 'string_content') value += child.text;
+  }
+  return raw ? value : decodeEscapes(value);
 }
 
-function stringValue(node: Node): string {
-  const content = node.namedChildren.filter((child) => child.type === 'string_content').map((child) => child.text);
-  return content.join('');
+/** The paths a call writes, with the name to report, when they are computed from literals. */
+function writtenPaths(name: string | undefined, callee: Node, args: Arguments, scope: Scope): { call: string; path: string }[] {
+  const pathOf = (node: Node | undefined) => (node === undefined ? undefined : scope.literalPath(node)?.value);
+  const written = (call: string, ...nodes: (Node | undefined)[]) =>
+    nodes.map(pathOf).flatMap((path) => (path === undefined ? [] : [{ call, path }]));
+
+  if (name !== undefined && openers.has(name)) {
+    const mode = args.at(1) ?? args.keyword('mode');
+    const modeText = mode === undefined ? undefined : stringLiteral(mode);
+    return modeText !== undefined && /[wax+]/.test(modeText) ? written(`${name}(..., ${JSON.stringify(modeText)})`, args.at(0) ?? args.keyword('file')) : [];
+  }
+  if (name === 'os.open') {
+    const flags = args.at(1) ?? args.keyword('flags');
+    return flags !== undefined && /\bO_(WRONLY|RDWR|CREAT|APPEND|TRUNC)\b/.test(flags.text) ? written('os.open()', args.at(0) ?? args.keyword('path')) : [];
+  }
+  if (name !== undefined && pathWriters.has(name)) return written(`${name}()`, args.at(0) ?? args.keyword('path') ?? args.keyword('name'));
+  if (name !== undefined && movers.has(name)) return written(`${name}()`, args.at(0) ?? args.keyword('src'), args.at(1) ?? args.keyword('dst'));
+  if (name !== undefined && copiers.has(name)) return written(`${name}()`, args.at(1) ?? args.keyword('dst'));
+
+  // Path('/etc/x').write_text(...), Path.home().joinpath('x').unlink(), p.open('w')
+  if (callee.type !== 'attribute') return [];
+  const method = callee.childForFieldName('attribute')?.text;
+  const object = callee.childForFieldName('object');
+  const target = object === null ? undefined : scope.literalPath(object);
+  if (method === undefined || target?.isPathObject !== true) return [];
+  const call = `Path(${JSON.stringify(target.value)}).${method}()`;
+  if (pathlibWriters.has(method)) return [{ call, path: target.value }];
+  if (pathlibMovers.has(method)) return [{ call, path: target.value }, ...written(call, args.at(0) ?? args.keyword('target'))];
+  if (method === 'open') {
+    const mode = args.at(0) ?? args.keyword('mode');
+    const modeText = mode === undefined ? undefined : stringLiteral(mode);
+    return modeText !== undefined && /[wax+]/.test(modeText) ? [{ call, path: target.value }] : [];
+  }
+  return [];
 }

@@ -1,15 +1,53 @@
-import type { CheckCodeRequest, CheckCodeResponse } from '@ratchet/contracts';
-import type { Parsers } from '../adapters/grammars';
-import { analyzeFiles } from '../domain/analyze';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { CallContext } from '@ratchet/bus';
+import { SafetyVerdict, Severity as ProtoSeverity, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { analyzeFile, checkLimits, summarize, type AnalysisLimits } from '../domain/analyze';
+import { Severity, Verdict, type Finding } from '../domain/findings';
+import type { Parsers } from '../domain/syntax';
 
-/** CheckCode: the verdict and findings for a set of files. */
-export function checkCodeHandler(parsers: Parsers) {
-  // Synchronous work: the call's deadline cannot interrupt it, and a check takes milliseconds.
-  return (request: CheckCodeRequest): Promise<CheckCodeResponse> => {
-    try {
-      return Promise.resolve(analyzeFiles(parsers, request.files));
-    } catch (error) {
-      return Promise.reject(error as Error);
+const severityToProto: Readonly<Record<Severity, ProtoSeverity>> = {
+  [Severity.INFO]: ProtoSeverity.SEVERITY_INFO,
+  [Severity.LOW]: ProtoSeverity.SEVERITY_LOW,
+  [Severity.MEDIUM]: ProtoSeverity.SEVERITY_MEDIUM,
+  [Severity.HIGH]: ProtoSeverity.SEVERITY_HIGH,
+  [Severity.CRITICAL]: ProtoSeverity.SEVERITY_CRITICAL,
+};
+
+const verdictToProto: Readonly<Record<Verdict, SafetyVerdict>> = {
+  [Verdict.ALLOW]: SafetyVerdict.SAFETY_VERDICT_ALLOW,
+  [Verdict.WARN]: SafetyVerdict.SAFETY_VERDICT_WARN,
+  [Verdict.BLOCK]: SafetyVerdict.SAFETY_VERDICT_BLOCK,
+};
+
+function findingToProto(finding: Finding): SafetyFinding {
+  return { ...finding, severity: severityToProto[finding.severity] };
+}
+
+/**
+ * CheckCode: the verdict and findings for the request's files. The grammar of
+ * each file comes from its extension, so `request.language` is not needed.
+ * Files are analysed one at a time with a turn of the event loop between
+ * them, so Health and other calls are answered during a large check and an
+ * expired deadline stops the work.
+ *
+ * @throws AppError INVALID_ARGUMENT when the files are over the limits;
+ *   DEADLINE_EXCEEDED or CANCELLED when the call is given up on mid-check.
+ */
+export function checkCodeHandler(parsers: Parsers, limits: AnalysisLimits) {
+  return async (request: CheckCodeRequest, context: CallContext): Promise<CheckCodeResponse> => {
+    checkLimits(request.files, limits);
+    const findings: Finding[] = [];
+    for (const file of request.files) {
+      if (context.signal.aborted) throw abortReason(context.signal);
+      findings.push(...analyzeFile(parsers, file));
+      await yieldToEventLoop();
     }
+    const analysis = summarize(findings, limits);
+    return { verdict: verdictToProto[analysis.verdict], findings: analysis.findings.map(findingToProto) };
   };
+}
+
+function abortReason(signal: AbortSignal): AppError {
+  return AppError.is(signal.reason) ? signal.reason : new AppError(ErrorCode.CANCELLED, 'the safety check was cancelled');
 }
