@@ -58,6 +58,8 @@ export type EventPublisher = (events: readonly TaskEvent[]) => Promise<void>;
 
 /** Test output kept per iteration for the reflector and `ratchet show`, in characters. */
 const maxOutputChars = 8_000;
+/** The safety rule id of a file that does not parse (see services/safety). */
+const parseErrorRule = 'parse-error';
 /** Label that turns off generated tests: only the user's acceptance tests run. */
 export const userTestsOnlyLabel = 'ratchet.dev/tests';
 
@@ -270,12 +272,25 @@ export class TaskDriver {
         { taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests },
         this.callOptions(this.settings.serviceCallTimeoutMs, signal),
       );
-      if (verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) {
+      // Tests that are blocked or do not even parse are the tester's fault, not
+      // the code's: they are dropped, so the next iteration writes new ones.
+      const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
+      if (verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || unparseable.length > 0) {
+        const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
         iteration.safetyFindings = verdict.findings;
-        iteration.error = { code: 'TESTS_BLOCKED', message: 'the safety check blocked the generated tests; they will be rewritten', retryable: false, signature: '', detail: '' };
+        iteration.error = {
+          code: blocked ? 'TESTS_BLOCKED' : 'TESTS_UNPARSEABLE',
+          message: blocked
+            ? 'the safety check blocked the generated tests; they will be rewritten'
+            : `the generated tests do not parse (${unparseable.map((found) => `${found.path}:${found.line}`).join(', ')}); they will be rewritten`,
+          retryable: false,
+          signature: '',
+          detail: '',
+        };
         iteration.phase = Phase.PHASE_REFLECTING;
-        return this.move(task, TaskStatus.TASK_STATUS_REFLECTING, 'generated tests blocked by the safety check', iteration, [
-          this.event({ $case: 'safetyBlocked', safetyBlocked: { verdict: verdict.verdict, findings: verdict.findings } }),
+        return this.move(task, TaskStatus.TASK_STATUS_REFLECTING, blocked ? 'generated tests blocked by the safety check' : 'generated tests do not parse', iteration, [
+          ...(blocked ? [this.event({ $case: 'safetyBlocked', safetyBlocked: { verdict: verdict.verdict, findings: verdict.findings } })] : []),
+          this.phaseCompleted(Phase.PHASE_TESTING, started, usage, iteration.error.message, iteration.error),
         ]);
       }
       task.generatedTests = written.tests;

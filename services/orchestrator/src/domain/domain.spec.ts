@@ -14,6 +14,7 @@ describe('task state machine', () => {
     expect(canTransition(TaskStatus.TASK_STATUS_TESTING, TaskStatus.TASK_STATUS_LEARNING)).toBe(true);
     expect(canTransition(TaskStatus.TASK_STATUS_REFLECTING, TaskStatus.TASK_STATUS_PLANNING)).toBe(true);
     expect(canTransition(TaskStatus.TASK_STATUS_CODING, TaskStatus.TASK_STATUS_TESTING)).toBe(false);
+    expect(canTransition(TaskStatus.TASK_STATUS_CODING, TaskStatus.TASK_STATUS_REFLECTING)).toBe(true);
     expect(canTransition(TaskStatus.TASK_STATUS_QUEUED, TaskStatus.TASK_STATUS_SUCCEEDED)).toBe(false);
     expect(canTransition(TaskStatus.TASK_STATUS_CODING, TaskStatus.TASK_STATUS_CANCELLED)).toBe(true);
     expect(canTransition(TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED)).toBe(false);

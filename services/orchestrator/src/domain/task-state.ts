@@ -9,7 +9,8 @@ const successors: Readonly<Partial<Record<TaskStatus, readonly TaskStatus[]>>> =
   [TaskStatus.TASK_STATUS_QUEUED]: [TaskStatus.TASK_STATUS_RETRIEVING],
   [TaskStatus.TASK_STATUS_RETRIEVING]: [TaskStatus.TASK_STATUS_PLANNING],
   [TaskStatus.TASK_STATUS_PLANNING]: [TaskStatus.TASK_STATUS_CODING],
-  [TaskStatus.TASK_STATUS_CODING]: [TaskStatus.TASK_STATUS_SAFETY_CHECK],
+  // CODING -> REFLECTING: the coder's reply stayed invalid, a failed attempt like a failing test.
+  [TaskStatus.TASK_STATUS_CODING]: [TaskStatus.TASK_STATUS_SAFETY_CHECK, TaskStatus.TASK_STATUS_REFLECTING],
   [TaskStatus.TASK_STATUS_SAFETY_CHECK]: [TaskStatus.TASK_STATUS_TESTING, TaskStatus.TASK_STATUS_REVIEWING, TaskStatus.TASK_STATUS_REFLECTING],
   [TaskStatus.TASK_STATUS_REVIEWING]: [TaskStatus.TASK_STATUS_TESTING, TaskStatus.TASK_STATUS_REFLECTING],
   [TaskStatus.TASK_STATUS_TESTING]: [TaskStatus.TASK_STATUS_LEARNING, TaskStatus.TASK_STATUS_REFLECTING],

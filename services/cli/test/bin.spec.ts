@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { temporaryDirectory } from './helpers';
+
+// The `ratchet` command as a user runs it: the built bin in a child process.
+const bin = path.resolve(__dirname, '../bin/ratchet.js');
+
+describe('the ratchet command', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeAll(async () => {
+    ({ dir, remove } = await temporaryDirectory());
+  });
+  afterAll(async () => {
+    await remove();
+  });
+
+  function ratchet(args: string[], env: Record<string, string> = {}) {
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+    const result = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_STORAGE_DATA_DIR: path.join(dir, 'data'), ...env }, encoding: 'utf8', timeout: 60_000 });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  }
+
+  it('says exactly which variables to set when no model is configured, and exits 78', () => {
+    const result = ratchet(['run', 'a CLI that manages TODO items in JSON']);
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain('RATCHET_MODEL_BASE_URL');
+    expect(result.stderr).toContain('RATCHET_MODEL_NAME');
+    expect(result.stderr).toContain('RATCHET_MODEL_API_KEY');
+  });
+
+  it('explains bad arguments and exits non-zero', () => {
+    const noGoal = ratchet(['run']);
+    expect(noGoal.status).not.toBe(0);
+    expect(noGoal.stderr).toContain("missing required argument 'goal'");
+    const badLang = ratchet(['run', 'x', '--lang', 'cobol'], { RATCHET_MODEL_BASE_URL: 'http://127.0.0.1:9/v1', RATCHET_MODEL_NAME: 'm' });
+    expect(badLang.status).toBe(1);
+    expect(badLang.stderr).toContain('use python, typescript or javascript');
+  });
+
+  it('lists an empty history and rejects an unknown task', () => {
+    const history = ratchet(['history']);
+    expect(history.status).toBe(0);
+    expect(history.stdout).toContain('no tasks yet');
+    const show = ratchet(['show', 'abcdef12']);
+    expect(show.status).toBe(1);
+    expect(show.stderr).toContain('no task abcdef12');
+  });
+
+  it('prints help', () => {
+    const help = ratchet(['--help']);
+    expect(help.stdout).toContain('run [options] <goal...>');
+    expect(help.stdout).toContain('demo');
+  });
+});

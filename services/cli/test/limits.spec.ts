@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { StopReason, TaskStatus } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { runGoal, showTask } from '../src/commands';
+import { codeReply, planReply, RecordedOutput, reflectionReply, scripted, temporaryDirectory, testsReply } from './helpers';
+
+// Budgets, bad model replies and a broken environment, end to end with the
+// real services; only the model is scripted.
+jest.setTimeout(120_000);
+
+const goodCalc = 'def add(a, b):\n    return a + b\n';
+const goodTest = 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n';
+
+describe('ratchet run limits and faults', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    ({ dir, remove } = await temporaryDirectory());
+    process.env['RATCHET_CONFIG_DIR'] = path.resolve(__dirname, '../../../config');
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await remove();
+  });
+  const options = (name: string) => ({ lang: 'python', out: path.join(dir, name), dataDir: path.join(dir, 'data') });
+
+  it('stops before the model call that would exceed the token budget, keeping the work so far', async () => {
+    process.env['RATCHET_ORCHESTRATOR_MAX_TOKENS'] = '2000';
+    try {
+      const { model, models } = scripted([
+        { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py'), usage: { promptTokens: 1000, completionTokens: 200 } },
+        { role: 'coder', reply: codeReply('calc.py', goodCalc), usage: { promptTokens: 900, completionTokens: 100 } },
+      ]);
+      const result = await runGoal('add two numbers', { ...options('budget'), models }, new RecordedOutput());
+      expect(result.task.status).toBe(TaskStatus.TASK_STATUS_FAILED);
+      expect(result.task.stopReason).toBe(StopReason.STOP_REASON_TOKEN_BUDGET);
+      expect(result.task.statusReason).toBe('used 2200 of 2000 tokens');
+      expect(model.remaining).toBe(0);
+      const shown = new RecordedOutput();
+      await showTask(result.task.id, { dataDir: path.join(dir, 'data') }, shown);
+      expect(shown.all).toContain('files: calc.py');
+    } finally {
+      delete process.env['RATCHET_ORCHESTRATOR_MAX_TOKENS'];
+    }
+  });
+
+  it('treats a 5 MB reply as a failed attempt with a clear error, and goes on', async () => {
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: 'x'.repeat(5_000_000) },
+      { role: 'reflector', expect: ['MODEL_REPLY_INVALID', 'bytes'], reply: reflectionReply('the reply was far too long') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const huge = new RecordedOutput();
+    const result = await runGoal('add two numbers', { ...options('huge'), models }, huge);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(result.task.currentIteration).toBe(2);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('rewrites generated tests that do not parse instead of blaming the code', async () => {
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', 'def test_add(:\n    pass\n') },
+      { role: 'reflector', expect: ['do not parse'], reply: reflectionReply('the tests had a syntax error') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const result = await runGoal('add two numbers', { ...options('unparseable'), models }, new RecordedOutput());
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('ends the task with what to do when the sandbox image is missing, keeping the record', async () => {
+    process.env['RATCHET_SANDBOX_IMAGE'] = 'ratchet-sandbox:missing';
+    try {
+      const { models } = scripted([
+        { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+        { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+        { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+      ]);
+      const output = new RecordedOutput();
+      const result = await runGoal('add two numbers', { ...options('noimage'), models }, output);
+      expect(result.task.stopReason).toBe(StopReason.STOP_REASON_ERROR);
+      expect(result.task.statusReason).toMatch(/TESTING failed: FAILED_PRECONDITION: the sandbox image ratchet-sandbox:missing is missing; build it with deploy\/sandbox\/build-image.sh/);
+    } finally {
+      delete process.env['RATCHET_SANDBOX_IMAGE'];
+    }
+  });
+
+  it('rejects a 100 KB goal with the limit', async () => {
+    const { models } = scripted([]);
+    await expect(runGoal('x'.repeat(100_000), { ...options('long'), models }, new RecordedOutput())).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('keep it under 10000') });
+  });
+
+  it('prints machine-readable events with --json', async () => {
+    const { models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const output = new RecordedOutput();
+    await runGoal('add two numbers', { ...options('json'), models, json: true }, output);
+    const events = output.lines.map((line) => JSON.parse(line) as { sequence: number; payload?: unknown; taskCompleted?: { status: string } });
+    expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
+    expect(events[events.length - 1]?.taskCompleted?.status).toBe('TASK_STATUS_SUCCEEDED');
+    expect(output.errors).toEqual([]);
+  });
+});
