@@ -539,10 +539,8 @@ export class TaskDriver {
     return task;
   }
 
-  private async iteration(task: TaskRecord, number: number): Promise<IterationRecord> {
-    const found = (await this.store.iterations(task.id)).find((iteration) => iteration.number === number);
-    if (found === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${task.id} has no iteration ${number}`);
-    return found;
+  private iteration(task: TaskRecord, number: number): Promise<IterationRecord> {
+    return this.store.iteration(task.id, number);
   }
 
   private testsOf(task: TaskRecord): SourceFile[] {

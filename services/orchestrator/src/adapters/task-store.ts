@@ -55,6 +55,9 @@ const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.ma
  * events are never out of step.
  */
 export class TaskStore {
+  /** The large JSON values last written per task, so unchanged ones are not rewritten on every transition. */
+  private readonly lastHeavy = new Map<string, Readonly<Record<string, string | null>>>();
+
   private constructor(private readonly db: Database) {}
 
   /** Applies the orchestrator's migrations and returns a store on `db` (which the caller owns). */
@@ -88,17 +91,37 @@ export class TaskStore {
   /** Persists a transition atomically and returns its events with their sequence numbers. */
   async save(change: TaskChange): Promise<TaskEvent[]> {
     return this.db.transaction(async (tx) => {
-      const params = taskParams(change.task);
-      const updated = await tx.query(
-        `UPDATE ${schema}.tasks SET goal=$2, language=$3, status=$4, status_reason=$5, stop_reason=$6, current_iteration=$7, replan_count=$8, replan_reason=$9,
-           budget=$10, usage=$11, labels=$12, workspace=$13, acceptance_tests=$14, generated_tests=$15, result_files=$16, plan=$17, lessons=$18,
-           request_id=$19, created_at=$20, updated_at=$21, started_at=$22, completed_at=$23
-         WHERE id=$1`,
-        params,
-      );
+      // Only what a transition can change; the goal, workspace, acceptance tests,
+      // budget and labels are fixed at submission. The large JSON columns are
+      // written only when they changed since this store last wrote them.
+      const task = change.task;
+      const heavy = heavyColumns(task);
+      const written = this.lastHeavy.get(task.id);
+      const columns = ['status', 'status_reason', 'stop_reason', 'current_iteration', 'replan_count', 'replan_reason', 'usage', 'updated_at', 'started_at', 'completed_at'];
+      const values: unknown[] = [
+        taskStatusToJSON(task.status),
+        task.statusReason,
+        stopReasonToJSON(task.stopReason),
+        task.currentIteration,
+        task.replanCount,
+        task.replanReason,
+        json(Usage.toJSON(task.usage)),
+        task.updatedAt,
+        task.startedAt ?? null,
+        task.completedAt ?? null,
+      ];
+      for (const [column, value] of Object.entries(heavy)) {
+        if (written?.[column] === value) continue;
+        columns.push(column);
+        values.push(value);
+      }
+      const updated = await tx.query(`UPDATE ${schema}.tasks SET ${columns.map((column, index) => `${column}=$${index + 2}`).join(', ')} WHERE id=$1`, [task.id, ...values]);
       if (updated.rowCount !== 1) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
       if (change.iteration !== undefined) await upsertIteration(tx, change.iteration);
-      return insertEvents(tx, change.task.id, change.iteration?.number ?? change.task.currentIteration, change.events);
+      const events = await insertEvents(tx, change.task.id, change.iteration?.number ?? change.task.currentIteration, change.events);
+      // Remembered only once the transaction is about to commit; a rollback forgets nothing it should not.
+      this.lastHeavy.set(task.id, heavy);
+      return events;
     });
   }
 
@@ -129,6 +152,14 @@ export class TaskStore {
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
   }
 
+  /** One iteration of a task. @throws AppError NOT_FOUND when it does not exist. */
+  async iteration(taskId: string, number: number): Promise<IterationRecord> {
+    const result = await this.db.query<IterationRow>(`SELECT * FROM ${schema}.iterations WHERE task_id = $1 AND number = $2`, [taskId, number]);
+    const row = result.rows[0];
+    if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${taskId} has no iteration ${number}`);
+    return iterationFromRow(row);
+  }
+
   /** Every iteration of a task, in order. */
   async iterations(taskId: string): Promise<IterationRecord[]> {
     const result = await this.db.query<IterationRow>(`SELECT * FROM ${schema}.iterations WHERE task_id = $1 ORDER BY number`, [taskId]);
@@ -151,21 +182,16 @@ export class TaskStore {
 async function insertEvents(tx: Queryable, taskId: string, iteration: number, events: readonly NewEvent[]): Promise<TaskEvent[]> {
   if (events.length === 0) return [];
   const last = await tx.query<{ last: string | number | null }>(`SELECT max(sequence) AS last FROM ${schema}.events WHERE task_id = $1`, [taskId]);
-  let sequence = Number(last.rows[0]?.last ?? 0);
-  const stored: TaskEvent[] = [];
-  for (const body of events) {
-    sequence += 1;
-    const event: TaskEvent = { ...body, taskId, sequence, iteration: body.iteration || iteration };
-    await tx.query(`INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload) VALUES ($1,$2,$3,$4,$5,$6)`, [
-      taskId,
-      sequence,
-      event.time ?? new Date(),
-      event.iteration,
-      event.payload?.$case ?? 'none',
-      json(TaskEvent.toJSON(event)),
-    ]);
-    stored.push(event);
-  }
+  const first = Number(last.rows[0]?.last ?? 0) + 1;
+  const stored = events.map((body, index): TaskEvent => ({ ...body, taskId, sequence: first + index, iteration: body.iteration || iteration }));
+  // One multi-row INSERT: a transition writes several events, and a round trip each adds up.
+  const params: unknown[] = [];
+  const rows = stored.map((event) => {
+    params.push(taskId, event.sequence, event.time ?? new Date(), event.iteration, event.payload?.$case ?? 'none', json(TaskEvent.toJSON(event)));
+    const base = params.length - 6;
+    return `($${base + 1},$${base + 2},$${base + 3},$${base + 4},$${base + 5},$${base + 6})`;
+  });
+  await tx.query(`INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload) VALUES ${rows.join(',')}`, params);
   return stored;
 }
 
@@ -199,6 +225,16 @@ async function upsertIteration(tx: Queryable, iteration: IterationRecord): Promi
       iteration.completedAt ?? null,
     ],
   );
+}
+
+/** The task's large JSON columns, serialised. */
+function heavyColumns(task: TaskRecord): Record<string, string | null> {
+  return {
+    generated_tests: json(task.generatedTests.map((file) => SourceFile.toJSON(file))),
+    result_files: json(task.resultFiles.map((file) => SourceFile.toJSON(file))),
+    plan: task.plan === undefined ? null : json(Plan.toJSON(task.plan)),
+    lessons: json(task.lessons.map((lesson) => Lesson.toJSON(lesson))),
+  };
 }
 
 function taskParams(task: TaskRecord): unknown[] {
