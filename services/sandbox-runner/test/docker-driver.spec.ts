@@ -11,11 +11,12 @@ jest.setTimeout(60_000);
 
 const driver = new DockerDriver();
 let counter = 0;
+const jobPrefix = `test-${process.pid}-`;
 
 function job(files: Record<string, string>, argv: string[], overrides: Partial<SandboxJob> = {}): SandboxJob {
   counter += 1;
   return {
-    jobId: `test-${process.pid}-${counter}`,
+    jobId: `${jobPrefix}${counter}`,
     taskId: 'task',
     iteration: 1,
     language: Language.LANGUAGE_PYTHON,
@@ -42,8 +43,13 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  const left = execFileSync('docker', ['ps', '-aq', '--filter', `label=${jobLabel}`]).toString().trim();
-  expect(left).toBe('');
+  // Other projects' tests may run jobs at the same time (nx runs targets in
+  // parallel), so only this file's jobs, by their id prefix, must be gone.
+  const left = execFileSync('docker', ['ps', '-a', '--filter', `label=${jobLabel}`, '--format', `{{.Label "${jobLabel}"}}`])
+    .toString()
+    .split('\n')
+    .filter((jobId) => jobId.startsWith(jobPrefix));
+  expect(left).toEqual([]);
 });
 
 describe('DockerDriver', () => {
