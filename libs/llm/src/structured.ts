@@ -72,10 +72,16 @@ export async function completeStructured<T>(
   );
 }
 
+/** Converting a schema takes about a millisecond, and roles reuse theirs on every call. */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 /** The schema as JSON Schema, without the `$schema` dialect marker that some servers reject. */
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const cached = jsonSchemas.get(schema);
+  if (cached !== undefined) return cached;
   const jsonSchema = { ...(z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>) };
   delete jsonSchema['$schema'];
+  jsonSchemas.set(schema, jsonSchema);
   return jsonSchema;
 }
 

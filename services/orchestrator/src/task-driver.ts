@@ -426,12 +426,10 @@ export class TaskDriver {
       }
       task.replanCount += 1;
       task.replanReason = replan;
-      await this.store.save({ task, iteration, events: [] });
-      return this.move(task, TaskStatus.TASK_STATUS_PLANNING, replan, undefined, events);
+      return this.move(task, TaskStatus.TASK_STATUS_PLANNING, replan, iteration, events);
     }
-    await this.store.save({ task, iteration, events: [] });
     const next = this.newIteration(task, iteration, emptyUsage());
-    return this.move(task, TaskStatus.TASK_STATUS_CODING, reflection.fixDirection, next, events);
+    return this.move(task, TaskStatus.TASK_STATUS_CODING, reflection.fixDirection, next, events, [iteration]);
   }
 
   private async learn(task: TaskRecord, signal: AbortSignal): Promise<TaskRecord> {
@@ -502,7 +500,7 @@ export class TaskDriver {
     };
   }
 
-  private async move(task: TaskRecord, to: TaskStatus, reason: string, iteration: IterationRecord | undefined, events: NewEvent[]): Promise<TaskRecord> {
+  private async move(task: TaskRecord, to: TaskStatus, reason: string, iteration: IterationRecord | undefined, events: NewEvent[], finished: IterationRecord[] = []): Promise<TaskRecord> {
     assertTransition(task.status, to);
     const from = task.status;
     task.status = to;
@@ -511,7 +509,7 @@ export class TaskDriver {
     const all = [...events, this.event({ $case: 'taskStatusChanged', taskStatusChanged: { fromStatus: from, toStatus: to, reason } })];
     const phase = phaseOfStatus(to);
     if (phase !== Phase.PHASE_UNSPECIFIED) all.push(this.event({ $case: 'phaseStarted', phaseStarted: { phase, attempt: 1 } }));
-    const stored = await this.store.save({ task, ...(iteration === undefined ? {} : { iteration }), events: all });
+    const stored = await this.store.save({ task, iterations: finished, ...(iteration === undefined ? {} : { iteration }), events: all });
     await this.publish(stored);
     return task;
   }

@@ -8,6 +8,7 @@ import {
   formatTestReport,
   languageFromProto,
   testConvention,
+  type LanguageName,
   type RolePrompt,
 } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
@@ -17,6 +18,21 @@ import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { applyReply, codeReplySchema } from '../domain/code-reply';
 
 const placeholders = ['goal', 'language', 'plan', 'files', 'tests', 'feedback', 'lessons'];
+
+/** A task's iterations share one schema (same language, same read-only tests), so its JSON Schema is built once. */
+const schemas = new Map<string, ReturnType<typeof codeReplySchema>>();
+const maxCachedSchemas = 100;
+
+function schemaFor(language: LanguageName, readOnly: readonly string[]) {
+  const key = `${language}\n${[...readOnly].sort().join('\n')}`;
+  let schema = schemas.get(key);
+  if (schema === undefined) {
+    if (schemas.size >= maxCachedSchemas) schemas.delete(schemas.keys().next().value as string);
+    schema = codeReplySchema(testConvention(language), new Set(readOnly));
+    schemas.set(key, schema);
+  }
+  return schema;
+}
 
 /** What went wrong last time, for the coder: reflection, failing tests, safety findings. */
 export function feedbackOf(request: WriteCodeRequest): string {
@@ -42,7 +58,7 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
     if (request.plan === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'plan is missing; the coder implements a plan from the planner');
     const language = languageFromProto(request.language);
-    const schema = codeReplySchema(testConvention(language), new Set(request.acceptanceTests.map((file) => file.path)));
+    const schema = schemaFor(language, request.acceptanceTests.map((file) => file.path));
     const { value, usage } = await callRole({
       role: ChatRole.CODER,
       roleModel,

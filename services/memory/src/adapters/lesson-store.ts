@@ -21,6 +21,7 @@ interface LessonRow {
   last_retrieved_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+  evidence?: { taskId: string; iteration: number; failureSummary: string; fixSummary: string; recordedAt: Date | string }[];
 }
 
 export interface NewLesson {
@@ -124,30 +125,23 @@ export class LessonStore {
     await tx.query('UPDATE memory.lessons SET times_helped = times_helped + 1 WHERE id = ANY($1::text[])', [[...lessonIds]]);
   }
 
-  async countRetrieved(lessonIds: readonly string[], now: Date): Promise<void> {
-    if (lessonIds.length === 0) return;
-    await this.db.query('UPDATE memory.lessons SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE id = ANY($1::text[])', [[...lessonIds], now]);
-  }
-
   /** Lessons by id with their evidence, in the order of `ids`; unknown ids are skipped. */
   async lessons(ids: readonly string[], tx: Queryable = this.db): Promise<Lesson[]> {
     if (ids.length === 0) return [];
-    const rows = (await tx.query<LessonRow>('SELECT * FROM memory.lessons WHERE id = ANY($1::text[])', [[...ids]])).rows;
-    const evidence = (
-      await tx.query<{ lesson_id: string; task_id: string; iteration: number; failure_summary: string; fix_summary: string; recorded_at: Date | string }>(
-        'SELECT * FROM memory.evidence WHERE lesson_id = ANY($1::text[]) ORDER BY id',
-        [[...ids]],
+    const rows = (await tx.query<LessonRow>(`SELECT l.*, ${evidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows;
+    return inOrder(ids, rows);
+  }
+
+  /** Counts the lessons as retrieved and returns them with their evidence, in the order of `ids`: one statement. */
+  async retrieved(ids: readonly string[], now: Date): Promise<Lesson[]> {
+    if (ids.length === 0) return [];
+    const rows = (
+      await this.db.query<LessonRow>(
+        `UPDATE memory.lessons l SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE l.id = ANY($1::text[]) RETURNING l.*, ${evidenceColumn}`,
+        [[...ids], now],
       )
     ).rows;
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.flatMap((id) => {
-      const row = byId.get(id);
-      if (row === undefined) return [];
-      const items: LessonEvidence[] = evidence
-        .filter((item) => item.lesson_id === id)
-        .map((item) => ({ taskId: item.task_id, iteration: item.iteration, failureSummary: item.failure_summary, fixSummary: item.fix_summary, recordedAt: date(item.recorded_at) }));
-      return [toLesson(row, items)];
-    });
+    return inOrder(ids, rows);
   }
 
   /** Signature matches for retrieval (exact, same language unless unspecified). */
@@ -170,6 +164,20 @@ export class LessonStore {
     const ids = result.rows.map((row) => row.id);
     return { ids: ids.slice(0, limit), more: ids.length > limit };
   }
+}
+
+/** Evidence of a lesson row as a JSON array, so lessons and their evidence come back in one statement. */
+const evidenceColumn = `coalesce((SELECT json_agg(json_build_object('taskId', e.task_id, 'iteration', e.iteration, 'failureSummary', e.failure_summary, 'fixSummary', e.fix_summary, 'recordedAt', e.recorded_at) ORDER BY e.id)
+  FROM memory.evidence e WHERE e.lesson_id = l.id), '[]'::json) AS evidence`;
+
+function inOrder(ids: readonly string[], rows: readonly LessonRow[]): Lesson[] {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    if (row === undefined) return [];
+    const evidence = (row.evidence ?? []).map((item) => ({ ...item, recordedAt: date(item.recordedAt) }));
+    return [toLesson(row, evidence)];
+  });
 }
 
 function toLesson(row: LessonRow, evidence: LessonEvidence[]): Lesson {

@@ -30,9 +30,8 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
       for (const hit of hits) if (!scores.has(hit.id)) scores.set(hit.id, hit.score);
     }
     const ranked = [...scores.entries()].sort((left, right) => right[1] - left[1]).slice(0, limit);
-    const lessons = await deps.store.lessons(ranked.map(([id]) => id));
-    await deps.store.countRetrieved(
-      lessons.map((lesson) => lesson.id),
+    const lessons = await deps.store.retrieved(
+      ranked.map(([id]) => id),
       deps.now(),
     );
     const scoreOf = new Map(ranked);

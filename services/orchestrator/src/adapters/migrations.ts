@@ -71,4 +71,13 @@ export const orchestratorMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: '0002_event_counter',
+    // The last event sequence per task, bumped by the transition's own UPDATE,
+    // saves a max() query on every transition.
+    sql: `
+      ALTER TABLE tasks ADD COLUMN last_event_sequence bigint NOT NULL DEFAULT 0;
+      UPDATE tasks SET last_event_sequence = coalesce((SELECT max(sequence) FROM events WHERE events.task_id = tasks.id), 0);
+    `,
+  },
 ];

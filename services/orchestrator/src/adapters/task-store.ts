@@ -34,6 +34,8 @@ export type NewEvent = Omit<TaskEvent, 'taskId' | 'sequence'>;
 /** One persisted transition: the task row, the iteration touched (if any) and the events it produced. */
 export interface TaskChange {
   readonly task: TaskRecord;
+  /** Iterations finished by this transition, written before `iteration`. */
+  readonly iterations?: readonly IterationRecord[];
   readonly iteration?: IterationRecord;
   readonly events: readonly NewEvent[];
 }
@@ -83,46 +85,71 @@ export class TaskStore {
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
         taskParams(task),
       );
-      const stored = await insertEvents(tx, task.id, task.currentIteration, events);
+      await tx.query(`UPDATE ${schema}.tasks SET last_event_sequence = $2 WHERE id = $1`, [task.id, events.length]);
+      const stored = await insertEvents(tx, task.id, task.currentIteration, events, 1);
       return { task, created: true, events: stored };
     });
   }
 
   /** Persists a transition atomically and returns its events with their sequence numbers. */
   async save(change: TaskChange): Promise<TaskEvent[]> {
-    return this.db.transaction(async (tx) => {
-      // Only what a transition can change; the goal, workspace, acceptance tests,
-      // budget and labels are fixed at submission. The large JSON columns are
-      // written only when they changed since this store last wrote them.
-      const task = change.task;
-      const heavy = heavyColumns(task);
-      const written = this.lastHeavy.get(task.id);
-      const columns = ['status', 'status_reason', 'stop_reason', 'current_iteration', 'replan_count', 'replan_reason', 'usage', 'updated_at', 'started_at', 'completed_at'];
-      const values: unknown[] = [
-        taskStatusToJSON(task.status),
-        task.statusReason,
-        stopReasonToJSON(task.stopReason),
-        task.currentIteration,
-        task.replanCount,
-        task.replanReason,
-        json(Usage.toJSON(task.usage)),
-        task.updatedAt,
-        task.startedAt ?? null,
-        task.completedAt ?? null,
-      ];
-      for (const [column, value] of Object.entries(heavy)) {
-        if (written?.[column] === value) continue;
-        columns.push(column);
-        values.push(value);
-      }
-      const updated = await tx.query(`UPDATE ${schema}.tasks SET ${columns.map((column, index) => `${column}=$${index + 2}`).join(', ')} WHERE id=$1`, [task.id, ...values]);
-      if (updated.rowCount !== 1) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
-      if (change.iteration !== undefined) await upsertIteration(tx, change.iteration);
-      const events = await insertEvents(tx, change.task.id, change.iteration?.number ?? change.task.currentIteration, change.events);
-      // Remembered only once the transaction is about to commit; a rollback forgets nothing it should not.
-      this.lastHeavy.set(task.id, heavy);
-      return events;
+    // One statement, so one round trip and atomic by itself: the task row,
+    // the iterations and the events are written together by data-modifying
+    // CTEs. Only what a transition can change is written; the goal,
+    // workspace, acceptance tests, budget and labels are fixed at submission,
+    // and the large JSON columns are written only when they changed since
+    // this store last wrote them.
+    const task = change.task;
+    const heavy = heavyColumns(task);
+    const written = this.lastHeavy.get(task.id);
+    const assignments: [string, unknown][] = [
+      ['status', taskStatusToJSON(task.status)],
+      ['status_reason', task.statusReason],
+      ['stop_reason', stopReasonToJSON(task.stopReason)],
+      ['current_iteration', task.currentIteration],
+      ['replan_count', task.replanCount],
+      ['replan_reason', task.replanReason],
+      ['usage', json(Usage.toJSON(task.usage))],
+      ['updated_at', task.updatedAt],
+      ['started_at', task.startedAt ?? null],
+      ['completed_at', task.completedAt ?? null],
+    ];
+    for (const [column, value] of Object.entries(heavy)) if (written?.[column] !== value) assignments.push([column, value]);
+    const iterations = [...(change.iterations ?? []), ...(change.iteration === undefined ? [] : [change.iteration])];
+    const firstEventOffset = 1;
+    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]'];
+    const set = assignments.map(([column, value]) => {
+      params.push(value);
+      return `${column} = $${params.length}`;
     });
+    const iterationNumber = change.iteration?.number ?? task.currentIteration;
+    const stamped = change.events.map((body, index) => ({ ...body, position: index + firstEventOffset, iteration: body.iteration || iterationNumber }));
+    params[3] = json(stamped.map((event) => ({ position: event.position, time: (event.time ?? new Date()).toISOString(), iteration: event.iteration, kind: event.payload?.$case ?? 'none', payload: TaskEvent.toJSON({ ...event, taskId: task.id, sequence: 0 }) })));
+    const result = await this.db.query<{ last_event_sequence: string | number }>(
+      `WITH t AS (
+         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 RETURNING last_event_sequence
+       ), i AS (
+         INSERT INTO ${schema}.iterations (${iterationColumns.join(', ')})
+         SELECT x.* FROM t, jsonb_to_recordset($3::jsonb) AS x(${iterationColumnTypes})
+         ON CONFLICT (task_id, number) DO UPDATE SET ${iterationColumns
+           .filter((column) => !['task_id', 'number', 'started_at'].includes(column))
+           .map((column) => `${column} = EXCLUDED.${column}`)
+           .join(', ')}
+         RETURNING 1
+       ), e AS (
+         INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload)
+         SELECT $1, t.last_event_sequence - $2 + x.position, x.time, x.iteration, x.kind, x.payload || jsonb_build_object('sequence', t.last_event_sequence - $2 + x.position)
+         FROM t, jsonb_to_recordset($4::jsonb) AS x(position int, time timestamptz, iteration int, kind text, payload jsonb)
+         RETURNING 1
+       )
+       SELECT last_event_sequence FROM t`,
+      params,
+    );
+    const row = result.rows[0];
+    if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
+    this.lastHeavy.set(task.id, heavy);
+    const first = Number(row.last_event_sequence) - change.events.length + 1;
+    return stamped.map(({ position, ...event }): TaskEvent => ({ ...event, taskId: task.id, sequence: first + position - firstEventOffset }));
   }
 
   /**
@@ -179,10 +206,9 @@ export class TaskStore {
   }
 }
 
-async function insertEvents(tx: Queryable, taskId: string, iteration: number, events: readonly NewEvent[]): Promise<TaskEvent[]> {
+/** Inserts events numbered from `first` (the caller has reserved the numbers on the task row). */
+async function insertEvents(tx: Queryable, taskId: string, iteration: number, events: readonly NewEvent[], first: number): Promise<TaskEvent[]> {
   if (events.length === 0) return [];
-  const last = await tx.query<{ last: string | number | null }>(`SELECT max(sequence) AS last FROM ${schema}.events WHERE task_id = $1`, [taskId]);
-  const first = Number(last.rows[0]?.last ?? 0) + 1;
   const stored = events.map((body, index): TaskEvent => ({ ...body, taskId, sequence: first + index, iteration: body.iteration || iteration }));
   // One multi-row INSERT: a transition writes several events, and a round trip each adds up.
   const params: unknown[] = [];
@@ -195,36 +221,53 @@ async function insertEvents(tx: Queryable, taskId: string, iteration: number, ev
   return stored;
 }
 
-async function upsertIteration(tx: Queryable, iteration: IterationRecord): Promise<void> {
-  await tx.query(
-    `INSERT INTO ${schema}.iterations (task_id, number, phase, plan, files, test_report, error, safety_findings, reflection, hypothesis, retrieved_lesson_ids,
-       reflection_lessons, failure_id, fingerprint, output, usage, started_at, completed_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
-     ON CONFLICT (task_id, number) DO UPDATE SET phase=EXCLUDED.phase, plan=EXCLUDED.plan, files=EXCLUDED.files, test_report=EXCLUDED.test_report,
-       error=EXCLUDED.error, safety_findings=EXCLUDED.safety_findings, reflection=EXCLUDED.reflection, hypothesis=EXCLUDED.hypothesis,
-       retrieved_lesson_ids=EXCLUDED.retrieved_lesson_ids, reflection_lessons=EXCLUDED.reflection_lessons, failure_id=EXCLUDED.failure_id,
-       fingerprint=EXCLUDED.fingerprint, output=EXCLUDED.output, usage=EXCLUDED.usage, completed_at=EXCLUDED.completed_at`,
-    [
-      iteration.taskId,
-      iteration.number,
-      phaseToJSON(iteration.phase),
-      iteration.plan === undefined ? null : json(Plan.toJSON(iteration.plan)),
-      json(iteration.files.map((file) => SourceFile.toJSON(file))),
-      iteration.testReport === undefined ? null : json(TestReport.toJSON(iteration.testReport)),
-      iteration.error === undefined ? null : json(ErrorDetail.toJSON(iteration.error)),
-      json(iteration.safetyFindings.map((finding) => SafetyFinding.toJSON(finding))),
-      iteration.reflection === undefined ? null : json(Reflection.toJSON(iteration.reflection)),
-      iteration.hypothesis,
-      json(iteration.retrievedLessonIds),
-      json(iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson))),
-      iteration.failureId,
-      iteration.fingerprint === undefined ? null : json(iteration.fingerprint),
-      iteration.output,
-      json(Usage.toJSON(iteration.usage)),
-      iteration.startedAt,
-      iteration.completedAt ?? null,
-    ],
-  );
+const iterationColumns = [
+  'task_id',
+  'number',
+  'phase',
+  'plan',
+  'files',
+  'test_report',
+  'error',
+  'safety_findings',
+  'reflection',
+  'hypothesis',
+  'retrieved_lesson_ids',
+  'reflection_lessons',
+  'failure_id',
+  'fingerprint',
+  'output',
+  'usage',
+  'started_at',
+  'completed_at',
+];
+
+const iterationColumnTypes =
+  'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+
+/** An iteration as one JSON object keyed by column, for jsonb_to_recordset. */
+function iterationJson(iteration: IterationRecord): Record<string, unknown> {
+  return {
+    task_id: iteration.taskId,
+    number: iteration.number,
+    phase: phaseToJSON(iteration.phase),
+    plan: iteration.plan === undefined ? null : Plan.toJSON(iteration.plan),
+    files: iteration.files.map((file) => SourceFile.toJSON(file)),
+    test_report: iteration.testReport === undefined ? null : TestReport.toJSON(iteration.testReport),
+    error: iteration.error === undefined ? null : ErrorDetail.toJSON(iteration.error),
+    safety_findings: iteration.safetyFindings.map((finding) => SafetyFinding.toJSON(finding)),
+    reflection: iteration.reflection === undefined ? null : Reflection.toJSON(iteration.reflection),
+    hypothesis: iteration.hypothesis,
+    retrieved_lesson_ids: iteration.retrievedLessonIds,
+    reflection_lessons: iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson)),
+    failure_id: iteration.failureId,
+    fingerprint: iteration.fingerprint ?? null,
+    output: iteration.output,
+    usage: Usage.toJSON(iteration.usage),
+    started_at: iteration.startedAt.toISOString(),
+    completed_at: iteration.completedAt?.toISOString() ?? null,
+  };
 }
 
 /** The task's large JSON columns, serialised. */
