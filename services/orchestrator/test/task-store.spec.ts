@@ -37,6 +37,23 @@ function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
   };
 }
 
+function emptyIteration(taskId: string, number: number): IterationRecord {
+  return {
+    taskId,
+    number,
+    phase: Phase.PHASE_CODING,
+    files: [],
+    safetyFindings: [],
+    hypothesis: '',
+    retrievedLessonIds: [],
+    reflectionLessons: [],
+    failureId: '',
+    output: '',
+    usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, modelCalls: 0 },
+    startedAt: new Date('2026-11-22T12:00:00Z'),
+  };
+}
+
 function storeContract(name: string, open: () => Promise<Database>) {
   describe(`TaskStore on ${name}`, () => {
     let db: Database;
@@ -94,11 +111,35 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect(loaded).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, labels: { team: 'core' }, budget: record.budget, usage: record.usage });
       expect(loaded.plan?.steps[0]?.paths).toEqual(['a.py']);
       expect(loaded.workspace).toEqual(record.workspace);
-      const [stored] = await store.iterations(record.id);
+      // A second store on the same database reads it back from the tables; the writer answers from what it wrote.
+      const reader = await TaskStore.open(db);
+      const [stored] = await reader.iterations(record.id);
       expect(stored).toEqual(iteration);
+      expect(await reader.iteration(record.id, 1)).toEqual(iteration);
+      expect(await store.iterations(record.id)).toEqual([iteration]);
       expect((await store.events(record.id)).map((event) => event.payload?.$case)).toEqual(['logLine', 'phaseStarted']);
       expect((await store.events(record.id, 2)).length).toBe(1);
       expect(await store.unfinished()).toContain(record.id);
+    });
+
+    it('answers iteration reads from what it wrote, as copies, until the task ends or is forgotten', async () => {
+      const record = task();
+      await store.create(record, []);
+      record.status = TaskStatus.TASK_STATUS_CODING;
+      record.currentIteration = 1;
+      const iteration = { ...emptyIteration(record.id, 1), hypothesis: 'first' };
+      await store.save({ task: record, iteration, events: [] });
+      iteration.hypothesis = 'changed after the save';
+      const read = await store.iteration(record.id, 1);
+      expect(read.hypothesis).toBe('first');
+      read.hypothesis = 'changed by a reader';
+      expect((await store.iteration(record.id, 1)).hypothesis).toBe('first');
+      // Another writer (a replica that took the task over) changes the row; forget() makes this store read it.
+      await db.query(`UPDATE orchestrator.iterations SET hypothesis = 'from elsewhere' WHERE task_id = $1`, [record.id]);
+      expect((await store.iteration(record.id, 1)).hypothesis).toBe('first');
+      store.forget(record.id);
+      expect((await store.iteration(record.id, 1)).hypothesis).toBe('from elsewhere');
+      await expect(store.iteration(record.id, 2)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     });
 
     it('returns the existing task for a repeated request id instead of a second one', async () => {

@@ -72,27 +72,61 @@ export class LessonStore {
     await tx.query('UPDATE memory.lessons SET updated_at = $2 WHERE id = $1', [lessonId, now]);
   }
 
-  /** The advice lesson with this signature and language, if one exists. */
-  async findBySignature(tx: Queryable, signature: string, language: Language): Promise<string | undefined> {
-    if (signature === '') return undefined;
-    const result = await tx.query<{ id: string }>(`SELECT id FROM memory.lessons WHERE error_signature = $1 AND language = $2 AND kind = 'lesson' ORDER BY created_at LIMIT 1`, [
-      signature,
-      languageToJSON(language),
-    ]);
-    return result.rows[0]?.id;
-  }
-
+  /**
+   * Records a failure and, with a candidate lesson, files it: as evidence on
+   * the advice lesson with the same signature and language, or as a new
+   * lesson when there is none. One statement (data-modifying CTEs), so it is
+   * atomic and costs one round trip.
+   */
   async recordFailure(
-    tx: Queryable,
-    failure: { taskId: string; iteration: number; goal: string; language: Language; code: string; message: string; signature: string; summary: string; lessonId: string | undefined },
+    failure: { taskId: string; iteration: number; goal: string; language: Language; code: string; message: string; signature: string; summary: string },
+    draft: { title: string; body: string; tags: readonly string[] } | undefined,
     now: Date,
-  ): Promise<string> {
-    const id = randomUUID();
-    await tx.query(
-      `INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-      [id, failure.taskId, failure.iteration, failure.goal, languageToJSON(failure.language), failure.code, failure.message, failure.signature, failure.summary, failure.lessonId ?? null, now],
+  ): Promise<{ failureId: string; lessonId: string | undefined; created: boolean }> {
+    const failureId = randomUUID();
+    const result = await this.db.query<{ lesson_id: string | null; created: boolean }>(
+      `WITH found AS (
+         SELECT id FROM memory.lessons
+         WHERE $12 AND $8 <> '' AND error_signature = $8 AND language = $5 AND kind = 'lesson'
+         ORDER BY created_at LIMIT 1
+       ), created AS (
+         INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, created_at, updated_at)
+         SELECT $11, 'lesson', $13, $14, $8, $15::jsonb, $5, $10, $10 WHERE $12 AND NOT EXISTS (SELECT 1 FROM found)
+         RETURNING id
+       ), lesson AS (
+         SELECT id FROM found UNION ALL SELECT id FROM created
+       ), touched AS (
+         UPDATE memory.lessons SET updated_at = $10 WHERE id IN (SELECT id FROM found) RETURNING id
+       ), evidence AS (
+         INSERT INTO memory.evidence (lesson_id, task_id, iteration, failure_summary, fix_summary, recorded_at)
+         SELECT id, $2, $3, $9, '', $10 FROM lesson
+         RETURNING id
+       ), failure AS (
+         INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT id FROM lesson), $10)
+         RETURNING id
+       )
+       SELECT (SELECT id FROM lesson) AS lesson_id, EXISTS (SELECT 1 FROM created) AS created FROM failure`,
+      [
+        failureId,
+        failure.taskId,
+        failure.iteration,
+        failure.goal,
+        languageToJSON(failure.language),
+        failure.code,
+        failure.message,
+        failure.signature,
+        failure.summary,
+        now,
+        randomUUID(),
+        draft !== undefined,
+        draft?.title ?? '',
+        draft?.body ?? '',
+        JSON.stringify(draft?.tags ?? []),
+      ],
     );
-    return id;
+    const row = result.rows[0];
+    return { failureId, lessonId: row?.lesson_id ?? undefined, created: row?.created === true };
   }
 
   /** Marks failures resolved and returns their lesson ids (with the iteration each failed in). */

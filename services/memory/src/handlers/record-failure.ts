@@ -18,39 +18,24 @@ export function recordFailureHandler(deps: MemoryDeps) {
     if (draft !== undefined && (draft.title.trim() === '' || draft.body.trim() === '')) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'candidate_lesson needs a title and a body');
     const error = request.error;
     const signature = draft?.errorSignature || error?.signature || (error === undefined ? '' : errorSignature(error.code, error.message));
-    const now = deps.now();
-    let created = false;
-    let vectorText: string | undefined;
-    const { failureId, lessonId } = await deps.store.db.transaction(async (tx) => {
-      let lessonId: string | undefined;
-      if (draft !== undefined) {
-        lessonId = await deps.store.findBySignature(tx, signature, request.language);
-        if (lessonId === undefined) {
-          lessonId = await deps.store.createLesson(tx, { kind: LessonKind.LESSON, title: draft.title.trim(), body: draft.body.trim(), errorSignature: signature, tags: draft.tags, language: request.language }, now);
-          created = true;
-          vectorText = lessonText(draft.title, draft.body, signature);
-        }
-        await deps.store.addEvidence(tx, lessonId, { taskId: request.taskId, iteration: request.iteration, failureSummary: request.failureSummary, fixSummary: '' }, now);
-      }
-      const failureId = await deps.store.recordFailure(
-        tx,
-        {
-          taskId: request.taskId,
-          iteration: request.iteration,
-          goal: request.goal,
-          language: request.language,
-          code: error?.code ?? '',
-          message: error?.message ?? '',
-          signature,
-          summary: request.failureSummary,
-          lessonId,
-        },
-        now,
-      );
-      return { failureId, lessonId };
-    });
-    if (lessonId !== undefined && vectorText !== undefined) {
-      const [vector] = await deps.embedder.embed([vectorText]);
+    const title = draft?.title.trim() ?? '';
+    const body = draft?.body.trim() ?? '';
+    const { failureId, lessonId, created } = await deps.store.recordFailure(
+      {
+        taskId: request.taskId,
+        iteration: request.iteration,
+        goal: request.goal,
+        language: request.language,
+        code: error?.code ?? '',
+        message: error?.message ?? '',
+        signature,
+        summary: request.failureSummary,
+      },
+      draft === undefined ? undefined : { title, body, tags: draft.tags },
+      deps.now(),
+    );
+    if (lessonId !== undefined && created) {
+      const [vector] = await deps.embedder.embed([lessonText(title, body, signature)]);
       await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language) } }]);
     }
     const [lesson] = lessonId === undefined ? [] : await deps.store.lessons([lessonId]);

@@ -25,6 +25,7 @@ import {
 import { migrate, type Database, type Queryable } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { FailureFingerprint } from '../domain/progress';
+import { isTerminal } from '../domain/task-state';
 import type { IterationRecord, TaskRecord } from '../domain/records';
 import { orchestratorMigrations } from './migrations';
 
@@ -59,6 +60,13 @@ const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.ma
 export class TaskStore {
   /** The large JSON values last written per task, so unchanged ones are not rewritten on every transition. */
   private readonly lastHeavy = new Map<string, Readonly<Record<string, string | null>>>();
+  /**
+   * Every iteration of the tasks this store is driving, as last written, so
+   * a phase does not read back what the previous phase just wrote. Only
+   * tasks created by this store are here (their full set is known); a
+   * finished task or `forget()` drops its entry.
+   */
+  private readonly written = new Map<string, Map<number, IterationRecord>>();
 
   private constructor(private readonly db: Database) {}
 
@@ -87,6 +95,7 @@ export class TaskStore {
       );
       await tx.query(`UPDATE ${schema}.tasks SET last_event_sequence = $2 WHERE id = $1`, [task.id, events.length]);
       const stored = await insertEvents(tx, task.id, task.currentIteration, events, 1);
+      this.written.set(task.id, new Map());
       return { task, created: true, events: stored };
     });
   }
@@ -147,7 +156,7 @@ export class TaskStore {
     );
     const row = result.rows[0];
     if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
-    this.lastHeavy.set(task.id, heavy);
+    this.remember(task, heavy, iterations);
     const first = Number(row.last_event_sequence) - change.events.length + 1;
     return stamped.map(({ position, ...event }): TaskEvent => ({ ...event, taskId: task.id, sequence: first + position - firstEventOffset }));
   }
@@ -179,8 +188,30 @@ export class TaskStore {
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
   }
 
+  /**
+   * Drops what this store remembers of a task, so its next reads come from
+   * the database: for a process that takes over a task another one wrote.
+   */
+  forget(taskId: string): void {
+    this.lastHeavy.delete(taskId);
+    this.written.delete(taskId);
+  }
+
+  private remember(task: TaskRecord, heavy: Readonly<Record<string, string | null>>, iterations: readonly IterationRecord[]): void {
+    if (isTerminal(task.status)) {
+      this.forget(task.id);
+      return;
+    }
+    this.lastHeavy.set(task.id, heavy);
+    const known = this.written.get(task.id);
+    // A copy: the driver goes on changing its records before their next save.
+    for (const iteration of iterations) known?.set(iteration.number, structuredClone(iteration));
+  }
+
   /** One iteration of a task. @throws AppError NOT_FOUND when it does not exist. */
   async iteration(taskId: string, number: number): Promise<IterationRecord> {
+    const known = this.written.get(taskId)?.get(number);
+    if (known !== undefined) return structuredClone(known);
     const result = await this.db.query<IterationRow>(`SELECT * FROM ${schema}.iterations WHERE task_id = $1 AND number = $2`, [taskId, number]);
     const row = result.rows[0];
     if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${taskId} has no iteration ${number}`);
@@ -189,6 +220,8 @@ export class TaskStore {
 
   /** Every iteration of a task, in order. */
   async iterations(taskId: string): Promise<IterationRecord[]> {
+    const known = this.written.get(taskId);
+    if (known !== undefined) return [...known.values()].sort((left, right) => left.number - right.number).map((iteration) => structuredClone(iteration));
     const result = await this.db.query<IterationRow>(`SELECT * FROM ${schema}.iterations WHERE task_id = $1 ORDER BY number`, [taskId]);
     return result.rows.map(iterationFromRow);
   }
