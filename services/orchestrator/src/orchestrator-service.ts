@@ -20,7 +20,7 @@ import { TaskStore } from './adapters/task-store';
 import { emptyUsage, toIterationProto, toTaskProto, type TaskRecord } from './domain/records';
 import { isTerminal, statusName } from './domain/task-state';
 import { validateSubmit } from './handlers/validate-submit';
-import { TaskDriver, type AgentClients, type DriverSettings, type EventPublisher } from './task-driver';
+import { handOver, TaskDriver, type AgentClients, type DriverSettings, type EventPublisher } from './task-driver';
 
 export interface OrchestratorServiceOptions {
   /** Where tasks live; the caller owns and closes it. */
@@ -31,6 +31,17 @@ export interface OrchestratorServiceOptions {
   readonly settings: DriverSettings;
   /** Tasks driven at once; more wait in QUEUED. Default 4. */
   readonly maxConcurrentTasks?: number;
+  /** Names this replica in task leases; keep it across restarts to take its tasks back at once. Default: random. */
+  readonly owner?: string;
+  /** How long a lease lasts without renewal, ms (renewed every third of it). Default 30000. */
+  readonly leaseMs?: number;
+  /**
+   * A replica among others: every this many ms, take over unfinished tasks
+   * nobody drives (new ones, and those of a replica that died), and on
+   * close hand running tasks over instead of cancelling them. 0 (the
+   * default, embedded mode) drives only tasks submitted here.
+   */
+  readonly claimIntervalMs?: number;
   readonly now?: () => Date;
   readonly logger?: { error(details: object, message: string): void };
 }
@@ -64,26 +75,78 @@ const maxPageSize = 100;
  * queries from the store.
  */
 export async function createOrchestratorService(options: OrchestratorServiceOptions): Promise<OrchestratorService> {
-  const store = await TaskStore.open(options.db);
+  const store = await TaskStore.open(options.db, options.owner === undefined ? {} : { owner: options.owner });
   const now = options.now ?? (() => new Date());
   const driver = new TaskDriver(store, options.clients, options.publish, options.settings, now);
   const running = new Map<string, Running>();
+  /** Tasks leased to this replica, waiting for a free slot. */
   const waiting: string[] = [];
   const limit = options.maxConcurrentTasks ?? 4;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const shared = (options.claimIntervalMs ?? 0) > 0;
   let closed = false;
+  const logError = (details: object, message: string) => options.logger?.error(details, message);
+
+  const start = (taskId: string) => {
+    const controller = new AbortController();
+    const done = driver.drive(taskId, controller.signal).finally(() => {
+      running.delete(taskId);
+      startNext();
+    });
+    done.catch((error: unknown) => {
+      const appError = AppError.from(error);
+      // Another replica took the task over, or it was handed over during an outage: not a failure.
+      if (appError.code === ErrorCode.ABORTED || appError.code === ErrorCode.CANCELLED) return;
+      logError({ taskId, err: appError.message }, 'task driver failed');
+    });
+    running.set(taskId, { controller, done });
+  };
 
   const startNext = () => {
-    while (!closed && running.size < limit && waiting.length > 0) {
-      const taskId = waiting.shift() as string;
-      const controller = new AbortController();
-      const done = driver.drive(taskId, controller.signal).finally(() => {
-        running.delete(taskId);
-        startNext();
-      });
-      done.catch((error: unknown) => options.logger?.error({ taskId, err: error instanceof Error ? error.message : String(error) }, 'task driver failed'));
-      running.set(taskId, { controller, done });
+    while (!closed && running.size < limit && waiting.length > 0) start(waiting.shift() as string);
+    if (shared) void claimFree();
+  };
+
+  let claiming = false;
+  /** Takes over unfinished tasks nobody drives, as many as there are free slots. */
+  const claimFree = async () => {
+    if (closed || claiming || running.size + waiting.length >= limit) return;
+    claiming = true;
+    try {
+      const ids = await store.claim({ limit: limit - running.size - waiting.length }, leaseMs);
+      for (const id of ids) if (!running.has(id)) start(id);
+    } catch (error) {
+      logError({ err: AppError.from(error).message }, 'cannot take over tasks; trying again');
+    } finally {
+      claiming = false;
     }
   };
+
+  /** Keeps this replica's leases; stops tasks whose lease went to another and acts on cancels asked elsewhere. */
+  const renew = async () => {
+    const held = [...running.keys(), ...waiting];
+    if (closed || held.length === 0) return;
+    try {
+      const kept = await store.renew(held, leaseMs);
+      for (const id of held) {
+        const cancel = kept.get(id);
+        const active = running.get(id);
+        if (cancel === undefined) {
+          active?.controller.abort(handOver);
+          const queued = waiting.indexOf(id);
+          if (queued >= 0) waiting.splice(queued, 1);
+        } else if (cancel !== '' && active !== undefined && !active.controller.signal.aborted) {
+          active.controller.abort(cancel);
+        }
+      }
+    } catch (error) {
+      logError({ err: AppError.from(error).message }, 'cannot renew task leases; trying again');
+    }
+  };
+  const timers = [setInterval(() => void renew(), Math.max(100, Math.floor(leaseMs / 3)))];
+  if (shared) timers.push(setInterval(() => void claimFree(), options.claimIntervalMs));
+  for (const timer of timers) timer.unref();
+  if (shared) void claimFree();
 
   const implementation: OrchestratorService['implementation'] = {
     async submitTask(request) {
@@ -111,10 +174,12 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
         createdAt: created,
         updatedAt: created,
       };
-      const result = await store.create(record, [{ time: created, iteration: 0, payload: { $case: 'taskSubmitted', taskSubmitted: { task: toTaskProto(record, false) } } }]);
+      // A replica among others leaves a task it has no slot for to whichever replica has one.
+      const keep = !shared || running.size + waiting.length < limit;
+      const result = await store.create(record, [{ time: created, iteration: 0, payload: { $case: 'taskSubmitted', taskSubmitted: { task: toTaskProto(record, false) } } }], keep ? { leaseMs } : {});
       if (result.created) {
         await options.publish(result.events);
-        waiting.push(record.id);
+        if (keep) waiting.push(record.id);
         startNext();
       }
       return { task: toTaskProto(result.task, false) };
@@ -140,7 +205,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       };
     },
 
-    async cancelTask(request) {
+    async cancelTask(request, context) {
       const task = await store.get(request.taskId.trim());
       if (isTerminal(task.status)) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} already ended (${statusName(task.status)}); nothing to cancel`);
       const reason = request.reason.trim() === '' ? 'cancelled by the user' : request.reason.trim();
@@ -151,9 +216,22 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       }
       const queued = waiting.indexOf(task.id);
       if (queued >= 0) waiting.splice(queued, 1);
-      const controller = new AbortController();
-      controller.abort(reason);
-      return { task: toTaskProto(await driver.drive(task.id, controller.signal), false) };
+      if (queued >= 0 || (await store.claim({ ids: [task.id] }, leaseMs)).length > 0) {
+        const controller = new AbortController();
+        controller.abort(reason);
+        return { task: toTaskProto(await driver.drive(task.id, controller.signal), false) };
+      }
+      // Another replica drives it: leave the request on the task and wait for that replica to act on it.
+      await store.requestCancel(task.id, reason);
+      const deadline = Math.min(context.deadline, Date.now() + leaseMs * 2);
+      for (;;) {
+        const latest = await store.get(task.id);
+        if (isTerminal(latest.status)) return { task: toTaskProto(latest, false) };
+        if (Date.now() >= deadline) {
+          throw new AppError(ErrorCode.DEADLINE_EXCEEDED, `task ${task.id} is driven by another orchestrator, which has not stopped it yet; the cancel is recorded and will take effect`, { retryable: true });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     },
   };
 
@@ -176,10 +254,13 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     events: (taskId, fromSequence) => store.events(taskId, fromSequence),
     async close() {
       closed = true;
+      for (const timer of timers) clearInterval(timer);
       waiting.length = 0;
       const active = [...running.values()];
-      for (const task of active) task.controller.abort('the orchestrator is shutting down');
+      // A replica among others hands its tasks over (they go on elsewhere); embedded mode ends them.
+      for (const task of active) task.controller.abort(shared ? handOver : 'the orchestrator is shutting down');
       await Promise.allSettled(active.map((task) => task.done));
+      if (shared) await store.release().catch((error: unknown) => logError({ err: AppError.from(error).message }, 'cannot release task leases; they run out by themselves'));
     },
   };
 }

@@ -51,10 +51,42 @@ export interface DriverSettings {
   readonly lessonMinScore: number;
   /** Re-plans allowed before no progress ends the task. */
   readonly maxReplans: number;
+  /**
+   * Times in a row a phase that failed with a retryable error (a service or
+   * the database briefly gone) is run again after a backoff (0.5 s doubling
+   * to 15 s) before the failure ends the task. Default 0: fail at once, as
+   * embedded mode wants when Docker is down.
+   */
+  readonly maxPauses?: number;
 }
 
 /** Publishes stored events to live readers (the bus's task event stream). */
 export type EventPublisher = (events: readonly TaskEvent[]) => Promise<void>;
+
+/**
+ * Abort reason that stops a driver without recording anything: the task is
+ * handed to another orchestrator (shutdown, lost lease) and goes on there.
+ */
+export const handOver: unique symbol = Symbol('hand over');
+
+/** First and longest pause after a retryable failure, ms. */
+const pauseBaseMs = 500;
+const pauseMaxMs = 15_000;
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /** Test output kept per iteration for the reflector and `ratchet show`, in characters. */
 const maxOutputChars = 8_000;
@@ -80,13 +112,21 @@ export class TaskDriver {
 
   /**
    * Runs the task until it ends. An aborted `signal` cancels it (its reason,
-   * if a string, is recorded). Errors that end the task are recorded on it;
-   * this only throws when the store itself fails.
+   * if a string, is recorded), except with the reason `handOver`, which stops
+   * driving and leaves the task as stored for another driver. A retryable
+   * failure (a service or the database briefly gone) pauses the task: the
+   * stored state is reloaded after a backoff and the phase runs again.
+   * Errors that end the task are recorded on it.
+   *
+   * @throws AppError ABORTED when another orchestrator took the task over
+   *   (its lease was lost); CANCELLED when handed over while the database
+   *   was unreachable.
    */
   async drive(taskId: string, signal: AbortSignal): Promise<TaskRecord> {
-    let task = await this.store.get(taskId);
+    let task = await this.reload(taskId, signal);
+    let pauses = 0;
     while (!isTerminal(task.status)) {
-      if (signal.aborted) return this.finish(task, TaskStatus.TASK_STATUS_CANCELLED, StopReason.STOP_REASON_CANCELLED, cancelReason(signal));
+      if (signal.aborted) return signal.reason === handOver ? task : this.finish(task, TaskStatus.TASK_STATUS_CANCELLED, StopReason.STOP_REASON_CANCELLED, cancelReason(signal));
       try {
         const before = task.usage;
         task = await withSpan(`phase ${phaseName(phaseOfStatus(task.status))}`, { attributes: { 'ratchet.task_id': task.id, 'ratchet.iteration': task.currentIteration } }, async (span) => {
@@ -95,13 +135,36 @@ export class TaskDriver {
           span.setAttribute('ratchet.cost_usd', next.usage.costUsd - before.costUsd);
           return next;
         });
+        pauses = 0;
       } catch (error) {
-        if (signal.aborted) return this.finish(await this.store.get(taskId), TaskStatus.TASK_STATUS_CANCELLED, StopReason.STOP_REASON_CANCELLED, cancelReason(signal));
+        if (signal.aborted && signal.reason === handOver) return task;
         const appError = AppError.from(error);
-        task = await this.finish(await this.store.get(taskId), TaskStatus.TASK_STATUS_FAILED, StopReason.STOP_REASON_ERROR, `${statusName(task.status)} failed: ${appError.code}: ${appError.message}`);
+        if (appError.code === ErrorCode.ABORTED) throw appError;
+        if (signal.aborted) return this.finish(await this.reload(taskId, signal), TaskStatus.TASK_STATUS_CANCELLED, StopReason.STOP_REASON_CANCELLED, cancelReason(signal));
+        if (appError.isRetryable && pauses < (this.settings.maxPauses ?? 0)) {
+          // What the failed phase did was not stored, so it runs again from the stored state.
+          pauses += 1;
+          await sleepUnlessAborted(Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(pauses - 1, 6)), signal);
+          task = await this.reload(taskId, signal);
+          continue;
+        }
+        task = await this.finish(await this.reload(taskId, signal), TaskStatus.TASK_STATUS_FAILED, StopReason.STOP_REASON_ERROR, `${statusName(task.status)} failed: ${appError.code}: ${appError.message}`);
       }
     }
     return task;
+  }
+
+  /** The task as stored; waits out a database outage (retryable errors) until `signal` aborts. */
+  private async reload(taskId: string, signal: AbortSignal): Promise<TaskRecord> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.store.get(taskId);
+      } catch (error) {
+        const appError = AppError.from(error);
+        if (!appError.isRetryable || signal.aborted) throw signal.aborted && appError.isRetryable ? new AppError(ErrorCode.CANCELLED, `task ${taskId} was handed over while the database was unreachable`, { cause: error }) : appError;
+        await sleepUnlessAborted(Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(attempt, 6)), signal);
+      }
+    }
   }
 
   private async step(task: TaskRecord, signal: AbortSignal): Promise<TaskRecord> {

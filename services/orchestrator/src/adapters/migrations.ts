@@ -80,4 +80,18 @@ export const orchestratorMigrations: readonly Migration[] = [
       UPDATE tasks SET last_event_sequence = coalesce((SELECT max(sequence) FROM events WHERE events.task_id = tasks.id), 0);
     `,
   },
+  {
+    id: '0003_task_leases',
+    // A task is driven by the orchestrator replica that holds its lease; the
+    // lease runs on the database's clock, so replicas' clocks need not agree.
+    // A cancel asked of a replica that does not drive the task is left on
+    // the row for the one that does.
+    sql: `
+      ALTER TABLE tasks ADD COLUMN owner text;
+      ALTER TABLE tasks ADD COLUMN lease_expires_at timestamptz;
+      ALTER TABLE tasks ADD COLUMN cancel_reason text;
+      CREATE INDEX tasks_unfinished ON tasks (created_at)
+        WHERE status NOT IN ('TASK_STATUS_SUCCEEDED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED');
+    `,
+  },
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   ErrorDetail,
   Language,
@@ -49,6 +50,7 @@ export interface ListTasksQuery {
 }
 
 const schema = 'orchestrator';
+const terminalNames = ['TASK_STATUS_SUCCEEDED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED'].map((name) => `'${name}'`).join(', ');
 const json = (value: unknown) => JSON.stringify(value);
 const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.map((item) => SourceFile.fromJSON(item)) : []);
 
@@ -68,19 +70,78 @@ export class TaskStore {
    */
   private readonly written = new Map<string, Map<number, IterationRecord>>();
 
-  private constructor(private readonly db: Database) {}
+  private constructor(
+    private readonly db: Database,
+    /** The lease holder this store writes as; `save()` only changes tasks it holds. */
+    readonly owner: string,
+  ) {}
 
-  /** Applies the orchestrator's migrations and returns a store on `db` (which the caller owns). */
-  static async open(db: Database): Promise<TaskStore> {
+  /**
+   * Applies the orchestrator's migrations and returns a store on `db` (which
+   * the caller owns). `owner` names the replica in task leases; a replica
+   * that keeps its name across restarts takes its own tasks back at once
+   * instead of waiting for their leases to run out. Default: a random id.
+   */
+  static async open(db: Database, options: { owner?: string } = {}): Promise<TaskStore> {
     await migrate(db, schema, orchestratorMigrations);
-    return new TaskStore(db);
+    return new TaskStore(db, options.owner ?? randomUUID());
+  }
+
+  /**
+   * Takes the lease of tasks for `leaseMs`: the given ones, or with
+   * `limit` the oldest unfinished tasks nobody holds (never held, lease run
+   * out, or held by this owner from before a restart). Returns the ids taken.
+   */
+  async claim(target: { ids: readonly string[] } | { limit: number }, leaseMs: number): Promise<string[]> {
+    const free = `status NOT IN (${terminalNames}) AND (owner IS NULL OR owner = $1 OR lease_expires_at < now())`;
+    const chosen =
+      'ids' in target
+        ? `SELECT id, owner FROM ${schema}.tasks WHERE id = ANY($3::text[]) AND ${free} FOR UPDATE`
+        : `SELECT id, owner FROM ${schema}.tasks WHERE ${free} ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`;
+    const result = await this.db.query<{ id: string; previous: string | null }>(
+      `WITH chosen AS (${chosen})
+       UPDATE ${schema}.tasks t SET owner = $1, lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
+       FROM chosen WHERE t.id = chosen.id RETURNING t.id, chosen.owner AS previous`,
+      [this.owner, leaseMs, 'ids' in target ? [...target.ids] : target.limit],
+    );
+    // What this store remembers is only good while nobody else held the task.
+    for (const row of result.rows) if (row.previous !== this.owner) this.forget(row.id);
+    return result.rows.map((row) => row.id);
+  }
+
+  /**
+   * Extends this owner's leases on `ids`. Returns those still held, with the
+   * reason of a cancel another replica asked for (empty when none).
+   */
+  async renew(ids: readonly string[], leaseMs: number): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const result = await this.db.query<{ id: string; cancel_reason: string | null }>(
+      `UPDATE ${schema}.tasks SET lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
+       WHERE owner = $1 AND id = ANY($3::text[]) RETURNING id, cancel_reason`,
+      [this.owner, leaseMs, [...ids]],
+    );
+    return new Map(result.rows.map((row) => [row.id, row.cancel_reason ?? '']));
+  }
+
+  /** Gives up this owner's leases (all, or on `ids`), so another replica can take the tasks at once. */
+  async release(ids?: readonly string[]): Promise<void> {
+    await this.db.query(`UPDATE ${schema}.tasks SET owner = NULL, lease_expires_at = NULL WHERE owner = $1 AND ($2::text[] IS NULL OR id = ANY($2::text[]))`, [
+      this.owner,
+      ids === undefined ? null : [...ids],
+    ]);
+    for (const id of ids ?? [...this.written.keys()]) this.forget(id);
+  }
+
+  /** Leaves a cancel request on a task another replica drives; it acts on it when it next renews its lease. */
+  async requestCancel(taskId: string, reason: string): Promise<void> {
+    await this.db.query(`UPDATE ${schema}.tasks SET cancel_reason = $2 WHERE id = $1 AND status NOT IN (${terminalNames})`, [taskId, reason]);
   }
 
   /**
    * Inserts a new task with its first events. With a non-empty `requestId`
    * that was seen before, returns the existing task instead (idempotent submit).
    */
-  async create(task: TaskRecord, events: readonly NewEvent[]): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
+  async create(task: TaskRecord, events: readonly NewEvent[], options: { leaseMs?: number } = {}): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
     return this.db.transaction(async (tx) => {
       if (task.requestId !== '') {
         const existing = await tx.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE request_id = $1`, [task.requestId]);
@@ -93,7 +154,11 @@ export class TaskStore {
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
         taskParams(task),
       );
-      await tx.query(`UPDATE ${schema}.tasks SET last_event_sequence = $2 WHERE id = $1`, [task.id, events.length]);
+      // With leaseMs the new task is this owner's from the start; without, any replica may take it.
+      await tx.query(
+        `UPDATE ${schema}.tasks SET last_event_sequence = $2, owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000) WHERE id = $1`,
+        [task.id, events.length, options.leaseMs === undefined ? null : this.owner, options.leaseMs ?? 0],
+      );
       const stored = await insertEvents(tx, task.id, task.currentIteration, events, 1);
       this.written.set(task.id, new Map());
       return { task, created: true, events: stored };
@@ -126,7 +191,7 @@ export class TaskStore {
     for (const [column, value] of Object.entries(heavy)) if (written?.[column] !== value) assignments.push([column, value]);
     const iterations = [...(change.iterations ?? []), ...(change.iteration === undefined ? [] : [change.iteration])];
     const firstEventOffset = 1;
-    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]'];
+    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]', this.owner];
     const set = assignments.map(([column, value]) => {
       params.push(value);
       return `${column} = $${params.length}`;
@@ -136,7 +201,7 @@ export class TaskStore {
     params[3] = json(stamped.map((event) => ({ position: event.position, time: (event.time ?? new Date()).toISOString(), iteration: event.iteration, kind: event.payload?.$case ?? 'none', payload: TaskEvent.toJSON({ ...event, taskId: task.id, sequence: 0 }) })));
     const result = await this.db.query<{ last_event_sequence: string | number }>(
       `WITH t AS (
-         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 RETURNING last_event_sequence
+         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 AND owner = $5 RETURNING last_event_sequence
        ), i AS (
          INSERT INTO ${schema}.iterations (${iterationColumns.join(', ')})
          SELECT x.* FROM t, jsonb_to_recordset($3::jsonb) AS x(${iterationColumnTypes})
@@ -155,7 +220,12 @@ export class TaskStore {
       params,
     );
     const row = result.rows[0];
-    if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${change.task.id} does not exist`);
+    if (row === undefined) {
+      const holder = await this.db.query<{ owner: string | null }>(`SELECT owner FROM ${schema}.tasks WHERE id = $1`, [task.id]);
+      if (holder.rows[0] === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${task.id} does not exist`);
+      this.forget(task.id);
+      throw new AppError(ErrorCode.ABORTED, `task ${task.id} is no longer leased to this orchestrator (${this.owner}); another replica drives it now`);
+    }
     this.remember(task, heavy, iterations);
     const first = Number(row.last_event_sequence) - change.events.length + 1;
     return stamped.map(({ position, ...event }): TaskEvent => ({ ...event, taskId: task.id, sequence: first + position - firstEventOffset }));
