@@ -1,6 +1,6 @@
 export { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
 export type { OpenAiCompatibleModelConfig } from './adapters/openai-compatible-model';
-export { ScriptedModel } from './adapters/scripted-model';
+export { ScriptedModel, ScriptOrder } from './adapters/scripted-model';
 export type { ScriptedCall, ScriptedModelOptions, ScriptedTurn } from './adapters/scripted-model';
 export { ChatRole } from './domain/chat-model';
 export type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, ResponseFormat, TokenUsage } from './domain/chat-model';
@@ -8,5 +8,5 @@ export { addUsage, costOf } from './domain/cost';
 export type { ModelPrice } from './domain/cost';
 export { completeStructured } from './structured';
 export type { StructuredOptions, StructuredResult } from './structured';
-export { createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
+export { createRoleModel, createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
 export type { ModelConfig, RoleEndpoint, RoleModel, RoleModels } from './models-config';

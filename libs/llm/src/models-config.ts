@@ -144,19 +144,37 @@ export async function createRoleModels(config: DeepReadonlyModelConfig, prices: 
   const result: Partial<Record<ChatRole, RoleModel>> = {};
   // Resolve all roles first so one error lists the problem once, not per role.
   const endpoints = roles.map((role) => [role, resolveRoleEndpoint(config, role)] as const);
-  for (const [role, endpoint] of endpoints) {
-    const model = new OpenAiCompatibleModel({
-      baseUrl: endpoint.baseUrl,
-      model: endpoint.name,
-      timeoutMs: endpoint.timeoutMs,
-      maxRetries: endpoint.maxRetries,
-      supportsJsonSchema: endpoint.supportsJsonSchema,
-      apiKeyHeader: endpoint.apiKeyHeader,
-      ...(endpoint.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
-      ...(endpoint.apiVersion === undefined ? {} : { apiVersion: endpoint.apiVersion }),
-    });
-    const price = prices[endpoint.name];
-    result[role] = { model, modelName: endpoint.name, temperature: endpoint.temperature, maxTokens: endpoint.maxTokens, ...(price === undefined ? {} : { price }) };
-  }
+  for (const [role, endpoint] of endpoints) result[role] = endpointModel(endpoint, prices);
   return result as RoleModels;
+}
+
+/**
+ * The model of one role, for a role service running as its own process.
+ * With `model.script` set, a ScriptedModel that keeps only this role's turns
+ * of the shared script.
+ *
+ * @throws AppError CONFIG_INVALID when the role has no endpoint or the
+ *   script is invalid; NOT_FOUND when the script file cannot be read.
+ */
+export async function createRoleModel(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>, role: ChatRole): Promise<RoleModel> {
+  if (config.script !== undefined) {
+    const scripted = await ScriptedModel.fromFile(path.resolve(config.script), { roles: [role] });
+    return { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096 };
+  }
+  return endpointModel(resolveRoleEndpoint(config, role), prices);
+}
+
+function endpointModel(endpoint: RoleEndpoint, prices: Readonly<Record<string, ModelPrice>>): RoleModel {
+  const model = new OpenAiCompatibleModel({
+    baseUrl: endpoint.baseUrl,
+    model: endpoint.name,
+    timeoutMs: endpoint.timeoutMs,
+    maxRetries: endpoint.maxRetries,
+    supportsJsonSchema: endpoint.supportsJsonSchema,
+    apiKeyHeader: endpoint.apiKeyHeader,
+    ...(endpoint.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
+    ...(endpoint.apiVersion === undefined ? {} : { apiVersion: endpoint.apiVersion }),
+  });
+  const price = prices[endpoint.name];
+  return { model, modelName: endpoint.name, temperature: endpoint.temperature, maxTokens: endpoint.maxTokens, ...(price === undefined ? {} : { price }) };
 }

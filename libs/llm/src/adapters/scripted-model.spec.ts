@@ -85,6 +85,44 @@ describe('ScriptedModel', () => {
     expect(error.message).toContain('ran out: turn 3');
   });
 
+  it('answers concurrent conversations from one script by their expected words (order: by-expect)', async () => {
+    const path = join(directory, 'two-tasks.yaml');
+    await writeFile(
+      path,
+      [
+        'order: by-expect',
+        'turns:',
+        '  - { role: planner, expect: "task A", reply: plan-a }',
+        '  - { role: planner, expect: "task B", reply: plan-b }',
+        '  - { role: coder, expect: "task A", reply: code-a }',
+        '  - { role: coder, expect: "task B", reply: code-b }',
+      ].join('\n'),
+    );
+    const model = await ScriptedModel.fromFile(path);
+    expect(model.order).toBe('by-expect');
+    // Task B runs ahead of task A: each request still gets its own turn.
+    expect((await model.complete(ask('planner', 'goal: task B'))).content).toBe('plan-b');
+    expect((await model.complete(ask('coder', 'code task B'))).content).toBe('code-b');
+    expect((await model.complete(ask('planner', 'goal: task A'))).content).toBe('plan-a');
+    const reused = await failure(model.complete(ask('planner', 'goal: task A')));
+    expect(reused.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(reused.message).toMatch(/no unused planner turn expects this request \(0 planner turn\(s\) left\)/);
+    expect(model.remaining).toBe(1);
+
+    // A role service keeps only its own turns of the shared script.
+    const coderOnly = await ScriptedModel.fromFile(path, { roles: ['coder'] });
+    expect(coderOnly.remaining).toBe(2);
+    expect((await coderOnly.complete(ask('coder', 'code task A'))).content).toBe('code-a');
+  });
+
+  it('refuses an unknown script order', async () => {
+    const path = join(directory, 'bad-order.yaml');
+    await writeFile(path, ['order: random', 'turns:', '  - { role: planner, reply: p }'].join('\n'));
+    const error = await failure(ScriptedModel.fromFile(path));
+    expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
+    expect(error.message).toMatch(/order is "random"; use strict or by-expect/);
+  });
+
   it('loads a YAML script and names the model after the file', async () => {
     const path = join(directory, 'readme-task.yaml');
     await writeFile(

@@ -25,9 +25,22 @@ export interface ScriptedCall {
   readonly response: ChatResponse;
 }
 
+/**
+ * How a request finds its turn: `strict` replays the script in order;
+ * `by-expect` answers with the first unused turn for the request's role whose
+ * `expect` substrings all appear, so concurrent tasks (each with its own
+ * words to expect) can share one script.
+ */
+export const ScriptOrder = { STRICT: 'strict', BY_EXPECT: 'by-expect' } as const;
+export type ScriptOrder = (typeof ScriptOrder)[keyof typeof ScriptOrder];
+
 export interface ScriptedModelOptions {
   /** Shown as `scripted:<name>` in every response's `model`. Default `inline`. */
   readonly name?: string;
+  /** Default: the script file's `order`, else `strict`. */
+  readonly order?: ScriptOrder;
+  /** Only these roles' turns are kept: a role service replays its own part of a shared script. Default: all. */
+  readonly roles?: readonly ChatRole[];
 }
 
 /**
@@ -39,12 +52,17 @@ export class ScriptedModel implements ChatModel {
   /** Every call answered so far, in order. */
   readonly calls: ScriptedCall[] = [];
   readonly name: string;
+  readonly order: ScriptOrder;
   private readonly turns: readonly ScriptedTurn[];
+  private readonly used: boolean[];
   private next = 0;
 
   constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
-    this.turns = parseScript(turns, options.name ?? 'inline');
+    const roles = options.roles;
+    this.turns = parseScript(turns, options.name ?? 'inline').filter((turn) => roles === undefined || roles.includes(turn.role));
+    this.used = this.turns.map(() => false);
     this.name = options.name ?? 'inline';
+    this.order = options.order ?? ScriptOrder.STRICT;
   }
 
   /**
@@ -55,7 +73,7 @@ export class ScriptedModel implements ChatModel {
    *   when it is not valid YAML/JSON or a turn is malformed (every problem is
    *   listed with its path).
    */
-  static async fromFile(path: string): Promise<ScriptedModel> {
+  static async fromFile(path: string, options: Omit<ScriptedModelOptions, 'name'> = {}): Promise<ScriptedModel> {
     const name = basename(path);
     let text: string;
     try {
@@ -71,12 +89,16 @@ export class ScriptedModel implements ChatModel {
         cause: error,
       });
     }
-    return new ScriptedModel(parseScript(data, name), { name });
+    const order = typeof data === 'object' && data !== null && 'order' in data ? (data as { order: unknown }).order : undefined;
+    if (order !== undefined && order !== ScriptOrder.STRICT && order !== ScriptOrder.BY_EXPECT) {
+      throw new AppError(ErrorCode.CONFIG_INVALID, `model script ${name}: order is ${JSON.stringify(order)}; use ${ScriptOrder.STRICT} or ${ScriptOrder.BY_EXPECT}`);
+    }
+    return new ScriptedModel(parseScript(data, name), { name, ...(order === undefined ? {} : { order: order as ScriptOrder }), ...options });
   }
 
   /** Turns not yet replayed. */
   get remaining(): number {
-    return this.turns.length - this.next;
+    return this.used.filter((used) => !used).length;
   }
 
   /**
@@ -99,12 +121,15 @@ export class ScriptedModel implements ChatModel {
    */
   assertFinished(): void {
     if (this.remaining > 0) {
-      throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}: ${this.remaining} turn(s) not replayed, starting with turn ${this.next + 1} (${this.turns[this.next]?.role ?? '?'})`);
+      const first = this.used.indexOf(false);
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}: ${this.remaining} turn(s) not replayed, starting with turn ${first + 1} (${this.turns[first]?.role ?? '?'})`);
     }
   }
 
   private answer(request: ChatRequest, options: ChatCallOptions): ChatResponse {
     if (options.signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `scripted ${request.role} call was cancelled`, { cause: options.signal.reason });
+    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+    if (this.order === ScriptOrder.BY_EXPECT) return this.answerByExpect(request, lastUser);
     const number = this.next + 1;
     const turn = this.turns[this.next];
     if (turn === undefined) {
@@ -113,9 +138,7 @@ export class ScriptedModel implements ChatModel {
     if (turn.role !== request.role) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}, turn ${number}: expected a ${turn.role} request, got a ${request.role} request`);
     }
-    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
-    const expected = turn.expect === undefined ? [] : typeof turn.expect === 'string' ? [turn.expect] : turn.expect;
-    for (const substring of expected) {
+    for (const substring of expectedOf(turn)) {
       if (!lastUser.includes(substring)) {
         throw new AppError(
           ErrorCode.FAILED_PRECONDITION,
@@ -124,6 +147,25 @@ export class ScriptedModel implements ChatModel {
       }
     }
     this.next += 1;
+    return this.replay(number - 1, request);
+  }
+
+  private answerByExpect(request: ChatRequest, lastUser: string): ChatResponse {
+    const index = this.turns.findIndex((turn, at) => !this.used[at] && turn.role === request.role && expectedOf(turn).every((substring) => lastUser.includes(substring)));
+    if (index < 0) {
+      const left = this.turns.filter((turn, at) => !this.used[at] && turn.role === request.role).length;
+      throw new AppError(
+        ErrorCode.FAILED_PRECONDITION,
+        `model script ${this.name}: no unused ${request.role} turn expects this request (${left} ${request.role} turn(s) left); the last user message was ${JSON.stringify(preview(lastUser))}`,
+      );
+    }
+    return this.replay(index, request);
+  }
+
+  private replay(index: number, request: ChatRequest): ChatResponse {
+    const turn = this.turns[index] as ScriptedTurn;
+    this.used[index] = true;
+    const number = index + 1;
     const response: ChatResponse = {
       content: turn.reply,
       usage: turn.usage ?? { promptTokens: 0, completionTokens: 0 },
@@ -145,6 +187,10 @@ function parseScript(data: unknown, name: string): ScriptedTurn[] {
     throw new AppError(ErrorCode.CONFIG_INVALID, `model script ${name} is invalid (expected a list of turns { role, expect?, reply, usage? }): ${problems.join('; ')}`);
   }
   return result.data;
+}
+
+function expectedOf(turn: ScriptedTurn): string[] {
+  return turn.expect === undefined ? [] : typeof turn.expect === 'string' ? [turn.expect] : [...turn.expect];
 }
 
 function preview(text: string): string {
