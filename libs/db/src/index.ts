@@ -3,5 +3,5 @@ export { migrate } from './migrate';
 export type { Migration } from './migrate';
 export { openPglite } from './pglite';
 export type { PgliteOptions } from './pglite';
-export { openPostgres } from './postgres';
+export { openPostgres, openPostgresWithRetry } from './postgres';
 export type { PostgresOptions } from './postgres';

@@ -98,3 +98,32 @@ function where(connectionString: string): string {
     return '(unparseable connection string)';
   }
 }
+
+/**
+ * `openPostgres`, retried with backoff (0.5 s doubling to 10 s) while the
+ * server is unreachable, as a service started before its database must.
+ *
+ * @throws AppError CANCELLED when `signal` aborts first; what `openPostgres`
+ *   throws for anything but an unreachable server.
+ */
+export async function openPostgresWithRetry(
+  options: PostgresOptions,
+  signal: AbortSignal,
+  onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void,
+): Promise<Database> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await openPostgres(options);
+    } catch (error) {
+      const appError = AppError.from(error);
+      if (appError.code !== ErrorCode.UNAVAILABLE) throw appError;
+      const retryInMs = Math.min(10_000, 500 * 2 ** (attempt - 1));
+      onAttemptFailed?.(appError, attempt, retryInMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, retryInMs);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) throw new AppError(ErrorCode.CANCELLED, 'stopped before Postgres answered');
+    }
+  }
+}

@@ -1,11 +1,39 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { baseConfigSchema, loadConfig } from '@ratchet/config';
+import { baseConfigSchema, loadConfig, type BaseConfig } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createLogger } from '@ratchet/telemetry';
 import type { NatsTransport } from '@ratchet/bus';
+import type { z } from 'zod';
+import type { DependencyCheck } from './health';
 import type { HealthServiceDefinition, RunningService, ServiceSpec } from './service-host';
 import { connectWithRetry, hostService } from './service-host';
+
+/** What a service builds from its config once the bus is up. */
+export interface StartedService<D extends HealthServiceDefinition> {
+  readonly implementation?: ServiceSpec<D>['implementation'];
+  readonly checks?: readonly DependencyCheck[];
+  /** Releases what `start` opened (servers, workers, pools), after the bus stopped delivering calls. */
+  close?(graceMs: number): Promise<void>;
+}
+
+export interface StartContext<C> {
+  readonly config: C;
+  readonly transport: NatsTransport;
+  readonly logger: ReturnType<typeof createLogger>;
+  /** Aborts when the process is asked to stop during start-up. */
+  readonly signal: AbortSignal;
+}
+
+/** A service process: its bus spec, its config schema and how it builds itself. */
+export interface ProcessSpec<D extends HealthServiceDefinition, S extends z.ZodType = typeof baseConfigSchema> extends Omit<ServiceSpec<D>, 'implementation' | 'checks'> {
+  /** Default: the shared sections only. */
+  readonly schema?: S;
+  /** More YAML files merged after `<name>.yaml` when they exist in the config directory (e.g. models.yaml). */
+  readonly optionalFiles?: readonly string[];
+  /** Builds the implementation; a thrown CONFIG_INVALID exits 78, anything else 1. Default: Health only. */
+  readonly start?: (context: StartContext<z.infer<S>>) => Promise<StartedService<D>>;
+}
 
 /** Exit code for a bad configuration (sysexits EX_CONFIG), so supervisors can tell it from a crash. */
 export const EXIT_CONFIG = 78;
@@ -23,10 +51,12 @@ export function packageVersion(packageDir: string): string {
  * `shutdown.graceMs`, close the connection and exit 0. A bad config exits 78
  * with every problem listed.
  */
-export async function runService<D extends HealthServiceDefinition>(spec: ServiceSpec<D>): Promise<void> {
-  let config;
+export async function runService<D extends HealthServiceDefinition, S extends z.ZodType = typeof baseConfigSchema>(spec: ProcessSpec<D, S>): Promise<void> {
+  let config: z.infer<S> & { readonly bus: BaseConfig['bus']; readonly log: BaseConfig['log']; readonly shutdown: BaseConfig['shutdown'] };
   try {
-    config = loadConfig({ service: spec.name, schema: baseConfigSchema });
+    const configDir = process.env['RATCHET_CONFIG_DIR'] || path.resolve('config');
+    const files = (spec.optionalFiles ?? []).filter((file) => existsSync(path.join(configDir, file)));
+    config = loadConfig({ service: spec.name, schema: spec.schema ?? baseConfigSchema, files }) as typeof config;
   } catch (error) {
     const appError = AppError.from(error);
     process.stderr.write(`${spec.name}: ${appError.code === ErrorCode.CONFIG_INVALID ? '' : 'cannot load config: '}${appError.message}\n`);
@@ -42,7 +72,7 @@ export async function runService<D extends HealthServiceDefinition>(spec: Servic
 
   const stopping = new AbortController();
   // Filled in as start-up proceeds; a signal may arrive at any point of it.
-  const state: { running?: RunningService; transport?: NatsTransport } = {};
+  const state: { running?: RunningService; transport?: NatsTransport; started?: StartedService<D> } = {};
   const shutdown = async (signal: string) => {
     if (stopping.signal.aborted) return;
     stopping.abort();
@@ -53,6 +83,7 @@ export async function runService<D extends HealthServiceDefinition>(spec: Servic
       process.exit(1);
     }, config.shutdown.graceMs + 5_000).unref();
     await state.running?.stop(config.shutdown.graceMs);
+    await state.started?.close?.(config.shutdown.graceMs).catch((error: unknown) => logger.error({ err: AppError.from(error).message }, 'closing the service failed'));
     await state.transport?.close();
     logger.info({}, 'stopped');
   };
@@ -78,13 +109,34 @@ export async function runService<D extends HealthServiceDefinition>(spec: Servic
     await transport.close();
     return;
   }
-  state.running = hostService(spec, { transport, logger });
+  let started: StartedService<D> = {};
+  if (spec.start !== undefined) {
+    try {
+      started = await spec.start({ config, transport, logger, signal: stopping.signal });
+    } catch (error) {
+      const appError = AppError.from(error);
+      logger.error({ code: appError.code, err: appError.message }, 'cannot start');
+      await transport.close();
+      process.exitCode = appError.code === ErrorCode.CONFIG_INVALID ? EXIT_CONFIG : 1;
+      return;
+    }
+  }
+  state.started = started;
+  if (stopping.signal.aborted) {
+    await started.close?.(0);
+    await transport.close();
+    return;
+  }
+  state.running = hostService(
+    { name: spec.name, version: spec.version, definition: spec.definition, ...(started.implementation === undefined ? {} : { implementation: started.implementation }), ...(started.checks === undefined ? {} : { checks: started.checks }) },
+    { transport, logger },
+  );
   await state.running.server.ready;
   logger.info({ natsUrl: config.bus.natsUrl, pid: process.pid }, 'ready');
 }
 
 /** `runService` for a `main.ts`: an unexpected failure is logged and exits 1. */
-export function main<D extends HealthServiceDefinition>(spec: ServiceSpec<D>): void {
+export function main<D extends HealthServiceDefinition, S extends z.ZodType = typeof baseConfigSchema>(spec: ProcessSpec<D, S>): void {
   runService(spec).catch((error: unknown) => {
     process.stderr.write(`${spec.name}: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, NatsTransport } from '@ratchet/bus';
 import { HealthStatus } from '@ratchet/contracts';
-import { freePort, startNatsServer, startNodeProcess } from '@ratchet/testing';
-import type { NatsServerFixture } from '@ratchet/testing';
+import { freePort, startNatsServer, startNodeProcess, startPostgres } from '@ratchet/testing';
+import type { NatsServerFixture, PostgresFixture } from '@ratchet/testing';
 import { EXIT_CONFIG, packageVersion } from './run-service';
 import type { HealthServiceDefinition } from './service-host';
 
@@ -12,6 +12,12 @@ export interface ServiceProcessSpec {
   /** The service's package folder; its `dist/main.js` must be built. */
   readonly packageDir: string;
   readonly definition: HealthServiceDefinition;
+  /** More environment for the process (a model endpoint for role services, ...). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Starts a real Postgres and passes it as RATCHET_DATABASE_URL (orchestrator, memory). */
+  readonly postgres?: boolean;
+  /** Dependencies Health reports besides the bus, by name. Default none. */
+  readonly dependencies?: readonly string[];
 }
 
 /**
@@ -26,15 +32,19 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
       script: path.join(spec.packageDir, 'dist', 'main.js'),
       nodeArgs: ['--require', '@ratchet/telemetry/register'],
       cwd: repoRoot,
-      env: { RATCHET_CONFIG_DIR: path.join(repoRoot, 'config'), RATCHET_LOG_LEVEL: 'info', ...env },
+      env: { RATCHET_CONFIG_DIR: path.join(repoRoot, 'config'), RATCHET_LOG_LEVEL: 'info', ...spec.env, ...(postgres === undefined ? {} : { RATCHET_DATABASE_URL: postgres.connectionString }), ...env },
     });
 
+  let postgres: PostgresFixture | undefined;
   describe(`${spec.name} process`, () => {
     let nats: NatsServerFixture;
     beforeAll(async () => {
-      nats = await startNatsServer();
-    }, 20_000);
-    afterAll(() => nats?.stop());
+      [nats, postgres] = await Promise.all([startNatsServer(), spec.postgres === true ? startPostgres() : Promise.resolve(undefined)]);
+    }, 60_000);
+    afterAll(async () => {
+      await nats?.stop();
+      await postgres?.stop();
+    });
 
     it('serves Health on the bus and exits 0 on SIGTERM', async () => {
       const service = await start({ RATCHET_BUS_NATS_URL: nats.url });
@@ -49,7 +59,10 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
               service: spec.name,
               version: packageVersion(spec.packageDir),
               status: HealthStatus.HEALTH_STATUS_SERVING,
-              dependencies: [{ name: 'bus:nats', status: HealthStatus.HEALTH_STATUS_SERVING, detail: 'connected' }],
+              dependencies: [
+                { name: 'bus:nats', status: HealthStatus.HEALTH_STATUS_SERVING, detail: 'connected' },
+                ...(spec.dependencies ?? []).map((name) => expect.objectContaining({ name, status: HealthStatus.HEALTH_STATUS_SERVING })),
+              ],
             }),
           );
         } finally {

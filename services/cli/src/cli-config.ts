@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
+import { sandboxConfigSection } from '@ratchet/agent';
+import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { z } from 'zod';
 
@@ -9,34 +11,8 @@ import { z } from 'zod';
 export const cliConfigSchema = extendConfigSchema({
   model: modelConfigSection,
   prices: pricesConfigSection,
-  orchestrator: configSection({
-    /** Iterations per task when the task sets none. */
-    maxIterations: z.number().int().min(1).max(100).default(10),
-    /** Tokens per task; 0 = no limit. */
-    maxTokens: z.number().int().nonnegative().default(0),
-    /** USD per task; 0 = no limit. */
-    maxCostUsd: z.number().nonnegative().default(0),
-    /** Wall time per task, seconds; 0 = no limit. */
-    maxWallTimeSeconds: z.number().int().nonnegative().default(1800),
-    /** Deadline of one model call (plan, code, tests, reflection), ms. */
-    modelCallTimeoutMs: z.number().int().positive().default(300_000),
-    /** Re-plans allowed before no progress ends a task. */
-    maxReplans: z.number().int().nonnegative().default(2),
-    lessonLimit: z.number().int().min(1).max(50).default(5),
-    lessonMinScore: z.number().min(0).max(1).default(0.2),
-  }),
-  sandbox: configSection({
-    /** The image deploy/sandbox/build-image.sh builds. */
-    image: z.string().min(1).default('ratchet-sandbox:1'),
-    /** Docker engine socket. */
-    dockerSocket: z.string().min(1).default('/var/run/docker.sock'),
-    timeoutSeconds: z.number().int().min(1).max(3600).default(120),
-    memoryMb: z.number().int().min(32).default(512),
-    pids: z.number().int().min(8).default(128),
-    cpus: z.number().positive().default(1),
-    outputLimitKb: z.number().int().min(1).default(256),
-    workDirMb: z.number().int().min(1).default(64),
-  }),
+  orchestrator: orchestratorConfigSection,
+  sandbox: sandboxConfigSection,
   storage: configSection({
     /** Where embedded mode keeps its database (PGlite). Default ~/.ratchet/data. */
     dataDir: z.string().min(1).optional(),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { loadPrompts, sandboxLimitsOf } from '@ratchet/agent';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
@@ -11,13 +11,12 @@ import {
   SandboxRunnerServiceDefinition,
   TaskEvent,
   TesterServiceDefinition,
-  type SandboxLimits,
 } from '@ratchet/contracts';
 import { createCoderService } from '@ratchet/coder';
 import { openPglite } from '@ratchet/db';
 import { createRoleModels, type RoleModels } from '@ratchet/llm';
 import { createMemoryService } from '@ratchet/memory';
-import { createOrchestratorService, type OrchestratorService } from '@ratchet/orchestrator';
+import { createOrchestratorService, driverSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
@@ -73,14 +72,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     closers.push(async () => {
       await Promise.all(hosted.map((service) => service.stop(1_000)));
     });
-    const sandboxLimits: SandboxLimits = {
-      memoryBytes: config.sandbox.memoryMb * 1024 * 1024,
-      pids: config.sandbox.pids,
-      cpus: config.sandbox.cpus,
-      timeout: { seconds: config.sandbox.timeoutSeconds, nanos: 0 },
-      outputLimitBytes: config.sandbox.outputLimitKb * 1024,
-      workDirBytes: config.sandbox.workDirMb * 1024 * 1024,
-    };
+    const sandboxLimits = sandboxLimitsOf(config.sandbox);
 
     const safety = await createSafetyService();
     closers.push(() => safety.close());
@@ -124,20 +116,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
       publish: async (events) => {
         for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
       },
-      settings: {
-        defaultBudget: {
-          maxIterations: config.orchestrator.maxIterations,
-          maxTokens: config.orchestrator.maxTokens,
-          maxCostUsd: config.orchestrator.maxCostUsd,
-          maxWallTimeMs: config.orchestrator.maxWallTimeSeconds * 1000,
-        },
-        modelCallTimeoutMs: config.orchestrator.modelCallTimeoutMs,
-        testRunTimeoutMs: (config.sandbox.timeoutSeconds + 60) * 1000,
-        serviceCallTimeoutMs: 30_000,
-        lessonLimit: config.orchestrator.lessonLimit,
-        lessonMinScore: config.orchestrator.lessonMinScore,
-        maxReplans: config.orchestrator.maxReplans,
-      },
+      // Embedded mode fails fast (Docker down is not a blip to wait out).
+      settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { maxPauses: 0 }),
+      maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
       logger,
     });
     // Closed before the services it calls, so running tasks record their cancellation.

@@ -1,6 +1,55 @@
 import path from 'node:path';
+import { databaseConfigSection } from '@ratchet/agent';
+import { configSection, extendConfigSchema } from '@ratchet/config';
 import { MemoryServiceDefinition } from '@ratchet/contracts';
+import { openPglite, openPostgresWithRetry, type Database } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
 import { main, packageVersion } from '@ratchet/runtime';
+import { z } from 'zod';
+import { createMemoryService, PgVectorStore } from './index';
 
-// Serves Health on the bus; the domain RPCs arrive with the issues that give them behaviour.
-main({ name: 'memory', version: packageVersion(path.join(__dirname, '..')), definition: MemoryServiceDefinition });
+const schema = extendConfigSchema({
+  database: databaseConfigSection,
+  memory: configSection({
+    /**
+     * Where lesson vectors live: `postgres` (pgvector in the same database),
+     * or `pglite` (pgvector in an embedded database under vectorDataDir, for
+     * a Postgres without the extension; one memory replica only).
+     */
+    vectors: z.enum(['postgres', 'pglite']).default('postgres'),
+    vectorDataDir: z.string().min(1).default('data/memory-vectors'),
+  }),
+});
+
+// Lessons and their evidence in Postgres (schema memory); vectors per memory.vectors.
+main({
+  name: 'memory',
+  version: packageVersion(path.join(__dirname, '..')),
+  definition: MemoryServiceDefinition,
+  schema,
+  start: async ({ config, logger, signal }) => {
+    const url = config.database.url;
+    if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the memory service keeps lessons in Postgres: set RATCHET_DATABASE_URL (or database.url in config/memory.yaml)');
+    const db = await openPostgresWithRetry({ connectionString: url, maxConnections: config.database.maxConnections, statementTimeoutMs: config.database.statementTimeoutMs }, signal, (error, attempt, retryInMs) =>
+      logger.warn({ attempt, retryInMs, err: error.message }, 'Postgres not reachable yet'),
+    );
+    let vectorDb: Database | undefined;
+    try {
+      if (config.memory.vectors === 'pglite') vectorDb = await openPglite({ dataDir: path.resolve(config.memory.vectorDataDir), vector: true });
+      const memory = await createMemoryService({ db, vectors: await PgVectorStore.open(vectorDb ?? db) });
+      return {
+        implementation: memory.implementation,
+        checks: [{ name: 'postgres', required: true, check: async () => (await db.query('SELECT 1'), { ok: true, detail: 'connected' }) }],
+        close: async () => {
+          await memory.close();
+          await vectorDb?.close();
+          await db.close();
+        },
+      };
+    } catch (error) {
+      await vectorDb?.close();
+      await db.close();
+      throw error;
+    }
+  },
+});

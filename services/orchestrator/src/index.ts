@@ -12,3 +12,6 @@ export { createOrchestratorService } from './orchestrator-service';
 export type { OrchestratorService, OrchestratorServiceOptions } from './orchestrator-service';
 export { TaskDriver, userTestsOnlyLabel } from './task-driver';
 export type { AgentClients, DriverSettings, EventPublisher } from './task-driver';
+export { driverSettingsOf, orchestratorConfigSection } from './config';
+export type { OrchestratorSettings } from './config';
+export { handOver } from './task-driver';

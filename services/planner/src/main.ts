@@ -1,6 +1,20 @@
 import path from 'node:path';
+import { configDirectoryOf, loadPrompts } from '@ratchet/agent';
+import { extendConfigSchema } from '@ratchet/config';
 import { PlannerServiceDefinition } from '@ratchet/contracts';
+import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { main, packageVersion } from '@ratchet/runtime';
+import { createPlannerService } from './index';
 
-// Serves Health on the bus; the domain RPCs arrive with the issues that give them behaviour.
-main({ name: 'planner', version: packageVersion(path.join(__dirname, '..')), definition: PlannerServiceDefinition });
+// The planner as its own process: its model (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
+main({
+  name: 'planner',
+  version: packageVersion(path.join(__dirname, '..')),
+  definition: PlannerServiceDefinition,
+  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection }),
+  optionalFiles: ['models.yaml'],
+  start: async ({ config }) => {
+    const roleModel = await createRoleModel(config.model, config.prices, ChatRole.PLANNER);
+    return { implementation: createPlannerService({ roleModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
+  },
+});

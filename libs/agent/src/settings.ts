@@ -1,0 +1,50 @@
+import { configSection } from '@ratchet/config';
+import type { SandboxLimits } from '@ratchet/contracts';
+import { z } from 'zod';
+
+/**
+ * The `sandbox` config section shared by embedded mode, the tester (which
+ * asks for these limits) and the sandbox runner (which applies them).
+ */
+export const sandboxConfigSection = configSection({
+  /** The image deploy/sandbox/build-image.sh builds. */
+  image: z.string().min(1).default('ratchet-sandbox:1'),
+  /** Docker engine socket. */
+  dockerSocket: z.string().min(1).default('/var/run/docker.sock'),
+  timeoutSeconds: z.number().int().min(1).max(3600).default(120),
+  memoryMb: z.number().int().min(32).default(512),
+  pids: z.number().int().min(8).default(128),
+  cpus: z.number().positive().default(1),
+  outputLimitKb: z.number().int().min(1).default(256),
+  workDirMb: z.number().int().min(1).default(64),
+});
+
+export type SandboxSettings = Readonly<z.infer<typeof sandboxConfigSection>>;
+
+/** The job limits a `sandbox` section describes, in the contract's units (bytes). */
+export function sandboxLimitsOf(settings: SandboxSettings): SandboxLimits {
+  return {
+    memoryBytes: settings.memoryMb * 1024 * 1024,
+    pids: settings.pids,
+    cpus: settings.cpus,
+    timeout: { seconds: settings.timeoutSeconds, nanos: 0 },
+    outputLimitBytes: settings.outputLimitKb * 1024,
+    workDirBytes: settings.workDirMb * 1024 * 1024,
+  };
+}
+
+/** The `database` section of services that keep state in Postgres (env RATCHET_DATABASE_URL, ...). */
+export const databaseConfigSection = configSection({
+  /** postgres://user:password@host:5432/db; required by the orchestrator and memory processes. */
+  url: z.string().min(1).optional(),
+  /** Connections in the pool. */
+  maxConnections: z.number().int().min(1).max(200).default(10),
+  /** Server-side limit per statement, ms. */
+  statementTimeoutMs: z.number().int().positive().default(30_000),
+});
+
+/** The config directory: RATCHET_CONFIG_DIR, else `config/` in the working directory. */
+export function configDirectoryOf(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env['RATCHET_CONFIG_DIR'];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : `${process.cwd()}/config`;
+}

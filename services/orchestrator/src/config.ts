@@ -1,0 +1,57 @@
+import { configSection } from '@ratchet/config';
+import { z } from 'zod';
+import type { DriverSettings } from './task-driver';
+
+/**
+ * The `orchestrator` config section: loop defaults for every task, and how
+ * a replica shares tasks with others (leases). Used by the orchestrator
+ * process and by embedded mode.
+ */
+export const orchestratorConfigSection = configSection({
+  /** Iterations per task when the task sets none. */
+  maxIterations: z.number().int().min(1).max(100).default(10),
+  /** Tokens per task; 0 = no limit. */
+  maxTokens: z.number().int().nonnegative().default(0),
+  /** USD per task; 0 = no limit. */
+  maxCostUsd: z.number().nonnegative().default(0),
+  /** Wall time per task, seconds; 0 = no limit. */
+  maxWallTimeSeconds: z.number().int().nonnegative().default(1800),
+  /** Deadline of one model call (plan, code, tests, reflection), ms. */
+  modelCallTimeoutMs: z.number().int().positive().default(300_000),
+  /** Re-plans allowed before no progress ends a task. */
+  maxReplans: z.number().int().nonnegative().default(2),
+  lessonLimit: z.number().int().min(1).max(50).default(5),
+  lessonMinScore: z.number().min(0).max(1).default(0.2),
+  /** Tasks one replica drives at once. */
+  maxConcurrentTasks: z.number().int().min(1).max(1000).default(4),
+  /** Names this replica in task leases; keep it stable across restarts (a StatefulSet pod name) to take its tasks back at once. Default: random per process. */
+  instanceId: z.string().min(1).optional(),
+  /** A task lease lasts this long without renewal, ms; a dead replica's tasks move on after it. */
+  leaseMs: z.number().int().min(1_000).default(15_000),
+  /** How often a replica looks for tasks nobody drives, ms. */
+  claimIntervalMs: z.number().int().min(100).default(1_000),
+  /** Times in a row a phase that failed with a retryable error (a service or the database briefly gone) runs again before the task fails. */
+  maxPauses: z.number().int().min(0).max(100).default(8),
+});
+
+export type OrchestratorSettings = Readonly<z.infer<typeof orchestratorConfigSection>>;
+
+/** The driver's settings from the section; the sandbox timeout bounds a test run's deadline. */
+export function driverSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number } = {}): DriverSettings {
+  return {
+    defaultBudget: {
+      maxIterations: settings.maxIterations,
+      maxTokens: settings.maxTokens,
+      maxCostUsd: settings.maxCostUsd,
+      maxWallTimeMs: settings.maxWallTimeSeconds * 1000,
+    },
+    modelCallTimeoutMs: settings.modelCallTimeoutMs,
+    // The test run waits for a runner slot as well as the run itself.
+    testRunTimeoutMs: (sandboxTimeoutSeconds + 60) * 1000,
+    serviceCallTimeoutMs: 30_000,
+    lessonLimit: settings.lessonLimit,
+    lessonMinScore: settings.lessonMinScore,
+    maxReplans: settings.maxReplans,
+    maxPauses: options.maxPauses ?? settings.maxPauses,
+  };
+}
