@@ -1,0 +1,84 @@
+import * as grpc from '@grpc/grpc-js';
+import type { MessageCodec, ServiceDefinition } from '@ratchet/bus';
+import { AppError, ErrorCode } from '@ratchet/errors';
+
+/** A ts-proto generic service definition, as the bus states it. */
+export type GrpcServiceDefinition = ServiceDefinition;
+
+/** The grpc-js service definition of a generated one: paths `/<fullName>/<Name>`, protobuf bytes on the wire. */
+export function grpcServiceOf(definition: GrpcServiceDefinition): grpc.ServiceDefinition {
+  const service: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [key, method] of Object.entries(definition.methods)) {
+    const requestType = method.requestType as MessageCodec<unknown>;
+    const responseType = method.responseType as MessageCodec<unknown>;
+    service[key] = {
+      path: `/${definition.fullName}/${method.name}`,
+      requestStream: method.requestStream,
+      responseStream: method.responseStream,
+      requestSerialize: (message: unknown) => Buffer.from(requestType.encode(message).finish()),
+      requestDeserialize: (bytes: Buffer) => requestType.decode(bytes),
+      responseSerialize: (message: unknown) => Buffer.from(responseType.encode(message).finish()),
+      responseDeserialize: (bytes: Buffer) => responseType.decode(bytes),
+      originalName: key,
+    };
+  }
+  return service;
+}
+
+/** Trailing metadata that carries Ratchet's own error code and retry flag across gRPC. */
+export const ErrorMetadata = { CODE: 'ratchet-error-code', RETRYABLE: 'ratchet-retryable' } as const;
+
+const toStatus: Readonly<Record<string, grpc.status>> = {
+  [ErrorCode.INVALID_ARGUMENT]: grpc.status.INVALID_ARGUMENT,
+  [ErrorCode.NOT_FOUND]: grpc.status.NOT_FOUND,
+  [ErrorCode.ALREADY_EXISTS]: grpc.status.ALREADY_EXISTS,
+  [ErrorCode.FAILED_PRECONDITION]: grpc.status.FAILED_PRECONDITION,
+  [ErrorCode.PERMISSION_DENIED]: grpc.status.PERMISSION_DENIED,
+  [ErrorCode.UNAUTHENTICATED]: grpc.status.UNAUTHENTICATED,
+  [ErrorCode.RESOURCE_EXHAUSTED]: grpc.status.RESOURCE_EXHAUSTED,
+  [ErrorCode.DEADLINE_EXCEEDED]: grpc.status.DEADLINE_EXCEEDED,
+  [ErrorCode.CANCELLED]: grpc.status.CANCELLED,
+  [ErrorCode.ABORTED]: grpc.status.ABORTED,
+  [ErrorCode.UNAVAILABLE]: grpc.status.UNAVAILABLE,
+  [ErrorCode.UNIMPLEMENTED]: grpc.status.UNIMPLEMENTED,
+  [ErrorCode.CONFIG_INVALID]: grpc.status.FAILED_PRECONDITION,
+};
+
+const fromStatus: Readonly<Partial<Record<grpc.status, ErrorCode>>> = {
+  [grpc.status.INVALID_ARGUMENT]: ErrorCode.INVALID_ARGUMENT,
+  [grpc.status.NOT_FOUND]: ErrorCode.NOT_FOUND,
+  [grpc.status.ALREADY_EXISTS]: ErrorCode.ALREADY_EXISTS,
+  [grpc.status.FAILED_PRECONDITION]: ErrorCode.FAILED_PRECONDITION,
+  [grpc.status.PERMISSION_DENIED]: ErrorCode.PERMISSION_DENIED,
+  [grpc.status.UNAUTHENTICATED]: ErrorCode.UNAUTHENTICATED,
+  [grpc.status.RESOURCE_EXHAUSTED]: ErrorCode.RESOURCE_EXHAUSTED,
+  [grpc.status.DEADLINE_EXCEEDED]: ErrorCode.DEADLINE_EXCEEDED,
+  [grpc.status.CANCELLED]: ErrorCode.CANCELLED,
+  [grpc.status.ABORTED]: ErrorCode.ABORTED,
+  [grpc.status.UNAVAILABLE]: ErrorCode.UNAVAILABLE,
+  [grpc.status.UNIMPLEMENTED]: ErrorCode.UNIMPLEMENTED,
+};
+
+/** A gRPC status for a failed handler; unknown errors become INTERNAL without their stack. */
+export function statusOf(error: unknown): Partial<grpc.StatusObject> {
+  const appError = AppError.is(error) ? error : new AppError(ErrorCode.INTERNAL, 'internal error; the server log has the details', { cause: error });
+  const metadata = new grpc.Metadata();
+  metadata.set(ErrorMetadata.CODE, appError.code);
+  metadata.set(ErrorMetadata.RETRYABLE, String(appError.isRetryable));
+  return { code: toStatus[appError.code] ?? grpc.status.INTERNAL, details: appError.message, metadata };
+}
+
+/** The AppError a gRPC failure stands for: Ratchet's own code when the server sent it, else one mapped from the status. */
+export function errorOf(error: grpc.ServiceError, address: string): AppError {
+  const code = error.metadata?.get(ErrorMetadata.CODE)[0];
+  const retryable = error.metadata?.get(ErrorMetadata.RETRYABLE)[0];
+  if (typeof code === 'string' && code in ErrorCode) {
+    return new AppError(code as ErrorCode, error.details, { cause: error, ...(retryable === undefined ? {} : { retryable: retryable === 'true' }) });
+  }
+  if (error.code === grpc.status.UNAVAILABLE) {
+    return new AppError(ErrorCode.UNAVAILABLE, `the Ratchet server at ${address} is not reachable (${error.details}); check --server / RATCHET_SERVER and that the orchestrator runs`, {
+      cause: error,
+    });
+  }
+  return new AppError(fromStatus[error.code] ?? ErrorCode.INTERNAL, error.details || `gRPC status ${error.code}`, { cause: error });
+}

@@ -1,0 +1,198 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { ListTasksRequest, OrchestratorServiceDefinition, Task, TaskStatus, type WatchTaskResponse } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { service as healthService } from 'grpc-health-check';
+import { createGrpcClient, GrpcServer, type GrpcCallContext, type GrpcImplementation } from '../src';
+
+// A real gRPC connection on loopback; the handlers are small but real.
+jest.setTimeout(30_000);
+
+const task = (id: string) => Task.fromPartial({ id, goal: `goal ${id}`, status: TaskStatus.TASK_STATUS_QUEUED });
+
+function implementation(seen: { streamAborted?: boolean; slowAborted?: Promise<unknown> }): GrpcImplementation<typeof OrchestratorServiceDefinition> {
+  return {
+    submitTask: async (request) => {
+      if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty');
+      return { task: task(request.goal) };
+    },
+    getTask: async (request, context) => {
+      if (request.taskId === 'slow') {
+        seen.slowAborted = new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(context.signal.reason), { once: true }));
+        await seen.slowAborted;
+      }
+      if (request.taskId === 'boom') throw new Error('secret stack detail');
+      return { task: task(request.taskId), iterations: [], approvals: [] };
+    },
+    watchTask: async function* (request, context: GrpcCallContext): AsyncGenerator<WatchTaskResponse> {
+      for (let sequence = 1; sequence <= 1000; sequence += 1) {
+        if (context.signal.aborted) {
+          seen.streamAborted = true;
+          return;
+        }
+        yield { event: { taskId: request.taskId, sequence, time: undefined, iteration: 0, payload: undefined } };
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (AppError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+function healthStatus(address: string, credentials = grpc.credentials.createInsecure()): Promise<string> {
+  const Health = grpc.makeGenericClientConstructor(healthService, 'Health');
+  const client = new Health(address, credentials) as unknown as { check(request: object, callback: (error: Error | null, response: { status: string }) => void): void; close(): void };
+  return new Promise((resolve, reject) =>
+    client.check({ service: '' }, (error, response) => {
+      client.close();
+      if (error) reject(error);
+      else resolve(response.status);
+    }),
+  );
+}
+
+describe('GrpcServer and createGrpcClient', () => {
+  const seen: { streamAborted?: boolean; slowAborted?: Promise<unknown> } = {};
+  const server = new GrpcServer({ tokens: ['right-token'] });
+  let address: string;
+
+  beforeAll(async () => {
+    server.addService(OrchestratorServiceDefinition, implementation(seen));
+    address = `127.0.0.1:${await server.listen('127.0.0.1:0')}`;
+    server.setServing(true);
+  });
+  afterAll(() => server.close(1_000));
+
+  it('answers unary calls with the caller token and refuses a missing or wrong one', async () => {
+    const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
+    try {
+      const response = await client.submitTask({ goal: 'a', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '' });
+      expect(response.task).toMatchObject({ id: 'a', goal: 'goal a' });
+    } finally {
+      client.close();
+    }
+    for (const token of [undefined, 'wrong-token']) {
+      const stranger = createGrpcClient(OrchestratorServiceDefinition, address, token === undefined ? {} : { token });
+      try {
+        const error = await failure(stranger.getTask({ taskId: 'x', view: 0 }));
+        expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
+        expect(error.message).toMatch(token === undefined ? /needs a token: pass --token or set RATCHET_TOKEN/ : /not valid/);
+      } finally {
+        stranger.close();
+      }
+    }
+  });
+
+  it('carries AppError codes across, hides unexpected errors and names unimplemented methods', async () => {
+    const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
+    const invalid = await failure(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '' }));
+    expect(invalid).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: 'goal is empty', isRetryable: false });
+    const internal = await failure(client.getTask({ taskId: 'boom', view: 0 }));
+    expect(internal.code).toBe(ErrorCode.INTERNAL);
+    expect(internal.message).not.toMatch(/secret/);
+    const missing = await failure(client.cancelTask({ taskId: 'x', reason: '' }));
+    expect(missing.code).toBe(ErrorCode.UNIMPLEMENTED);
+    expect(missing.message).toMatch(/ratchet\.v1\.OrchestratorService\/CancelTask/);
+    client.close();
+  });
+
+  it('ends a call past its deadline on both sides', async () => {
+    const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
+    const error = await failure(client.getTask({ taskId: 'slow', view: 0 }, { timeoutMs: 200 }));
+    expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
+    await expect(seen.slowAborted).resolves.toBeDefined();
+    client.close();
+  });
+
+  it('streams, and a client that stops reading cancels the server side', async () => {
+    const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
+    const sequences: number[] = [];
+    for await (const message of client.watchTask({ taskId: 't', fromSequence: 0, followAfterCompletion: false })) {
+      sequences.push(message.event?.sequence ?? 0);
+      if (sequences.length === 5) break;
+    }
+    expect(sequences).toEqual([1, 2, 3, 4, 5]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(seen.streamAborted).toBe(true);
+    client.close();
+  });
+
+  it('serves health without a token, and reports NOT_SERVING when told', async () => {
+    expect(await healthStatus(address)).toBe('SERVING');
+    server.setServing(false);
+    expect(await healthStatus(address)).toBe('NOT_SERVING');
+    server.setServing(true);
+  });
+
+  it('explains an unreachable server', async () => {
+    const client = createGrpcClient(OrchestratorServiceDefinition, '127.0.0.1:1', { defaultTimeoutMs: 2_000 });
+    try {
+      const error = await failure(client.listTasks(ListTasksRequest.fromPartial({ pageSize: 1 })));
+      expect(error.code).toBe(ErrorCode.UNAVAILABLE);
+      expect(error.message).toMatch(/127\.0\.0\.1:1 is not reachable.*RATCHET_SERVER/);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('GrpcServer over TLS', () => {
+  let directory: string;
+  const file = (name: string) => path.join(directory, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+
+  beforeAll(() => {
+    directory = mkdtempSync(path.join(os.tmpdir(), 'ratchet-tls-'));
+    const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
+    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-subj', '/CN=ratchet-test-ca');
+    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('server.key'), '-out', file('server.csr'), ...subject);
+    openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-out', file('server.pem'), '-copy_extensions', 'copy');
+    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('client.key'), '-out', file('client.csr'), '-subj', '/CN=ratchet-cli');
+    openssl('x509', '-req', '-in', file('client.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-out', file('client.pem'));
+  });
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('serves TLS, and with a client CA only clients that present a signed certificate', async () => {
+    const plain = new GrpcServer({ tls: { certFile: file('server.pem'), keyFile: file('server.key') } });
+    const mutual = new GrpcServer({ tls: { certFile: file('server.pem'), keyFile: file('server.key'), clientCaFile: file('ca.pem') } });
+    const clients: { close(): void }[] = [];
+    try {
+      plain.addService(OrchestratorServiceDefinition, implementation({}));
+      const tlsAddress = `localhost:${await plain.listen('127.0.0.1:0')}`;
+      const verified = createGrpcClient(OrchestratorServiceDefinition, tlsAddress, { tls: { caFile: file('ca.pem') } });
+      clients.push(verified);
+      expect((await verified.getTask({ taskId: 'tls', view: 0 })).task).toMatchObject({ id: 'tls' });
+
+      mutual.addService(OrchestratorServiceDefinition, implementation({}));
+      const mtlsAddress = `localhost:${await mutual.listen('127.0.0.1:0')}`;
+      const withCert = createGrpcClient(OrchestratorServiceDefinition, mtlsAddress, { tls: { caFile: file('ca.pem'), certFile: file('client.pem'), keyFile: file('client.key') } });
+      clients.push(withCert);
+      expect((await withCert.getTask({ taskId: 'mtls', view: 0 })).task).toMatchObject({ id: 'mtls' });
+      const withoutCert = createGrpcClient(OrchestratorServiceDefinition, mtlsAddress, { tls: { caFile: file('ca.pem') }, defaultTimeoutMs: 3_000 });
+      clients.push(withoutCert);
+      const refused = await failure(withoutCert.getTask({ taskId: 'x', view: 0 }));
+      expect([ErrorCode.UNAVAILABLE, ErrorCode.DEADLINE_EXCEEDED]).toContain(refused.code);
+    } finally {
+      for (const client of clients) client.close();
+      await plain.close(1_000);
+      await mutual.close(1_000);
+    }
+  });
+
+  it('says which TLS file it cannot read', () => {
+    const server = new GrpcServer({ tls: { certFile: file('missing.pem'), keyFile: file('server.key') } });
+    return expect(server.listen('127.0.0.1:0')).rejects.toMatchObject({ code: ErrorCode.CONFIG_INVALID, message: expect.stringContaining('missing.pem') });
+  });
+});
