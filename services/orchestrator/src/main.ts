@@ -1,6 +1,139 @@
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { OrchestratorServiceDefinition } from '@ratchet/contracts';
+import { databaseConfigSection, sandboxConfigSection } from '@ratchet/agent';
+import { createClient } from '@ratchet/bus';
+import { configSection, extendConfigSchema } from '@ratchet/config';
+import {
+  CoderServiceDefinition,
+  MemoryServiceDefinition,
+  OrchestratorServiceDefinition,
+  PlannerServiceDefinition,
+  ReflectorServiceDefinition,
+  SafetyServiceDefinition,
+  TaskEvent,
+  TesterServiceDefinition,
+} from '@ratchet/contracts';
+import { openPostgresWithRetry, type Database } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { GrpcServer } from '@ratchet/grpc-api';
 import { main, packageVersion } from '@ratchet/runtime';
+import { z } from 'zod';
+import { driverSettingsOf, orchestratorConfigSection } from './config';
+import { createOrchestratorService, type OrchestratorService } from './orchestrator-service';
 
-// Serves Health on the bus; the domain RPCs arrive with the issues that give them behaviour.
-main({ name: 'orchestrator', version: packageVersion(path.join(__dirname, '..')), definition: OrchestratorServiceDefinition });
+const schema = extendConfigSchema({
+  database: databaseConfigSection,
+  orchestrator: orchestratorConfigSection,
+  sandbox: sandboxConfigSection,
+  grpc: configSection({
+    /** Where clients (the CLI) connect. */
+    address: z.string().min(1).default('0.0.0.0:50051'),
+    /** Accepted bearer tokens, comma-separated; empty = no authentication (only on a trusted network). */
+    tokens: z.string().default(''),
+    /** PEM files for TLS; without certFile the server speaks plaintext. With clientCaFile, clients need a certificate it signed (mTLS). */
+    certFile: z.string().min(1).optional(),
+    keyFile: z.string().min(1).optional(),
+    clientCaFile: z.string().min(1).optional(),
+    /** Serve gRPC reflection from the .proto files under this directory (e.g. protos), for grpcurl. */
+    reflectionProtoRoot: z.string().min(1).optional(),
+  }),
+});
+
+// The orchestrator process: tasks in Postgres, the loop's services over NATS, clients over gRPC.
+main({
+  name: 'orchestrator',
+  version: packageVersion(path.join(__dirname, '..')),
+  definition: OrchestratorServiceDefinition,
+  schema,
+  start: async ({ config, transport, logger }) => {
+    const url = config.database.url;
+    if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the orchestrator keeps tasks in Postgres: set RATCHET_DATABASE_URL (or database.url in config/orchestrator.yaml)');
+    const { grpc } = config;
+    if ((grpc.certFile === undefined) !== (grpc.keyFile === undefined)) throw new AppError(ErrorCode.CONFIG_INVALID, 'TLS needs both grpc.certFile and grpc.keyFile (RATCHET_GRPC_CERT_FILE, RATCHET_GRPC_KEY_FILE)');
+    const tokens = grpc.tokens.split(',').map((token) => token.trim()).filter((token) => token !== '');
+    if (tokens.length === 0) logger.warn({}, 'gRPC clients are not authenticated: set RATCHET_GRPC_TOKENS unless this network is trusted');
+    const server = new GrpcServer({
+      tokens,
+      ...(grpc.certFile === undefined || grpc.keyFile === undefined ? {} : { tls: { certFile: grpc.certFile, keyFile: grpc.keyFile, ...(grpc.clientCaFile === undefined ? {} : { clientCaFile: grpc.clientCaFile }) } }),
+      ...(grpc.reflectionProtoRoot === undefined ? {} : { reflection: { protoRoot: grpc.reflectionProtoRoot, files: ['ratchet/v1/orchestrator.proto'] } }),
+      logger,
+    });
+
+    // Until Postgres answers, calls get UNAVAILABLE and health says NOT_SERVING; the process stays up.
+    const state: { orchestrator?: OrchestratorService; db?: Database; stopped: boolean } = { stopped: false };
+    const ready = () => {
+      if (state.orchestrator === undefined) throw new AppError(ErrorCode.UNAVAILABLE, 'the orchestrator is starting: waiting for Postgres', { retryable: true });
+      return state.orchestrator;
+    };
+    const implementation: OrchestratorService['implementation'] = {
+      submitTask: (request, context) => ready().implementation.submitTask(request, context),
+      getTask: (request, context) => ready().implementation.getTask(request, context),
+      listTasks: (request, context) => ready().implementation.listTasks(request, context),
+      cancelTask: (request, context) => ready().implementation.cancelTask(request, context),
+    };
+    server.addService(OrchestratorServiceDefinition, { ...implementation, watchTask: (request, context) => ready().watchTask(request, context) });
+    const port = await server.listen(grpc.address);
+    logger.info({ address: grpc.address, port, tls: grpc.certFile !== undefined, authenticated: tokens.length > 0 }, 'gRPC listening');
+
+    const stopping = new AbortController();
+    const modelClient = { defaultTimeoutMs: config.orchestrator.modelCallTimeoutMs, maxAttempts: 1 };
+    const connecting = (async () => {
+      const db = await openPostgresWithRetry({ connectionString: url, maxConnections: config.database.maxConnections, statementTimeoutMs: config.database.statementTimeoutMs }, stopping.signal, (error, attempt, retryInMs) =>
+        logger.warn({ attempt, retryInMs, err: error.message }, 'Postgres not reachable yet'),
+      );
+      state.db = db;
+      state.orchestrator = await createOrchestratorService({
+        db,
+        clients: {
+          // Model-backed calls are not retried by the bus: a retry would be a second, paid model call.
+          planner: createClient(transport, PlannerServiceDefinition, modelClient),
+          coder: createClient(transport, CoderServiceDefinition, modelClient),
+          tester: createClient(transport, TesterServiceDefinition, modelClient),
+          reflector: createClient(transport, ReflectorServiceDefinition, modelClient),
+          safety: createClient(transport, SafetyServiceDefinition),
+          memory: createClient(transport, MemoryServiceDefinition),
+        },
+        publish: async (events) => {
+          for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
+        },
+        live: (taskId) => transport.readEvents(taskId),
+        settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds),
+        maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
+        owner: config.orchestrator.instanceId ?? `${hostname()}:${process.pid}`,
+        leaseMs: config.orchestrator.leaseMs,
+        claimIntervalMs: config.orchestrator.claimIntervalMs,
+        logger,
+      });
+      server.setServing(true);
+      logger.info({ owner: config.orchestrator.instanceId ?? `${hostname()}:${process.pid}` }, 'driving tasks');
+    })().catch((error: unknown) => {
+      const appError = AppError.from(error);
+      if (appError.code !== ErrorCode.CANCELLED) logger.error({ code: appError.code, err: appError.message }, 'cannot start the orchestrator');
+    });
+    // Usually Postgres is up: report ready only once it answered, or once it has been tried for a while.
+    await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
+
+    return {
+      implementation,
+      checks: [
+        {
+          name: 'postgres',
+          required: true,
+          check: async () => {
+            if (state.db === undefined) return { ok: false, detail: 'connecting' };
+            await state.db.query('SELECT 1');
+            return { ok: true, detail: 'connected' };
+          },
+        },
+      ],
+      close: async (graceMs) => {
+        stopping.abort();
+        await server.close(Math.min(graceMs, 5_000));
+        await connecting;
+        // Running tasks are handed over to another replica (or to this one after a restart), not cancelled.
+        await state.orchestrator?.close();
+        await state.db?.close();
+      },
+    };
+  },
+});

@@ -13,6 +13,8 @@ import {
   type ListTasksResponse,
   type SubmitTaskRequest,
   type SubmitTaskResponse,
+  type WatchTaskRequest,
+  type WatchTaskResponse,
 } from '@ratchet/contracts';
 import type { Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -28,6 +30,13 @@ export interface OrchestratorServiceOptions {
   readonly clients: AgentClients;
   /** Publishes each stored event to live readers; the bus's task event stream. */
   readonly publish: EventPublisher;
+  /**
+   * Live events of a task (the bus's task event stream), used by WatchTask
+   * only as a signal that new events are stored; the store stays the source,
+   * so an event whose publication was lost is still sent. Without it,
+   * WatchTask polls the store.
+   */
+  readonly live?: (taskId: string) => Promise<AsyncIterable<unknown> & { stop(): Promise<void> }>;
   readonly settings: DriverSettings;
   /** Tasks driven at once; more wait in QUEUED. Default 4. */
   readonly maxConcurrentTasks?: number;
@@ -53,6 +62,14 @@ export interface OrchestratorService {
     listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
     cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
   };
+  /**
+   * WatchTask: the task's stored events from `from_sequence`, then new ones
+   * as they are stored, ending after TaskCompleted (unless
+   * `follow_after_completion`) or when `context.signal` aborts.
+   *
+   * @throws AppError INVALID_ARGUMENT without task_id; NOT_FOUND for an unknown task.
+   */
+  watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal'>): AsyncIterable<WatchTaskResponse>;
   /** Resolves when the task reaches a terminal status (immediately if it has). */
   whenDone(taskId: string): Promise<TaskRecord>;
   /** Stored events of a task from `fromSequence` (1 = all). */
@@ -235,8 +252,54 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     },
   };
 
+  async function* watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal'>): AsyncGenerator<WatchTaskResponse> {
+    const taskId = request.taskId.trim();
+    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+    if (request.fromSequence < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `from_sequence is ${request.fromSequence}; use 0 for the whole history`);
+    const task = await store.get(taskId);
+    let next = Math.max(1, request.fromSequence);
+    // Bursts of live events collapse into one read of the store.
+    let wake: (() => void) | undefined;
+    let pending = false;
+    const signalNew = () => {
+      pending = true;
+      wake?.();
+    };
+    const reader = await options.live?.(task.id).catch(() => undefined);
+    const pump = reader === undefined ? undefined : (async () => {
+      for await (const _event of reader) signalNew();
+    })().catch(() => undefined);
+    const onAbort = () => wake?.();
+    context.signal.addEventListener('abort', onAbort);
+    try {
+      while (!context.signal.aborted) {
+        pending = false;
+        let completed = false;
+        for (const event of await store.events(task.id, next)) {
+          next = event.sequence + 1;
+          yield { event };
+          if (event.payload?.$case === 'taskCompleted') completed = true;
+        }
+        if (completed && !request.followAfterCompletion) return;
+        if (!pending) {
+          // The live stream wakes this up; the timer covers an event whose publication was lost.
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, reader === undefined ? 200 : 2_000).unref();
+          });
+          wake = undefined;
+        }
+      }
+    } finally {
+      context.signal.removeEventListener('abort', onAbort);
+      await reader?.stop().catch(() => undefined);
+      await pump;
+    }
+  }
+
   return {
     implementation,
+    watchTask,
     async whenDone(taskId) {
       const active = running.get(taskId);
       if (active !== undefined) return active.done;
