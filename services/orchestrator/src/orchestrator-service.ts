@@ -267,7 +267,8 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     };
     const reader = await options.live?.(task.id).catch(() => undefined);
     const pump = reader === undefined ? undefined : (async () => {
-      for await (const _event of reader) signalNew();
+      const events = reader[Symbol.asyncIterator]();
+      while (!(await events.next()).done) signalNew();
     })().catch(() => undefined);
     const onAbort = () => wake?.();
     context.signal.addEventListener('abort', onAbort);
