@@ -28,4 +28,6 @@ export const Subjects = {
   queue: (queue: string) => `ratchet.v1.queue.${queue}`,
   deadLetter: (queue: string) => `ratchet.v1.deadletter.${queue}`,
   events: (taskId: string) => `ratchet.v1.events.${taskId}`,
+  /** Where a queued call's result goes: one caller, one ticket per call (`*` to listen to all of a caller's). */
+  result: (callerId: string, ticket: string) => `ratchet.v1.results.${callerId}.${ticket}`,
 } as const;

@@ -8,6 +8,8 @@ export { InProcessTransport } from './in-process/in-process-transport';
 export { consumeJobs, enqueueJob } from './jobs';
 export type { ConsumeOptions, Job, JobConsumer } from './jobs';
 export { NatsTransport } from './nats/nats-transport';
+export { createQueueCaller, REPLY_TO_HEADER, serveFromQueue } from './queued-call';
+export type { QueueCaller, QueuedCallOptions, QueuedJobContext } from './queued-call';
 export type { NatsTransportOptions } from './nats/nats-transport';
 export { backoffDelay, sleep } from './retry';
 export { createClient } from './rpc-client';

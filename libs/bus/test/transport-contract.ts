@@ -4,6 +4,7 @@ import { withSpan } from '@ratchet/telemetry';
 import { installInMemoryTracing } from '@ratchet/telemetry/testing';
 import type { InMemoryTracing } from '@ratchet/telemetry/testing';
 import { consumeJobs, enqueueJob } from '../src/jobs';
+import { createQueueCaller, serveFromQueue } from '../src/queued-call';
 import { sleep } from '../src/retry';
 import { createClient } from '../src/rpc-client';
 import { serveService } from '../src/rpc-server';
@@ -459,6 +460,93 @@ export function transportContract(harness: TransportHarness): void {
       await expectAppError((async () => t.readEvents('*'))(), ErrorCode.INVALID_ARGUMENT);
     });
   });
+
+  describe('calls through a work queue', () => {
+    const codecs = { request: jobCodec, response: jobCodec };
+
+    it('returns the result of the worker that took the job, and a final error as the error', async () => {
+      const queue = uniqueName('calls');
+      const worker = await peerFor(harness, cleanups);
+      const consumer = await serveFromQueue(worker, queue, codecs, async (message) => {
+        if (message.behaviour === 'fatal') throw new AppError(ErrorCode.FAILED_PRECONDITION, 'image missing');
+        return { n: message.n * 2 };
+      }, { ackWaitMs: 1_000 });
+      cleanups.push(() => consumer.stop(1_000));
+      const caller = createQueueCaller(harness.transport(), queue, codecs);
+      cleanups.push(() => caller.close());
+      expect(await caller.call('job-1', { n: 21 }, { timeoutMs: 5_000 })).toEqual({ n: 42 });
+      const failed = await expectAppError(caller.call('job-2', { n: 1, behaviour: 'fatal' }, { timeoutMs: 5_000 }), ErrorCode.FAILED_PRECONDITION);
+      expect(failed.message).toBe('image missing');
+    });
+
+    it('spreads jobs over workers that each take only what they have room for', async () => {
+      const queue = uniqueName('calls');
+      let running = 0;
+      let mostAtOnce = 0;
+      const perWorker = new Map<string, number>();
+      for (const name of ['a', 'b']) {
+        const worker = await peerFor(harness, cleanups);
+        const consumer = await serveFromQueue(worker, queue, codecs, async (message) => {
+          running += 1;
+          mostAtOnce = Math.max(mostAtOnce, running);
+          perWorker.set(name, (perWorker.get(name) ?? 0) + 1);
+          await sleep(150);
+          running -= 1;
+          return message;
+        }, { ackWaitMs: 2_000, concurrency: 1 });
+        cleanups.push(() => consumer.stop(1_000));
+      }
+      const caller = createQueueCaller(harness.transport(), queue, codecs);
+      cleanups.push(() => caller.close());
+      const results = await Promise.all([1, 2, 3, 4].map((n) => caller.call(`job-${n}`, { n }, { timeoutMs: 10_000 })));
+      expect(results.map((result) => result.n)).toEqual([1, 2, 3, 4]);
+      // One slot each: never more than two at once, and both workers took some.
+      expect(mostAtOnce).toBe(2);
+      expect([...perWorker.values()].every((count) => count >= 1)).toBe(true);
+    });
+
+    it('reruns the job of a worker that died on another one, and ignores the second answer', async () => {
+      const queue = uniqueName('calls');
+      const doomed = await harness.peer();
+      const ran: string[] = [];
+      const started = new Promise<void>((resolve) => {
+        void serveFromQueue(doomed, queue, codecs, async (message) => {
+          ran.push('doomed');
+          resolve();
+          await sleep(60_000);
+          return message;
+        }, { ackWaitMs: 1_000 }).then((consumer) => cleanups.push(() => consumer.stop(100)));
+      });
+      const caller = createQueueCaller(harness.transport(), queue, codecs);
+      cleanups.push(() => caller.close());
+      const result = caller.call('job-1', { n: 7 }, { timeoutMs: 15_000 });
+      await started;
+      // The first worker's connection goes away mid-job, as when its process is killed.
+      await doomed.close();
+      const survivor = await peerFor(harness, cleanups);
+      const consumer = await serveFromQueue(survivor, queue, codecs, async (message) => {
+        ran.push('survivor');
+        return { n: message.n + 1 };
+      }, { ackWaitMs: 1_000 });
+      cleanups.push(() => consumer.stop(1_000));
+      expect(await result).toEqual({ n: 8 });
+      expect(ran).toEqual(['doomed', 'survivor']);
+    });
+
+    it('says no worker took the job when none runs', async () => {
+      const caller = createQueueCaller(harness.transport(), uniqueName('calls'), codecs);
+      cleanups.push(() => caller.close());
+      const error = await expectAppError(caller.call('job-1', { n: 1 }, { timeoutMs: 300 }), ErrorCode.DEADLINE_EXCEEDED);
+      expect(error.message).toMatch(/no worker finished job job-1 .* in time; check that its workers \(sandbox-runner processes\) are running/);
+      await expectAppError(caller.call('bad.id', { n: 1 }), ErrorCode.INVALID_ARGUMENT);
+    });
+  });
+}
+
+async function peerFor(harness: TransportHarness, cleanups: (() => Promise<unknown>)[]): Promise<Transport> {
+  const peer = await harness.peer();
+  cleanups.push(() => peer.close());
+  return peer;
 }
 
 /** Polls `condition` every 20 ms until true; throws after `timeoutMs`. */

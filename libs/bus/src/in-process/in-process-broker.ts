@@ -27,7 +27,7 @@ interface QueuedJob {
 }
 
 export interface InProcessQueue {
-  readonly options: Required<WorkQueueOptions>;
+  options: Required<WorkQueueOptions>;
   readonly jobs: Map<number, QueuedJob>;
   readonly recentIds: Map<string, number>;
   readonly waiters: Set<() => void>;
@@ -72,13 +72,19 @@ export class InProcessBroker {
 
   /** One member of every queue group, round robin within the group; empty when nobody listens. */
   pickMembers(subject: string): Member[] {
-    const groups = this.subjects.get(subject);
-    if (!groups) return [];
     const picked: Member[] = [];
-    for (const group of groups.values()) {
-      const member = group.members[group.next % group.members.length];
-      group.next = (group.next + 1) % Math.max(1, group.members.length);
-      if (member) picked.push(member);
+    const pick = (groups: Map<string, { members: Member[]; next: number }>) => {
+      for (const group of groups.values()) {
+        const member = group.members[group.next % group.members.length];
+        group.next = (group.next + 1) % Math.max(1, group.members.length);
+        if (member) picked.push(member);
+      }
+    };
+    const exact = this.subjects.get(subject);
+    if (exact) pick(exact);
+    // Subscriptions with NATS wildcards (`*` one token, `>` the rest) are few; scan them.
+    for (const [pattern, groups] of this.subjects) {
+      if (pattern !== subject && isWildcard(pattern) && subjectMatches(pattern, subject)) pick(groups);
     }
     return picked;
   }
@@ -95,6 +101,9 @@ export class InProcessBroker {
         nextSequence: 1,
       };
       this.queues.set(name, queue);
+    } else if (options.ackWaitMs !== undefined || options.maxDeliver !== undefined) {
+      // As with NATS, the workers' settings win over those of a producer that created the queue first.
+      queue.options = { ackWaitMs: options.ackWaitMs ?? queue.options.ackWaitMs, maxDeliver: options.maxDeliver ?? queue.options.maxDeliver };
     }
     return queue;
   }
@@ -190,4 +199,19 @@ export class InProcessBroker {
     listeners.add(wrapped);
     return () => listeners.delete(wrapped);
   }
+}
+
+function isWildcard(pattern: string): boolean {
+  return pattern.includes('*') || pattern.endsWith('>');
+}
+
+/** NATS subject matching: `*` matches one token, a final `>` one or more. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const wanted = pattern.split('.');
+  const tokens = subject.split('.');
+  for (let i = 0; i < wanted.length; i++) {
+    if (wanted[i] === '>' && i === wanted.length - 1) return tokens.length > i;
+    if (i >= tokens.length || (wanted[i] !== '*' && wanted[i] !== tokens[i])) return false;
+  }
+  return tokens.length === wanted.length;
 }

@@ -107,6 +107,9 @@ export class InProcessTransport implements Transport {
 
   enqueue(queue: string, data: Uint8Array, options: { id: string; headers?: Headers }): Promise<void> {
     this.assertOpen();
+    assertToken('queue name', queue);
+    // Like NATS, enqueuing creates the queue: jobs wait there until a worker comes.
+    this.broker.ensureQueue(queue);
     this.broker.enqueue(queue, options.id, data.slice(), { ...options.headers, [Header.JOB_ID]: options.id });
     return Promise.resolve();
   }

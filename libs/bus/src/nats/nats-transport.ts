@@ -186,14 +186,8 @@ export class NatsTransport implements Transport {
     assertToken('queue name', queue);
     this.assertUsable(`create work queue ${queue}`);
     return this.once(`queue:${queue}`, async () => {
+      await this.ensureQueueStream(queue);
       const jsm = await this.jsm();
-      await addStream(jsm, {
-        name: queueStream(queue),
-        subjects: [Subjects.queue(queue)],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        duplicate_window: nanos(DEDUP_WINDOW_MS),
-      });
       const config = {
         durable_name: WORKERS,
         ack_policy: AckPolicy.Explicit,
@@ -208,6 +202,19 @@ export class NatsTransport implements Transport {
         await jsm.consumers.update(queueStream(queue), WORKERS, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
       }
       await this.ensureDeadLetterStream();
+    });
+  }
+
+  /** The queue's stream only: a producer stores jobs there without touching the workers' consumer settings. */
+  private ensureQueueStream(queue: string): Promise<void> {
+    return this.once(`queue-stream:${queue}`, async () => {
+      await addStream(await this.jsm(), {
+        name: queueStream(queue),
+        subjects: [Subjects.queue(queue)],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        duplicate_window: nanos(DEDUP_WINDOW_MS),
+      });
     });
   }
 
@@ -236,7 +243,8 @@ export class NatsTransport implements Transport {
 
   async enqueue(queue: string, data: Uint8Array, options: { id: string; headers?: Headers }): Promise<void> {
     this.assertUsable(`enqueue on ${queue}`);
-    await this.ensureWorkQueue(queue);
+    assertToken('queue name', queue);
+    await this.ensureQueueStream(queue);
     try {
       await this.js.publish(Subjects.queue(queue), data, {
         msgID: options.id,

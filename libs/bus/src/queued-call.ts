@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { MessageCodec } from './definitions';
+import { errorFromHeaders, errorToHeaders } from './error-headers';
+import { Header, isSubjectToken, Subjects } from './headers';
+import { consumeJobs, enqueueJob, type ConsumeOptions, type Job, type JobConsumer } from './jobs';
+import type { Subscription, Transport } from './transport';
+
+/** Header naming the subject a queued call's result goes to. */
+export const REPLY_TO_HEADER = 'ratchet-reply-to';
+/** The caller's job id; the queue's own message id adds a per-call ticket to it. */
+const CALL_JOB_HEADER = 'ratchet-call-job-id';
+
+export interface QueuedCallOptions {
+  /** Time for the whole call, queueing included, ms. Ignored when `deadline` is set. */
+  readonly timeoutMs?: number;
+  /** Absolute deadline, epoch ms. */
+  readonly deadline?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface QueueCaller<Q, R> {
+  /**
+   * Enqueues `message` as job `jobId` and resolves with its result. A job
+   * that runs twice (its first worker died after finishing) answers twice;
+   * the second answer is ignored.
+   *
+   * @throws AppError DEADLINE_EXCEEDED when no worker answered in time (with
+   *   advice naming the queue); CANCELLED when `signal` aborts; the worker's
+   *   error when the job failed for good.
+   */
+  call(jobId: string, message: Q, options?: QueuedCallOptions): Promise<R>;
+  /** Stops listening for results; pending calls fail with CANCELLED. */
+  close(): Promise<void>;
+}
+
+/**
+ * Calls through a work queue: the job goes to whichever worker has room
+ * (see `serveFromQueue`), and its result comes back on a subject only this
+ * caller listens to. Unlike a plain RPC, a worker pulls only what it has
+ * capacity for, and a job whose worker dies is redelivered to another.
+ */
+export function createQueueCaller<Q, R>(
+  transport: Transport,
+  queue: string,
+  codecs: { request: MessageCodec<Q>; response: MessageCodec<R> },
+  options: { defaultTimeoutMs?: number } = {},
+): QueueCaller<Q, R> {
+  const callerId = randomUUID();
+  const pending = new Map<string, { resolve(value: R): void; reject(error: AppError): void }>();
+  let subscription: Subscription | undefined;
+  const listen = () => {
+    subscription ??= transport.subscribe(Subjects.result(callerId, '*'), { queue: callerId }, (incoming) => {
+      incoming.respond(new Uint8Array());
+      const ticket = incoming.subject.slice(incoming.subject.lastIndexOf('.') + 1);
+      const waiter = pending.get(ticket);
+      if (waiter === undefined) return; // a duplicate, or the caller gave up
+      pending.delete(ticket);
+      const error = errorFromHeaders(incoming.headers, `queue ${queue}`);
+      if (error !== undefined) waiter.reject(error);
+      else {
+        try {
+          waiter.resolve(codecs.response.decode(incoming.data));
+        } catch (decodeError) {
+          waiter.reject(new AppError(ErrorCode.INTERNAL, `malformed result from queue ${queue}: ${(decodeError as Error).message}`, { cause: decodeError }));
+        }
+      }
+    });
+  };
+
+  return {
+    async call(jobId, message, callOptions = {}) {
+      if (!isSubjectToken(jobId)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `job id ${JSON.stringify(jobId)} must be letters, digits, - or _`);
+      listen();
+      const deadline = callOptions.deadline ?? Date.now() + (callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 60_000);
+      // A fresh ticket per call: a job enqueued again after a crash must not wait on the first call's answer.
+      const ticket = randomUUID();
+      const result = new Promise<R>((resolve, reject) => pending.set(ticket, { resolve, reject }));
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => pending.get(ticket)?.reject(new AppError(ErrorCode.CANCELLED, `job ${jobId} was cancelled by the caller`));
+      try {
+        callOptions.signal?.addEventListener('abort', onAbort, { once: true });
+        const expired = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new AppError(ErrorCode.DEADLINE_EXCEEDED, `no worker finished job ${jobId} from queue ${queue} in time; check that its workers (sandbox-runner processes) are running`, {
+                  retryable: true,
+                }),
+              ),
+            Math.max(0, deadline - Date.now()),
+          );
+        });
+        await enqueueJob(transport, queue, codecs.request, message, {
+          id: `${jobId}.${ticket}`.replace(/\./g, '_'),
+          headers: { [REPLY_TO_HEADER]: Subjects.result(callerId, ticket), [Header.DEADLINE]: String(deadline), [CALL_JOB_HEADER]: jobId },
+        });
+        return await Promise.race([result, expired]);
+      } finally {
+        clearTimeout(timer);
+        callOptions.signal?.removeEventListener('abort', onAbort);
+        pending.delete(ticket);
+      }
+    },
+    async close() {
+      for (const [ticket, waiter] of pending) {
+        pending.delete(ticket);
+        waiter.reject(new AppError(ErrorCode.CANCELLED, `the caller of queue ${queue} closed`));
+      }
+      await subscription?.unsubscribe();
+    },
+  };
+}
+
+/** What a queued job's handler knows: the job and the caller's deadline. */
+export interface QueuedJobContext {
+  readonly job: Job<unknown>;
+  /** The caller's absolute deadline, epoch ms (Infinity when it sent none). */
+  readonly deadline: number;
+  /** Aborts when the worker stops and hands the job back. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Works `queue` for `createQueueCaller` callers: runs each job with
+ * `handler` (at most `concurrency` at once) and sends the result, or a
+ * final error, to the caller. A retryable failure is redelivered (to any
+ * worker) until `maxDeliver`; a caller that is gone does not fail the job.
+ */
+export function serveFromQueue<Q, R>(
+  transport: Transport,
+  queue: string,
+  codecs: { request: MessageCodec<Q>; response: MessageCodec<R> },
+  handler: (message: Q, context: QueuedJobContext) => Promise<R>,
+  options: ConsumeOptions & { onUndelivered?: (jobId: string, error: AppError) => void } = {},
+): Promise<JobConsumer> {
+  return consumeJobs(
+    transport,
+    queue,
+    codecs.request,
+    async (job) => {
+      const replyTo = job.headers[REPLY_TO_HEADER];
+      const deadline = Number(job.headers[Header.DEADLINE] ?? Infinity);
+      const jobId = job.headers[CALL_JOB_HEADER] ?? job.id;
+      let data: Uint8Array = new Uint8Array();
+      let headers = {};
+      try {
+        data = codecs.response.encode(await handler(job.message, { job, deadline: Number.isFinite(deadline) ? deadline : Infinity, signal: job.signal })).finish();
+      } catch (error) {
+        const appError = AppError.from(error);
+        if (appError.isRetryable && job.deliveryCount < (options.maxDeliver ?? 5) && !job.signal.aborted) throw appError;
+        headers = errorToHeaders(appError);
+      }
+      if (replyTo === undefined) return;
+      try {
+        await transport.request(replyTo, data, { timeoutMs: 5_000, headers });
+      } catch (error) {
+        // The caller is gone (it crashed or gave up): its task will run the phase again.
+        options.onUndelivered?.(jobId, AppError.from(error));
+      }
+    },
+    options,
+  );
+}
