@@ -7,5 +7,5 @@ export type { Prompts, RolePrompt } from './prompts';
 export { callRole, sumUsage } from './role-call';
 export type { RoleCallOptions, RoleCallResult } from './role-call';
 export { checkWorkspacePath, workspacePathProblem } from './workspace-path';
-export { configDirectoryOf, databaseConfigSection, sandboxConfigSection, sandboxLimitsOf } from './settings';
+export { configDirectoryOf, databaseConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from './settings';
 export type { SandboxSettings } from './settings';

@@ -21,6 +21,9 @@ export const sandboxConfigSection = configSection({
 
 export type SandboxSettings = Readonly<z.infer<typeof sandboxConfigSection>>;
 
+/** The JetStream work queue the tester enqueues sandbox jobs on and the sandbox runners pull from. */
+export const SANDBOX_JOB_QUEUE = 'sandbox-jobs';
+
 /** The job limits a `sandbox` section describes, in the contract's units (bytes). */
 export function sandboxLimitsOf(settings: SandboxSettings): SandboxLimits {
   return {

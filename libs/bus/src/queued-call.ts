@@ -145,6 +145,10 @@ export function serveFromQueue<Q, R>(
       let data: Uint8Array = new Uint8Array();
       let headers = {};
       try {
+        // A job redelivered after its caller's deadline helps nobody: report it instead of running it.
+        if (Number.isFinite(deadline) && Date.now() >= deadline) {
+          throw new AppError(ErrorCode.DEADLINE_EXCEEDED, `job ${jobId} reached a worker after its caller's deadline; not run`);
+        }
         data = codecs.response.encode(await handler(job.message, { job, deadline: Number.isFinite(deadline) ? deadline : Infinity, signal: job.signal })).finish();
       } catch (error) {
         const appError = AppError.from(error);

@@ -19,6 +19,8 @@ export interface SandboxRunnerOptions {
   readonly socketPath?: string;
   /** Limits for values a job leaves unset. */
   readonly defaultLimits?: SandboxLimits;
+  /** Names this runner in results (`runner_id`). Default: docker- and a random suffix. */
+  readonly runnerId?: string;
 }
 
 export interface SandboxRunnerService {
@@ -38,6 +40,7 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
   const driver = new DockerDriver({
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+    ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
     defaults: effectiveLimits(options.defaultLimits, defaultLimits),
   });
   return {

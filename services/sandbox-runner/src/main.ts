@@ -1,6 +1,53 @@
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { SandboxRunnerServiceDefinition } from '@ratchet/contracts';
+import { SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from '@ratchet/agent';
+import { serveFromQueue } from '@ratchet/bus';
+import { configSection, extendConfigSchema } from '@ratchet/config';
+import { RunJobRequest, RunJobResponse, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { main, packageVersion } from '@ratchet/runtime';
+import { z } from 'zod';
+import { createSandboxRunnerService } from './index';
 
-// Serves Health on the bus; the domain RPCs arrive with the issues that give them behaviour.
-main({ name: 'sandbox-runner', version: packageVersion(path.join(__dirname, '..')), definition: SandboxRunnerServiceDefinition });
+const runnerConfigSection = configSection({
+  /** Sandbox jobs this process runs at once; it pulls no more than that from the queue. */
+  concurrency: z.number().int().min(1).max(64).default(2),
+  /** A job whose runner stops sending progress for this long goes to another runner, ms. */
+  ackWaitMs: z.number().int().min(1_000).default(10_000),
+  /** Deliveries of one job before it is dead-lettered. */
+  maxDeliver: z.number().int().min(1).default(3),
+});
+
+// A sandbox runner process: pulls test-run jobs from the JetStream work queue
+// (as many as `runner.concurrency` allows) and also answers RunJob RPCs.
+// Start more of them to run more jobs at once; nothing else changes.
+main({
+  name: 'sandbox-runner',
+  version: packageVersion(path.join(__dirname, '..')),
+  definition: SandboxRunnerServiceDefinition,
+  schema: extendConfigSchema({ sandbox: sandboxConfigSection, runner: runnerConfigSection }),
+  start: async ({ config, transport, logger }) => {
+    const service = createSandboxRunnerService({ image: config.sandbox.image, socketPath: config.sandbox.dockerSocket, defaultLimits: sandboxLimitsOf(config.sandbox), runnerId: `${hostname()}-${process.pid}` });
+    const consumer = await serveFromQueue(
+      transport,
+      SANDBOX_JOB_QUEUE,
+      { request: RunJobRequest, response: RunJobResponse },
+      (request, { job, deadline, signal }) => service.implementation.runJob(request, { requestId: job.id, deadline, signal, headers: job.headers }),
+      {
+        concurrency: config.runner.concurrency,
+        ackWaitMs: config.runner.ackWaitMs,
+        maxDeliver: config.runner.maxDeliver,
+        logger,
+        onUndelivered: (jobId, error) => logger.warn({ jobId, err: error.message }, 'the caller of a sandbox job is gone; result dropped'),
+      },
+    );
+    logger.info({ queue: SANDBOX_JOB_QUEUE, concurrency: config.runner.concurrency }, 'pulling sandbox jobs');
+    return {
+      implementation: service.implementation,
+      checks: service.checks,
+      close: async (graceMs) => {
+        await consumer.stop(graceMs);
+        await service.close();
+      },
+    };
+  },
+});

@@ -2,4 +2,5 @@ import path from 'node:path';
 import { SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { serviceProcessContract } from '@ratchet/runtime/testing';
 
-serviceProcessContract({ name: 'sandbox-runner', packageDir: path.join(__dirname, '..'), definition: SandboxRunnerServiceDefinition });
+// Health includes the Docker engine and the sandbox image (tools/ensure-docker.sh sets both up).
+serviceProcessContract({ name: 'sandbox-runner', packageDir: path.join(__dirname, '..'), definition: SandboxRunnerServiceDefinition, dependencies: ['docker'] });

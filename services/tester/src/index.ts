@@ -1,25 +1,25 @@
 import type { Prompts } from '@ratchet/agent';
-import type { CallContext, ServiceClient } from '@ratchet/bus';
+import type { CallContext } from '@ratchet/bus';
 import type {
   RunTestsRequest,
   RunTestsResponse,
   SandboxLimits,
-  SandboxRunnerServiceDefinition,
   WriteTestsRequest,
   WriteTestsResponse,
 } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';
-import { runTestsHandler } from './handlers/run-tests';
+import { runTestsHandler, type SandboxJobs } from './handlers/run-tests';
 import { writeTestsHandler } from './handlers/write-tests';
 
 export { reportPath, runPassed, testCommand } from './domain/test-command';
 export { testReplySchema } from './domain/test-reply';
+export type { SandboxJobs } from './handlers/run-tests';
 
 export interface TesterServiceOptions {
   readonly roleModel: RoleModel;
   readonly prompts: Prompts;
-  /** The sandbox runner, over the bus. */
-  readonly sandbox: ServiceClient<typeof SandboxRunnerServiceDefinition>;
+  /** The sandbox runners. */
+  readonly sandbox: SandboxJobs;
   /** Limits of a test run when the request sets none. */
   readonly limits: SandboxLimits;
   /** Sandbox image the tests run in. */

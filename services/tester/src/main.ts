@@ -1,6 +1,43 @@
 import path from 'node:path';
-import { TesterServiceDefinition } from '@ratchet/contracts';
+import { configDirectoryOf, loadPrompts, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from '@ratchet/agent';
+import { createQueueCaller } from '@ratchet/bus';
+import { extendConfigSchema } from '@ratchet/config';
+import { RunJobRequest, RunJobResponse, TesterServiceDefinition } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { main, packageVersion } from '@ratchet/runtime';
+import { createTesterService } from './index';
 
-// Serves Health on the bus; the domain RPCs arrive with the issues that give them behaviour.
-main({ name: 'tester', version: packageVersion(path.join(__dirname, '..')), definition: TesterServiceDefinition });
+// The tester as its own process: its model from config, and test runs as jobs on the
+// sandbox work queue, so whichever sandbox-runner process has room takes each one.
+main({
+  name: 'tester',
+  version: packageVersion(path.join(__dirname, '..')),
+  definition: TesterServiceDefinition,
+  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, sandbox: sandboxConfigSection }),
+  optionalFiles: ['models.yaml'],
+  start: async ({ config, transport }) => {
+    const roleModel = await createRoleModel(config.model, config.prices, ChatRole.TESTER);
+    const jobs = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });
+    const tester = createTesterService({
+      roleModel,
+      prompts: loadPrompts(configDirectoryOf()),
+      sandbox: {
+        async runJob(request, options) {
+          const jobId = request.job?.jobId ?? '';
+          if (jobId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'job.job_id is empty');
+          return jobs.call(jobId, request, options);
+        },
+      },
+      limits: sandboxLimitsOf(config.sandbox),
+      image: config.sandbox.image,
+    });
+    return {
+      implementation: tester.implementation,
+      close: async () => {
+        await jobs.close();
+        await tester.close();
+      },
+    };
+  },
+});

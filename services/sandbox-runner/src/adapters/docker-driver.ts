@@ -148,7 +148,9 @@ export class DockerDriver {
     try {
       return await this.docker.createContainer({
         Image: image,
-        Cmd: ['sleep', 'infinity'],
+        // The container's life is bounded even if this runner dies mid-job (SIGKILL):
+        // its init exits a minute after the job's timeout and AutoRemove deletes it.
+        Cmd: ['sleep', String(Math.ceil(limits.timeoutMs / 1000) + 60)],
         User: sandboxUser,
         WorkingDir: '/work',
         Env: env,
@@ -156,6 +158,7 @@ export class DockerDriver {
         Labels: { [jobLabel]: job.jobId },
         HostConfig: {
           NetworkMode: 'none',
+          AutoRemove: true,
           ReadonlyRootfs: true,
           CapDrop: ['ALL'],
           SecurityOpt: ['no-new-privileges'],

@@ -1,9 +1,17 @@
 import { checkWorkspacePath, languageFromProto } from '@ratchet/agent';
-import type { CallContext, ServiceClient } from '@ratchet/bus';
-import type { RunTestsRequest, RunTestsResponse, SandboxLimits, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
+import type { CallContext } from '@ratchet/bus';
+import type { RunJobRequest, RunJobResponse, RunTestsRequest, RunTestsResponse, SandboxLimits } from '@ratchet/contracts';
 import { SandboxDriver } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { reportPath, runPassed, testCommand } from '../domain/test-command';
+
+/**
+ * Where test runs go: the sandbox runner's RPC client (embedded mode) or a
+ * caller of the sandbox job queue (distributed mode) both fit.
+ */
+export interface SandboxJobs {
+  runJob(request: RunJobRequest, options: { deadline: number; signal: AbortSignal }): Promise<RunJobResponse>;
+}
 
 /**
  * RunTests: runs the given test files against the code in the sandbox and
@@ -14,7 +22,7 @@ import { reportPath, runPassed, testCommand } from '../domain/test-command';
  * @throws AppError INVALID_ARGUMENT for no test paths or a path that is not
  *   among the files; whatever the sandbox runner throws.
  */
-export function runTestsHandler(sandbox: ServiceClient<typeof SandboxRunnerServiceDefinition>, defaultLimits: SandboxLimits, image: string) {
+export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimits, image: string) {
   return async (request: RunTestsRequest, context: CallContext): Promise<RunTestsResponse> => {
     const language = languageFromProto(request.language);
     if (request.testPaths.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'test_paths is empty; name the test files to run');
