@@ -20,3 +20,5 @@ export type {
   FakeStream,
   FakeToolCall,
 } from './fake-openai-server';
+export { stackServices, startStack } from './stack';
+export type { Stack, StackOptions, StackService } from './stack';

@@ -1,15 +1,13 @@
 import path from 'node:path';
 import { languageToProto, parseLanguageName } from '@ratchet/agent';
-import { TaskEvent, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
-import { openPglite } from '@ratchet/db';
+import { ApprovalDecision, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
-import { statusName, stopReasonName, TaskStore, toIterationView } from '@ratchet/orchestrator';
-import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
-import { startEmbedded } from './embedded';
+import { isTerminal, statusName, stopReasonName, toIterationView } from '@ratchet/orchestrator';
+import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
+import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, readDirectoryFiles, writeFiles } from './files';
 import { eventJson, formatUsage, renderEvent } from './render';
-
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Output {
   out(line: string): void;
@@ -21,28 +19,31 @@ export const consoleOutput: Output = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-export interface RunOptions {
+export interface RunOptions extends ConnectOptions {
   readonly lang: string;
   readonly tests?: string;
   readonly out: string;
   readonly force?: boolean;
   readonly maxIterations?: string;
   readonly json?: boolean;
-  readonly dataDir?: string;
   /** Labels added to the task, e.g. from the demo. */
   readonly labels?: Readonly<Record<string, string>>;
-  /** Replaces the configured models. */
+  /** Replaces the configured models (embedded mode). */
   readonly models?: RoleModels;
 }
 
 export interface RunResult {
   readonly task: Task;
   readonly written: readonly string[];
+  /** The user detached with Ctrl-C from a task on a server; it goes on there. */
+  readonly detached?: boolean;
 }
 
 /**
- * `ratchet run`: submits the goal to an embedded Ratchet, prints progress
- * as events arrive and writes the result files to `--out` on success.
+ * `ratchet run`: submits the goal (to an embedded Ratchet, or to the server
+ * of `--server`), prints progress as events arrive and writes the result
+ * files to `--out` on success. Ctrl-C cancels an embedded task; on a server
+ * it only detaches, and says how to watch the task again.
  *
  * @throws AppError for bad arguments or config (before anything runs).
  */
@@ -53,26 +54,32 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
   if (!Number.isInteger(maxIterations) || maxIterations < 0 || maxIterations > 100) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `--max-iterations ${options.maxIterations}: use a whole number from 1 to 100`);
   }
-  const configDir = configDirectory();
-  const config = loadCliConfig(configDir);
+  const remote = serverTarget(options) !== undefined;
+  // Embedded mode checks its config before any work; a server has its own.
+  if (!remote) loadCliConfig(configDirectory());
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
   const outDir = path.resolve(options.out);
   await checkOutputDirectory(outDir, options.force ?? false);
-  const ratchet = await startEmbedded({ config, configDir, dataDir: options.dataDir ?? dataDirectory(config), ...(options.models === undefined ? {} : { models: options.models }) });
-  const modelNames = [...new Set(Object.values(ratchet.models).map((model) => model.modelName))];
-  if (!options.json) {
-    const scripted = modelNames.some((name) => name.startsWith('scripted:'));
-    output.err(`model: ${modelNames.join(', ')}${scripted ? ' (a SCRIPTED model replaying recorded turns; no model endpoint is called)' : ''}`);
+  const api = await openApi({ ...options, drive: true });
+  if (!options.json && api.modelNames !== undefined) {
+    const scripted = api.modelNames.some((name) => name.startsWith('scripted:'));
+    output.err(`model: ${api.modelNames.join(', ')}${scripted ? ' (a SCRIPTED model replaying recorded turns; no model endpoint is called)' : ''}`);
   }
   let taskId = '';
+  const stopWatching = new AbortController();
   const interrupt = () => {
-    output.err('interrupted: cancelling the task (Ctrl-C again to quit at once)');
     process.once('SIGINT', () => process.exit(130));
-    if (taskId !== '') void ratchet.client.cancelTask({ taskId, reason: 'interrupted by the user (Ctrl-C)' }).catch(() => undefined);
+    if (remote) {
+      output.err(`detached: task ${taskId || '(not submitted yet)'} goes on at ${api.where}; watch it again with: ratchet watch ${taskId}`);
+      stopWatching.abort();
+      return;
+    }
+    output.err('interrupted: cancelling the task (Ctrl-C again to quit at once)');
+    if (taskId !== '') void api.cancelTask(taskId, 'interrupted by the user (Ctrl-C)').catch(() => undefined);
   };
   process.once('SIGINT', interrupt);
   try {
-    const { task } = await ratchet.client.submitTask({
+    const task = await api.submitTask({
       goal,
       language: languageToProto(language),
       budget: { maxIterations, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
@@ -82,57 +89,136 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       labels: { ...options.labels },
       requestId: '',
     });
-    if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator accepted the task but returned none');
     taskId = task.id;
-    const reader = await ratchet.transport.readEvents(task.id);
-    for await (const stored of reader) {
-      const event = TaskEvent.decode(stored.data);
-      if (options.json) output.out(eventJson(event));
+    if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
+    await followEvents(api, task.id, stopWatching.signal, options.json ?? false, output);
+    if (stopWatching.signal.aborted) return { task, written: [], detached: true };
+    return await finish(api, task.id, outDir, options.json ?? false, output);
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+    await api.close();
+  }
+}
+
+/** Prints a task's events until it completes (or `signal` aborts). */
+async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output): Promise<void> {
+  try {
+    for await (const event of api.watchTask(taskId, signal)) {
+      if (json) output.out(eventJson(event));
       else {
         const line = renderEvent(event);
         if (line !== undefined) output.err(line);
       }
-      if (event.payload?.$case === 'taskCompleted') break;
     }
-    await reader.stop();
-    const final = (await ratchet.client.getTask({ taskId: task.id, view: TaskView.TASK_VIEW_FULL })).task;
-    if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${task.id} vanished`);
-    let written: string[] = [];
-    if (final.status === TaskStatus.TASK_STATUS_SUCCEEDED) {
-      written = await writeFiles(outDir, final.resultFiles);
-      if (!options.json) output.err(`wrote ${written.length} file(s) to ${outDir}: ${final.resultFiles.map((file) => file.path).join(', ')}`);
-    } else if (!options.json) {
-      output.err(`task ${final.id} ${statusName(final.status)}: ${stopReasonName(final.stopReason)} - ${final.statusReason}`);
-      output.err(`see what happened: ratchet show ${final.id}`);
-    }
-    return { task: final, written };
-  } finally {
-    process.removeListener('SIGINT', interrupt);
-    await ratchet.close();
+  } catch (error) {
+    if (!signal.aborted) throw error;
   }
 }
 
-async function openStore(dataDir: string | undefined) {
-  const config = loadCliConfig(configDirectory());
-  const db = await openPglite({ dataDir: dataDir ?? dataDirectory(config), vector: true });
-  try {
-    return { db, store: await TaskStore.open(db) };
-  } catch (error) {
-    await db.close();
-    throw error;
+/** Reads the ended task; on success writes its files to `outDir` (when given). */
+async function finish(api: TaskApi, taskId: string, outDir: string | undefined, json: boolean, output: Output): Promise<RunResult> {
+  const final = (await api.getTask(taskId, TaskView.TASK_VIEW_FULL)).task;
+  if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${taskId} vanished`);
+  let written: string[] = [];
+  if (final.status === TaskStatus.TASK_STATUS_SUCCEEDED) {
+    if (outDir !== undefined) {
+      written = await writeFiles(outDir, final.resultFiles);
+      if (!json) output.err(`wrote ${written.length} file(s) to ${outDir}: ${final.resultFiles.map((file) => file.path).join(', ')}`);
+    } else if (!json) output.err(`task ${final.id} SUCCEEDED`);
+  } else if (!json) {
+    output.err(`task ${final.id} ${statusName(final.status)}: ${stopReasonName(final.stopReason)} - ${final.statusReason}`);
+    output.err(`see what happened: ratchet show ${final.id}`);
   }
+  return { task: final, written };
+}
+
+/**
+ * `ratchet watch TASK_ID`: the task's events from the start, then live ones
+ * until it ends; with `--out`, writes the files of a succeeded task.
+ */
+export async function watchTask(taskId: string, options: ConnectOptions & { json?: boolean; out?: string; force?: boolean }, output: Output = consoleOutput): Promise<RunResult> {
+  const outDir = options.out === undefined ? undefined : path.resolve(options.out);
+  if (outDir !== undefined) await checkOutputDirectory(outDir, options.force ?? false);
+  const api = await openApi({ ...options, drive: false });
+  const stop = new AbortController();
+  const detach = () => {
+    output.err(`stopped watching; the task goes on at ${api.where}`);
+    stop.abort();
+  };
+  process.once('SIGINT', detach);
+  try {
+    const id = (await api.getTask(taskId.trim(), TaskView.TASK_VIEW_BASIC)).task?.id ?? taskId.trim();
+    await followEvents(api, id, stop.signal, options.json ?? false, output);
+    if (stop.signal.aborted) {
+      const task = (await api.getTask(id, TaskView.TASK_VIEW_BASIC)).task;
+      if (task === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${id} vanished`);
+      return { task, written: [], detached: true };
+    }
+    return await finish(api, id, outDir, options.json ?? false, output);
+  } finally {
+    process.removeListener('SIGINT', detach);
+    await api.close();
+  }
+}
+
+/** `ratchet cancel TASK_ID`: stops a running task on the server; it ends CANCELLED. */
+export async function cancelTask(taskId: string, options: ConnectOptions & { reason?: string; json?: boolean }, output: Output = consoleOutput): Promise<Task> {
+  const api = await openApi({ ...options, drive: false });
+  try {
+    const task = await api.cancelTask(taskId.trim(), options.reason ?? 'cancelled with ratchet cancel');
+    if (options.json) output.out(JSON.stringify(taskJson(task)));
+    else output.out(`task ${task.id} ${statusName(task.status)}${task.statusReason ? `: ${task.statusReason}` : ''}`);
+    return task;
+  } finally {
+    await api.close();
+  }
+}
+
+/** `ratchet resume TASK_ID`: asks the server to continue a failed task. */
+export async function resumeTask(taskId: string, options: ConnectOptions & { hint?: string; addIterations?: string }, output: Output = consoleOutput): Promise<Task> {
+  const more = options.addIterations === undefined ? 0 : Number(options.addIterations);
+  if (!Number.isInteger(more) || more < 0 || more > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--add-iterations ${options.addIterations}: use a whole number from 0 to 100`);
+  const api = await openApi({ ...options, drive: false });
+  try {
+    const task = await api.resumeTask({ taskId: taskId.trim(), hint: options.hint ?? '', additionalBudget: { maxIterations: more, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined } });
+    output.out(`task ${task.id} ${statusName(task.status)}; follow it with: ratchet watch ${task.id}`);
+    return task;
+  } finally {
+    await api.close();
+  }
+}
+
+/** `ratchet approve TASK_ID GATE_ID [--reject]`: records a decision on an approval gate. */
+export async function approveGate(taskId: string, gateId: string, options: ConnectOptions & { reject?: boolean; comment?: string }, output: Output = consoleOutput): Promise<void> {
+  const api = await openApi({ ...options, drive: false });
+  try {
+    await api.approve({
+      taskId: taskId.trim(),
+      gateId: gateId.trim(),
+      decision: options.reject ? ApprovalDecision.APPROVAL_DECISION_REJECTED : ApprovalDecision.APPROVAL_DECISION_APPROVED,
+      approver: process.env['USER'] ?? '',
+      comment: options.comment ?? '',
+    });
+    output.out(`gate ${gateId} of task ${taskId} ${options.reject ? 'rejected' : 'approved'}`);
+  } finally {
+    await api.close();
+  }
+}
+
+function taskJson(task: Task) {
+  return { id: task.id, goal: task.goal, status: statusName(task.status), stopReason: task.stopReason ? stopReasonName(task.stopReason) : '', statusReason: task.statusReason, iterations: task.currentIteration, usage: task.usage, createdAt: task.createdAt };
 }
 
 /** `ratchet history`: recent tasks, newest first. */
-export async function showHistory(options: { limit?: string; status?: string; json?: boolean; dataDir?: string }, output: Output = consoleOutput): Promise<void> {
+export async function showHistory(options: ConnectOptions & { limit?: string; status?: string; json?: boolean }, output: Output = consoleOutput): Promise<void> {
   const limit = options.limit === undefined ? 20 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--limit ${options.limit}: use 1 to 100`);
   const statuses = options.status === undefined ? [] : [parseStatus(options.status)];
-  const { db, store } = await openStore(options.dataDir);
+  const api = await openApi({ ...options, drive: false });
   try {
-    const { tasks } = await store.list({ statuses, pageSize: limit, offset: 0 });
+    const { tasks } = await api.listTasks({ statuses, labels: {}, pageSize: limit, pageToken: '', view: TaskView.TASK_VIEW_BASIC });
     if (options.json) {
-      for (const task of tasks) output.out(JSON.stringify({ id: task.id, goal: task.goal, status: statusName(task.status), iterations: task.currentIteration, usage: task.usage, createdAt: task.createdAt }));
+      for (const task of tasks) output.out(JSON.stringify(taskJson(task)));
       return;
     }
     if (tasks.length === 0) {
@@ -140,21 +226,36 @@ export async function showHistory(options: { limit?: string; status?: string; js
       return;
     }
     for (const task of tasks) {
-      output.out(`${task.id.slice(0, 8)}  ${task.createdAt.toISOString().slice(0, 16).replace('T', ' ')}  ${statusName(task.status).padEnd(10)} ${String(task.currentIteration).padStart(2)} it  ${formatUsage(task.usage)}  ${task.goal.slice(0, 60)}`);
+      const created = task.createdAt === undefined ? ''.padEnd(16) : task.createdAt.toISOString().slice(0, 16).replace('T', ' ');
+      output.out(`${task.id.slice(0, 8)}  ${created}  ${statusName(task.status).padEnd(10)} ${String(task.currentIteration).padStart(2)} it  ${formatUsage(task.usage)}  ${task.goal.slice(0, 60)}`);
     }
   } finally {
-    await db.close();
+    await api.close();
   }
 }
 
 /** `ratchet show TASK_ID`: a task's iterations, errors, reflections and lessons. */
-export async function showTask(taskId: string, options: { json?: boolean; dataDir?: string }, output: Output = consoleOutput): Promise<void> {
-  const { db, store } = await openStore(options.dataDir);
+export async function showTask(taskId: string, options: ConnectOptions & { json?: boolean }, output: Output = consoleOutput): Promise<void> {
+  const api = await openApi({ ...options, drive: false });
   try {
-    const task = await store.get(taskId.trim());
-    const iterations = await store.iterations(task.id);
+    const { task, iterations } = await api.getTask(taskId.trim(), TaskView.TASK_VIEW_FULL);
+    if (task === undefined) throw new AppError(ErrorCode.INTERNAL, `the answer for task ${taskId} has no task`);
     if (options.json) {
-      output.out(JSON.stringify({ task: { ...task, status: statusName(task.status), stopReason: stopReasonName(task.stopReason) }, iterations: iterations.map(toIterationView) }));
+      output.out(
+        JSON.stringify({
+          task: {
+            ...task,
+            status: statusName(task.status),
+            stopReason: stopReasonName(task.stopReason),
+            // Paths and titles: the files themselves are what `--out` is for.
+            workspace: task.workspace.map((file) => file.path),
+            acceptanceTests: task.acceptanceTests.map((file) => file.path),
+            resultFiles: task.resultFiles.map((file) => file.path),
+            lessons: task.lessons.map((lesson) => lesson.title),
+          },
+          iterations: iterations.map(toIterationView),
+        }),
+      );
       return;
     }
     output.out(`task ${task.id}`);
@@ -162,7 +263,9 @@ export async function showTask(taskId: string, options: { json?: boolean; dataDi
     output.out(`status: ${statusName(task.status)}${task.stopReason ? ` (${stopReasonName(task.stopReason)})` : ''}${task.statusReason ? ` - ${task.statusReason}` : ''}`);
     output.out(`iterations: ${task.currentIteration}, re-plans: ${task.replanCount}, usage: ${formatUsage(task.usage)}`);
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${lesson.title}"`).join(', ')}`);
-    if (task.plan !== undefined) output.out(`plan: ${task.plan.summary}`);
+    const plan = iterations.at(-1)?.plan;
+    if (plan !== undefined) output.out(`plan: ${plan.summary}`);
+    if (!isTerminal(task.status)) output.out(`still running; follow it with: ratchet watch ${task.id}`);
     for (const iteration of iterations) {
       const view = toIterationView(iteration);
       output.out('');
@@ -180,7 +283,7 @@ export async function showTask(taskId: string, options: { json?: boolean; dataDi
       if (iteration.reflectionLessons.length > 0) output.out(`  lessons about this error: ${iteration.reflectionLessons.map((lesson) => `"${lesson.title}"`).join(', ')}`);
     }
   } finally {
-    await db.close();
+    await api.close();
   }
 }
 

@@ -1,7 +1,7 @@
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { Command, CommanderError } from 'commander';
-import { consoleOutput, runGoal, showHistory, showTask } from './commands';
+import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask } from './commands';
 import { runDemo } from './demo';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
@@ -13,38 +13,102 @@ function program(): Command {
     .showHelpAfterError()
     .exitOverride();
 
-  command
-    .command('run')
-    .description('turn a goal into tested code (embedded mode: every service in this process)')
-    .argument('<goal...>', 'what the code should do, e.g. "a CLI that manages TODO items in JSON"')
-    .option('--lang <language>', 'python, typescript or javascript', 'python')
-    .option('--tests <dir>', 'your acceptance tests (never edited by the model), placed under tests/')
-    .option('--out <dir>', 'where the final files are written', 'ratchet-output')
-    .option('--force', 'write into a non-empty --out directory')
-    .option('--max-iterations <n>', 'stop after this many attempts (default 10, from config)')
-    .option('--json', 'print events as JSON lines on stdout instead of progress')
-    .option('--data-dir <dir>', 'where history and lessons are kept (default ~/.ratchet/data)')
-    .action(async (goalWords: string[], options: { lang: string; tests?: string; out: string; force?: boolean; maxIterations?: string; json?: boolean; dataDir?: string }) => {
-      const result = await runGoal(goalWords.join(' '), options);
-      process.exitCode = result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
-    });
+  // Every command but demo talks to a server when one is named, else works embedded.
+  const remote = (sub: Command) =>
+    sub
+      .option('--server <host:port>', "an orchestrator's gRPC address (env RATCHET_SERVER); without it, embedded mode")
+      .option('--token <token>', 'bearer token for the server (env RATCHET_TOKEN)')
+      .option('--tls', 'connect with TLS, verifying the server with the system CAs (env RATCHET_SERVER_TLS=1)')
+      .option('--tls-ca <file>', 'connect with TLS, verifying the server with this CA (env RATCHET_SERVER_CA_FILE)');
+  const dataDir = (sub: Command) => sub.option('--data-dir <dir>', 'embedded mode: where history and lessons are kept (default ~/.ratchet/data)');
 
-  command
-    .command('history')
-    .description('list recent tasks, newest first')
-    .option('--limit <n>', 'how many', '20')
-    .option('--status <status>', 'only tasks in this status, e.g. succeeded or failed')
-    .option('--json', 'one JSON object per line')
-    .option('--data-dir <dir>', 'where history is kept (default ~/.ratchet/data)')
-    .action(async (options: { limit?: string; status?: string; json?: boolean; dataDir?: string }) => showHistory(options));
+  remote(
+    dataDir(
+      command
+        .command('run')
+        .description('turn a goal into tested code (embedded: every service in this process; with --server: on that server, and Ctrl-C detaches)')
+        .argument('<goal...>', 'what the code should do, e.g. "a CLI that manages TODO items in JSON"')
+        .option('--lang <language>', 'python, typescript or javascript', 'python')
+        .option('--tests <dir>', 'your acceptance tests (never edited by the model), placed under tests/')
+        .option('--out <dir>', 'where the final files are written', 'ratchet-output')
+        .option('--force', 'write into a non-empty --out directory')
+        .option('--max-iterations <n>', 'stop after this many attempts (default 10, from config)')
+        .option('--json', 'print events as JSON lines on stdout instead of progress'),
+    ),
+  ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {
+    const result = await runGoal(goalWords.join(' '), options);
+    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+  });
 
-  command
-    .command('show')
-    .description("a task's iterations, errors, reflections and the lessons it used")
-    .argument('<task-id>', 'the id, or its first 8+ characters from `ratchet history`')
-    .option('--json', 'one JSON object')
-    .option('--data-dir <dir>', 'where history is kept (default ~/.ratchet/data)')
-    .action(async (taskId: string, options: { json?: boolean; dataDir?: string }) => showTask(taskId, options));
+  remote(
+    dataDir(
+      command
+        .command('watch')
+        .description("a task's progress from its start, then live until it ends; exits 0 when it succeeded")
+        .argument('<task-id>', 'the id, or its first 8+ characters from `ratchet history`')
+        .option('--out <dir>', 'write the files of the succeeded task here')
+        .option('--force', 'write into a non-empty --out directory')
+        .option('--json', 'print events as JSON lines on stdout'),
+    ),
+  ).action(async (taskId: string, options: Parameters<typeof watchTask>[1]) => {
+    const result = await watchTask(taskId, options);
+    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+  });
+
+  remote(
+    command
+      .command('cancel')
+      .description('stop a task running on a server; it ends CANCELLED')
+      .argument('<task-id>', 'the id, or its first 8+ characters')
+      .option('--reason <text>', 'recorded as the status reason')
+      .option('--json', 'one JSON object'),
+  ).action(async (taskId: string, options: Parameters<typeof cancelTask>[1]) => {
+    await cancelTask(taskId, options);
+  });
+
+  remote(
+    command
+      .command('resume')
+      .description('continue a FAILED task on a server from its last iteration')
+      .argument('<task-id>', 'the id, or its first 8+ characters')
+      .option('--hint <text>', 'guidance for the next iteration')
+      .option('--add-iterations <n>', 'more attempts on top of its budget'),
+  ).action(async (taskId: string, options: Parameters<typeof resumeTask>[1]) => {
+    await resumeTask(taskId, options);
+  });
+
+  remote(
+    command
+      .command('approve')
+      .description('approve (or --reject) a pending approval gate of a task on a server')
+      .argument('<task-id>', 'the id')
+      .argument('<gate-id>', 'the gate, from the ApprovalRequested event')
+      .option('--reject', 'reject instead of approve')
+      .option('--comment <text>', 'recorded with the decision'),
+  ).action(async (taskId: string, gateId: string, options: Parameters<typeof approveGate>[2]) => {
+    await approveGate(taskId, gateId, options);
+  });
+
+  remote(
+    dataDir(
+      command
+        .command('history')
+        .description('list recent tasks, newest first')
+        .option('--limit <n>', 'how many', '20')
+        .option('--status <status>', 'only tasks in this status, e.g. succeeded or failed')
+        .option('--json', 'one JSON object per line'),
+    ),
+  ).action(async (options: Parameters<typeof showHistory>[0]) => showHistory(options));
+
+  remote(
+    dataDir(
+      command
+        .command('show')
+        .description("a task's iterations, errors, reflections and the lessons it used")
+        .argument('<task-id>', 'the id, or its first 8+ characters from `ratchet history`')
+        .option('--json', 'one JSON object'),
+    ),
+  ).action(async (taskId: string, options: Parameters<typeof showTask>[1]) => showTask(taskId, options));
 
   command
     .command('demo')

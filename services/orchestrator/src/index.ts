@@ -3,7 +3,7 @@ export { orchestratorMigrations } from './adapters/migrations';
 export { effectiveBudget, exhaustedBudget } from './domain/budget';
 export type { EffectiveBudget } from './domain/budget';
 export { phaseName, phaseOfStatus } from './domain/phase';
-export { toIterationView, toTaskProto } from './domain/records';
+export { toIterationProto, toIterationView, toTaskProto } from './domain/records';
 export type { IterationRecord, TaskRecord } from './domain/records';
 export { failingTestsOf, judgeProgress, ProgressVerdict } from './domain/progress';
 export type { FailureFingerprint } from './domain/progress';

@@ -380,7 +380,7 @@ export class TaskDriver {
     events.push(
       this.event({
         $case: 'testRunCompleted',
-        testRunCompleted: { report: run.report, exitCode: run.result?.exitCode ?? -1, timedOut: run.result?.timedOut ?? false, oomKilled: run.result?.oomKilled ?? false, jobId: run.result?.jobId ?? '' },
+        testRunCompleted: { report: run.report, exitCode: run.result?.exitCode ?? -1, timedOut: run.result?.timedOut ?? false, oomKilled: run.result?.oomKilled ?? false, jobId: run.result?.jobId ?? '', runnerId: run.result?.runnerId ?? '' },
       }),
     );
     const summary = run.report === undefined || !run.report.parsed ? `no test report (${run.report?.parseError ?? 'none'})` : `${run.report.passed}/${run.report.total} tests passed`;

@@ -100,6 +100,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     workspace: full ? [...record.workspace] : [],
     acceptanceTests: full ? [...record.acceptanceTests] : [],
     resultFiles: full ? record.resultFiles : [],
+    lessons: full ? record.lessons : [],
   };
 }
 
@@ -122,11 +123,12 @@ export function toIterationProto(record: IterationRecord): Iteration {
     duration: { seconds: Math.floor(durationMs / 1000), nanos: (durationMs % 1000) * 1e6 },
     startedAt: record.startedAt,
     completedAt: record.completedAt,
+    reflectionLessons: record.reflectionLessons,
   };
 }
 
 /** An iteration summarised for people and JSON output: its outcome, test counts and what was learnt. */
-export function toIterationView(record: IterationRecord) {
+export function toIterationView(record: Pick<Iteration, 'number' | 'phase' | 'testReport' | 'error' | 'files' | 'safetyFindings' | 'reflection' | 'hypothesis' | 'retrievedLessonIds' | 'usage'>) {
   const report = record.testReport;
   const passed = report !== undefined && report.parsed && record.error === undefined && record.phase === Phase.PHASE_LEARNING;
   return {

@@ -218,6 +218,8 @@ export interface TestRunCompleted {
   oomKilled: boolean;
   /** Sandbox job that ran the tests. */
   jobId: string;
+  /** The sandbox runner that ran the job. */
+  runnerId: string;
 }
 
 /** SafetyBlocked records a blocking safety verdict. */
@@ -1359,7 +1361,7 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
 };
 
 function createBaseTestRunCompleted(): TestRunCompleted {
-  return { report: undefined, exitCode: 0, timedOut: false, oomKilled: false, jobId: "" };
+  return { report: undefined, exitCode: 0, timedOut: false, oomKilled: false, jobId: "", runnerId: "" };
 }
 
 export const TestRunCompleted: MessageFns<TestRunCompleted> = {
@@ -1378,6 +1380,9 @@ export const TestRunCompleted: MessageFns<TestRunCompleted> = {
     }
     if (message.jobId !== "") {
       writer.uint32(42).string(message.jobId);
+    }
+    if (message.runnerId !== "") {
+      writer.uint32(50).string(message.runnerId);
     }
     return writer;
   },
@@ -1435,6 +1440,14 @@ export const TestRunCompleted: MessageFns<TestRunCompleted> = {
             message.jobId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.runnerId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1470,6 +1483,11 @@ export const TestRunCompleted: MessageFns<TestRunCompleted> = {
         : isSet(object.job_id)
         ? globalThis.String(object.job_id)
         : "",
+      runnerId: isSet(object.runnerId)
+        ? globalThis.String(object.runnerId)
+        : isSet(object.runner_id)
+        ? globalThis.String(object.runner_id)
+        : "",
     };
   },
 
@@ -1490,6 +1508,9 @@ export const TestRunCompleted: MessageFns<TestRunCompleted> = {
     if (message.jobId !== "") {
       obj.jobId = message.jobId;
     }
+    if (message.runnerId !== "") {
+      obj.runnerId = message.runnerId;
+    }
     return obj;
   },
 
@@ -1505,6 +1526,7 @@ export const TestRunCompleted: MessageFns<TestRunCompleted> = {
     message.timedOut = object.timedOut ?? false;
     message.oomKilled = object.oomKilled ?? false;
     message.jobId = object.jobId ?? "";
+    message.runnerId = object.runnerId ?? "";
     return message;
   },
 };

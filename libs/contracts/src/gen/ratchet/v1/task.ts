@@ -9,7 +9,7 @@ import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import { Budget, ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
-import { LessonDraft } from "./memory";
+import { Lesson, LessonDraft } from "./memory";
 import { Dependency, SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
 
@@ -533,6 +533,8 @@ export interface Task {
   acceptanceTests: SourceFile[];
   /** Final code snapshot of a succeeded task. Omitted in basic views. */
   resultFiles: SourceFile[];
+  /** Lessons retrieved for the goal before planning. Omitted in basic views. */
+  lessons: Lesson[];
 }
 
 export interface Task_LabelsEntry {
@@ -645,7 +647,11 @@ export interface Iteration {
     | Date
     | undefined;
   /** When the iteration completed; unset while in flight. */
-  completedAt?: Date | undefined;
+  completedAt?:
+    | Date
+    | undefined;
+  /** Lessons about similar errors found while reflecting on this iteration. */
+  reflectionLessons: Lesson[];
 }
 
 function createBaseApprovalPolicy(): ApprovalPolicy {
@@ -1032,6 +1038,7 @@ function createBaseTask(): Task {
     workspace: [],
     acceptanceTests: [],
     resultFiles: [],
+    lessons: [],
   };
 }
 
@@ -1102,6 +1109,9 @@ export const Task: MessageFns<Task> = {
     }
     for (const v of message.resultFiles) {
       SourceFile.encode(v!, writer.uint32(178).fork()).join();
+    }
+    for (const v of message.lessons) {
+      Lesson.encode(v!, writer.uint32(186).fork()).join();
     }
     return writer;
   },
@@ -1298,6 +1308,14 @@ export const Task: MessageFns<Task> = {
             message.resultFiles.push(SourceFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.lessons.push(Lesson.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1401,6 +1419,9 @@ export const Task: MessageFns<Task> = {
         : globalThis.Array.isArray(object?.result_files)
         ? object.result_files.map((e: any) => SourceFile.fromJSON(e))
         : [],
+      lessons: globalThis.Array.isArray(object?.lessons)
+        ? object.lessons.map((e: any) => Lesson.fromJSON(e))
+        : [],
     };
   },
 
@@ -1478,6 +1499,9 @@ export const Task: MessageFns<Task> = {
     if (message.resultFiles?.length) {
       obj.resultFiles = message.resultFiles.map((e) => SourceFile.toJSON(e));
     }
+    if (message.lessons?.length) {
+      obj.lessons = message.lessons.map((e) => Lesson.toJSON(e));
+    }
     return obj;
   },
 
@@ -1520,6 +1544,7 @@ export const Task: MessageFns<Task> = {
     message.workspace = object.workspace?.map((e) => SourceFile.fromPartial(e)) || [];
     message.acceptanceTests = object.acceptanceTests?.map((e) => SourceFile.fromPartial(e)) || [];
     message.resultFiles = object.resultFiles?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2223,6 +2248,7 @@ function createBaseIteration(): Iteration {
     duration: undefined,
     startedAt: undefined,
     completedAt: undefined,
+    reflectionLessons: [],
   };
 }
 
@@ -2272,6 +2298,9 @@ export const Iteration: MessageFns<Iteration> = {
     }
     if (message.completedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.completedAt), writer.uint32(122).fork()).join();
+    }
+    for (const v of message.reflectionLessons) {
+      Lesson.encode(v!, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -2409,6 +2438,14 @@ export const Iteration: MessageFns<Iteration> = {
             message.completedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.reflectionLessons.push(Lesson.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2462,6 +2499,11 @@ export const Iteration: MessageFns<Iteration> = {
         : isSet(object.completed_at)
         ? fromJsonTimestamp(object.completed_at)
         : undefined,
+      reflectionLessons: globalThis.Array.isArray(object?.reflectionLessons)
+        ? object.reflectionLessons.map((e: any) => Lesson.fromJSON(e))
+        : globalThis.Array.isArray(object?.reflection_lessons)
+        ? object.reflection_lessons.map((e: any) => Lesson.fromJSON(e))
+        : [],
     };
   },
 
@@ -2512,6 +2554,9 @@ export const Iteration: MessageFns<Iteration> = {
     if (message.completedAt !== undefined) {
       obj.completedAt = message.completedAt.toISOString();
     }
+    if (message.reflectionLessons?.length) {
+      obj.reflectionLessons = message.reflectionLessons.map((e) => Lesson.toJSON(e));
+    }
     return obj;
   },
 
@@ -2543,6 +2588,7 @@ export const Iteration: MessageFns<Iteration> = {
       : undefined;
     message.startedAt = object.startedAt ?? undefined;
     message.completedAt = object.completedAt ?? undefined;
+    message.reflectionLessons = object.reflectionLessons?.map((e) => Lesson.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port';
+import { startNatsServer, type NatsServerFixture } from './nats-server';
+import { startNodeProcess, type NodeProcessFixture } from './node-process';
+import { startPostgres, type PostgresFixture } from './postgres';
+
+/** The service processes of a distributed Ratchet, in start order. */
+export const stackServices = ['memory', 'safety', 'planner', 'coder', 'tester', 'reflector', 'sandbox-runner', 'orchestrator'] as const;
+export type StackService = (typeof stackServices)[number];
+
+export interface StackOptions {
+  /** The repository root: services run from `services/<name>/dist/main.js`, config from `config/`. */
+  readonly repoRoot: string;
+  /** Sandbox-runner processes. Default 1. */
+  readonly runners?: number;
+  /** gRPC port of the orchestrator. Default: a free one. */
+  readonly grpcPort?: number;
+  /** Bearer token clients must send. Default: none (unauthenticated). */
+  readonly token?: string;
+  /** More environment for every service (a model, RATCHET_MODEL_SCRIPT, log level, ...). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** More environment per service, over `env`. */
+  readonly serviceEnv?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
+  /** How long each service may take to print "ready", ms. Default 30000. */
+  readonly readyTimeoutMs?: number;
+  /** Called with each service's name and process once it is ready. */
+  readonly onStarted?: (name: string, process: NodeProcessFixture) => void;
+}
+
+export interface Stack {
+  readonly nats: NatsServerFixture;
+  readonly postgres: PostgresFixture;
+  /** `127.0.0.1:<port>` of the orchestrator's gRPC API. */
+  readonly grpcAddress: string;
+  /** Running processes by service; sandbox-runner has one per runner. */
+  readonly processes: ReadonlyMap<StackService, NodeProcessFixture[]>;
+  /** Starts one more process of `service` with the same settings; resolves when it is ready. */
+  startService(service: StackService): Promise<NodeProcessFixture>;
+  /** SIGKILLs the `index`th process of `service` (a crash) and forgets it. */
+  killService(service: StackService, index?: number): Promise<void>;
+  /** All services (SIGTERM, orchestrator first), then NATS and Postgres; removes the temp dirs. Idempotent. */
+  stop(): Promise<void>;
+  /** The output of every process, for a failing test's message. */
+  output(): string;
+}
+
+/**
+ * Distributed Ratchet on this machine: a real nats-server with JetStream, a
+ * real Postgres, and every service as its own Node process (the built
+ * `main.js`), the way `npm run stack` and the end-to-end tests run it. Lesson
+ * vectors use PGlite (Debian's Postgres has no pgvector).
+ *
+ * @throws Error with the output of a service that does not get ready.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const [nats, postgres, grpcPort, scratch] = await Promise.all([
+    startNatsServer(),
+    startPostgres(),
+    options.grpcPort === undefined ? freePort() : Promise.resolve(options.grpcPort),
+    mkdtemp(path.join(tmpdir(), 'ratchet-stack-')),
+  ]);
+  const processes = new Map<StackService, NodeProcessFixture[]>(stackServices.map((service) => [service, []]));
+  const exited: string[] = [];
+  const envOf = (service: StackService): Record<string, string> => ({
+    RATCHET_CONFIG_DIR: path.join(options.repoRoot, 'config'),
+    RATCHET_BUS_NATS_URL: nats.url,
+    RATCHET_DATABASE_URL: postgres.connectionString,
+    RATCHET_MEMORY_VECTORS: 'pglite',
+    RATCHET_MEMORY_VECTOR_DATA_DIR: path.join(scratch, 'memory-vectors'),
+    RATCHET_GRPC_ADDRESS: `127.0.0.1:${grpcPort}`,
+    RATCHET_GRPC_TOKENS: options.token ?? '',
+    ...options.env,
+    ...options.serviceEnv?.[service],
+  });
+  const startService = async (service: StackService): Promise<NodeProcessFixture> => {
+    const child = await startNodeProcess({
+      script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
+      nodeArgs: ['--require', '@ratchet/telemetry/register'],
+      cwd: options.repoRoot,
+      env: envOf(service),
+    });
+    processes.get(service)?.push(child);
+    void child.exited.then((exit) => exited.push(`${service} (pid ${child.pid}) exited ${JSON.stringify(exit)}:\n${child.output()}`));
+    try {
+      await child.waitForLine(/"msg":"ready"/, options.readyTimeoutMs ?? 30_000);
+    } catch (error) {
+      await child.kill();
+      throw error;
+    }
+    options.onStarted?.(service, child);
+    return child;
+  };
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // The orchestrator first, so it hands its tasks over while its services still answer.
+    for (const service of [...stackServices].reverse()) {
+      await Promise.all((processes.get(service) ?? []).map((child) => child.terminate('SIGTERM', 15_000)));
+    }
+    await Promise.all([nats.stop(), postgres.stop()]);
+    await rm(scratch, { recursive: true, force: true });
+  };
+  try {
+    for (const service of stackServices) {
+      const count = service === 'sandbox-runner' ? (options.runners ?? 1) : 1;
+      await Promise.all(Array.from({ length: count }, () => startService(service)));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    nats,
+    postgres,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    processes,
+    startService,
+    async killService(service, index = 0) {
+      const list = processes.get(service) ?? [];
+      const [child] = list.splice(index, 1);
+      await child?.kill();
+    },
+    stop,
+    output: () =>
+      [
+        ...[...processes].flatMap(([service, children]) => children.map((child) => `--- ${service} (pid ${child.pid}):\n${child.output()}`)),
+        ...exited.map((text) => `--- ${text}`),
+      ].join('\n'),
+  };
+}

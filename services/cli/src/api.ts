@@ -1,0 +1,191 @@
+import {
+  OrchestratorServiceDefinition,
+  TaskEvent,
+  TaskView,
+  type ApproveRequest,
+  type ApproveResponse,
+  type GetTaskResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type ResumeTaskRequest,
+  type SubmitTaskRequest,
+  type Task,
+} from '@ratchet/contracts';
+import { openPglite } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { createGrpcClient } from '@ratchet/grpc-api';
+import type { RoleModels } from '@ratchet/llm';
+import { toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
+import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
+import { startEmbedded } from './embedded';
+
+/**
+ * What the commands need from Ratchet, whether it runs in this process
+ * (embedded) or behind an orchestrator's gRPC API (`--server`).
+ */
+export interface TaskApi {
+  /** `server host:port`, or `embedded (DATA_DIR)`: for messages. */
+  readonly where: string;
+  /** Set when the CLI drives the models itself (embedded): their names. */
+  readonly modelNames?: readonly string[];
+  submitTask(request: SubmitTaskRequest): Promise<Task>;
+  /** Every event of the task from the start, then live ones, ending after TaskCompleted. */
+  watchTask(taskId: string, signal: AbortSignal): AsyncIterable<TaskEvent>;
+  getTask(taskId: string, view: TaskView): Promise<GetTaskResponse>;
+  listTasks(request: ListTasksRequest): Promise<ListTasksResponse>;
+  cancelTask(taskId: string, reason: string): Promise<Task>;
+  resumeTask(request: ResumeTaskRequest): Promise<Task>;
+  approve(request: ApproveRequest): Promise<ApproveResponse>;
+  close(): Promise<void>;
+}
+
+/** How to reach a server; from switches first, then RATCHET_SERVER, RATCHET_TOKEN, RATCHET_SERVER_CA_FILE. */
+export interface ConnectOptions {
+  readonly server?: string;
+  readonly token?: string;
+  /** PEM file of the CA that signed the server's certificate; turns TLS on. */
+  readonly tlsCa?: string;
+  /** TLS with the system's CAs. */
+  readonly tls?: boolean;
+  readonly dataDir?: string;
+}
+
+export interface ServerTarget {
+  readonly address: string;
+  readonly token?: string;
+  readonly tls?: { readonly caFile?: string };
+}
+
+/** The server the switches or environment name, or undefined for embedded mode. */
+export function serverTarget(options: ConnectOptions, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
+  const pick = (value: string | undefined, name: string) => (value !== undefined && value.trim() !== '' ? value.trim() : env[name]?.trim() || undefined);
+  const address = pick(options.server, 'RATCHET_SERVER');
+  const token = pick(options.token, 'RATCHET_TOKEN');
+  const caFile = pick(options.tlsCa, 'RATCHET_SERVER_CA_FILE');
+  const tls = options.tls === true || caFile !== undefined || ['1', 'true'].includes(env['RATCHET_SERVER_TLS'] ?? '');
+  if (address === undefined) {
+    if (token !== undefined && options.token !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--token needs a server: add --server host:port (or set RATCHET_SERVER)');
+    return undefined;
+  }
+  if (!/^[^\s/]+:\d{1,5}$/.test(address)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `server ${JSON.stringify(address)} is not host:port, e.g. --server localhost:50051`);
+  return { address, ...(token === undefined ? {} : { token }), ...(tls ? { tls: caFile === undefined ? {} : { caFile } } : {}) };
+}
+
+/** The orchestrator's gRPC API at `target`. */
+export function connectServer(target: ServerTarget): TaskApi {
+  const client = createGrpcClient(OrchestratorServiceDefinition, target.address, {
+    ...(target.token === undefined ? {} : { token: target.token }),
+    ...(target.tls === undefined ? {} : { tls: target.tls }),
+    defaultTimeoutMs: 30_000,
+  });
+  const taskOf = (response: { task?: Task | undefined }, what: string): Task => {
+    if (response.task === undefined) throw new AppError(ErrorCode.INTERNAL, `the server answered ${what} without a task`);
+    return response.task;
+  };
+  return {
+    where: `server ${target.address}`,
+    submitTask: async (request) => taskOf(await client.submitTask(request), 'SubmitTask'),
+    async *watchTask(taskId, signal) {
+      for await (const { event } of client.watchTask({ taskId, fromSequence: 0, followAfterCompletion: false }, { signal })) {
+        if (event !== undefined) yield event;
+      }
+    },
+    getTask: (taskId, view) => client.getTask({ taskId, view }),
+    listTasks: (request) => client.listTasks(request),
+    cancelTask: async (taskId, reason) => taskOf(await client.cancelTask({ taskId, reason }, { timeoutMs: 120_000 }), 'CancelTask'),
+    resumeTask: async (request) => taskOf(await client.resumeTask(request), 'ResumeTask'),
+    approve: (request) => client.approve(request),
+    close: () => Promise.resolve(client.close()),
+  };
+}
+
+const embeddedOnlyInItsProcess = (what: string) =>
+  new AppError(
+    ErrorCode.FAILED_PRECONDITION,
+    `${what} needs a Ratchet server: an embedded task lives in the \`ratchet run\` that started it (Ctrl-C there cancels it). Use --server host:port (or RATCHET_SERVER) for tasks on a server.`,
+  );
+
+/**
+ * Embedded mode: with `drive`, every service in this process (for `run`);
+ * without, only the stored history (for `history`, `show`, `watch`), which
+ * needs neither Docker nor a model.
+ */
+export async function openEmbedded(options: { dataDir?: string; drive: boolean; models?: RoleModels }): Promise<TaskApi> {
+  const configDir = configDirectory();
+  const config = loadCliConfig(configDir);
+  const dataDir = options.dataDir ?? dataDirectory(config);
+  if (options.drive) {
+    const ratchet = await startEmbedded({ config, configDir, dataDir, ...(options.models === undefined ? {} : { models: options.models }) });
+    return {
+      where: `embedded (${dataDir})`,
+      modelNames: [...new Set(Object.values(ratchet.models).map((model) => model.modelName))],
+      submitTask: async (request) => {
+        const { task } = await ratchet.client.submitTask(request);
+        if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator accepted the task but returned none');
+        return task;
+      },
+      async *watchTask(taskId, signal) {
+        const reader = await ratchet.transport.readEvents(taskId);
+        const stop = () => void reader.stop();
+        signal.addEventListener('abort', stop, { once: true });
+        try {
+          for await (const stored of reader) {
+            const event = TaskEvent.decode(stored.data);
+            yield event;
+            if (event.payload?.$case === 'taskCompleted') return;
+          }
+        } finally {
+          signal.removeEventListener('abort', stop);
+          await reader.stop();
+        }
+      },
+      getTask: (taskId, view) => ratchet.client.getTask({ taskId, view }),
+      listTasks: (request) => ratchet.client.listTasks(request),
+      cancelTask: async (taskId, reason) => {
+        const { task } = await ratchet.client.cancelTask({ taskId, reason }, { timeoutMs: 120_000 });
+        if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator cancelled the task but returned none');
+        return task;
+      },
+      resumeTask: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'resuming a task is not supported yet')),
+      approve: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'approval gates are not supported yet')),
+      close: () => ratchet.close(),
+    };
+  }
+  const db = await openPglite({ dataDir, vector: true });
+  let store: TaskStore;
+  try {
+    store = await TaskStore.open(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return {
+    where: `embedded (${dataDir})`,
+    submitTask: () => Promise.reject(new AppError(ErrorCode.INTERNAL, 'this embedded view only reads history')),
+    async *watchTask(taskId) {
+      // Nothing else can be driving it (the data directory is this process's), so the stored events are all there is.
+      const task = await store.get(taskId);
+      yield* await store.events(task.id);
+    },
+    async getTask(taskId, view) {
+      const task = await store.get(taskId);
+      const full = view !== TaskView.TASK_VIEW_BASIC;
+      return { task: toTaskProto(task, full), iterations: full ? (await store.iterations(task.id)).map(toIterationProto) : [], approvals: [] };
+    },
+    async listTasks(request) {
+      const page = await store.list({ statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });
+      return { tasks: page.tasks.map((task) => toTaskProto(task, false)), nextPageToken: '' };
+    },
+    cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),
+    resumeTask: () => Promise.reject(embeddedOnlyInItsProcess('resume')),
+    approve: () => Promise.reject(embeddedOnlyInItsProcess('approve')),
+    close: () => db.close(),
+  };
+}
+
+/** The server named by the switches or environment, else embedded mode. */
+export async function openApi(options: ConnectOptions & { drive: boolean; models?: RoleModels }): Promise<TaskApi> {
+  const target = serverTarget(options);
+  if (target !== undefined) return connectServer(target);
+  return openEmbedded({ drive: options.drive, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), ...(options.models === undefined ? {} : { models: options.models }) });
+}

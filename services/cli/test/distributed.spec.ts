@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startStack, type Stack } from '@ratchet/testing';
+import { scriptedGoals, writeScript } from './distributed-script';
+import { temporaryDirectory } from './helpers';
+
+// Distributed mode as teams run it: a real nats-server and Postgres, every
+// service its own process (two sandbox runners), the orchestrator's gRPC API,
+// and the built `ratchet` command as its client. Only the model is scripted.
+jest.setTimeout(300_000);
+
+const repoRoot = path.resolve(__dirname, '../../..');
+const bin = path.resolve(__dirname, '../bin/ratchet.js');
+const token = 'e2e-secret-token';
+
+const concurrent = scriptedGoals('e2e', 10);
+const slow = scriptedGoals('slow', 1, { slowSeconds: 60 })[0]!;
+
+let stack: Stack;
+let dir: string;
+let remove: () => Promise<void>;
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built `ratchet` command against the stack; `onStderr` sees its progress as it comes. */
+function ratchet(args: string[], options: { env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Run> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token, ...options.env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    options.onStderr?.(stderr, child);
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+beforeAll(async () => {
+  ({ dir, remove } = await temporaryDirectory());
+  const script = path.join(dir, 'model-script.json');
+  await writeScript(script, [...concurrent, slow]);
+  stack = await startStack({ repoRoot, runners: 2, token, env: { RATCHET_MODEL_SCRIPT: script, RATCHET_LOG_LEVEL: 'info', RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '12' } });
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await remove?.();
+});
+
+describe('distributed Ratchet through the CLI over gRPC', () => {
+  it('runs ten tasks at once to success, spread over both sandbox runners', async () => {
+    const runs = await Promise.all(concurrent.map(({ goal }, index) => ratchet(['run', goal, '--out', `out-${index}`])));
+    for (const run of runs) {
+      if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}\n${stack.output().slice(-8000)}`);
+      expect(run.stderr).toMatch(/submitted to server 127\.0\.0\.1:\d+/);
+      expect(run.stderr).toMatch(/SUCCEEDED after 1 iteration/);
+    }
+    const code = await readFile(path.join(dir, 'out-0', 'adder_e2e_01.py'), 'utf8');
+    expect(code).toContain('return a + b');
+
+    const history = await ratchet(['history', '--json', '--limit', '50']);
+    expect(history.code).toBe(0);
+    const tasks = history.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: string; goal: string; status: string; iterations: number });
+    const ours = tasks.filter((task) => concurrent.some(({ goal }) => goal === task.goal));
+    expect(ours).toHaveLength(10);
+    expect(ours.every((task) => task.status === 'SUCCEEDED' && task.iterations === 1)).toBe(true);
+
+    // Both runner processes took jobs: each result names its runner.
+    const runnerIds = new Set<string>();
+    for (const task of ours) {
+      const show = await ratchet(['show', task.id, '--json']);
+      expect(show.code).toBe(0);
+      const shown = JSON.parse(show.stdout) as { iterations: { outcome: string; tests: string }[] };
+      expect(shown.iterations).toEqual([expect.objectContaining({ outcome: 'passed', tests: '2/2 passed' })]);
+      const events = await ratchet(['watch', task.id, '--json']);
+      for (const line of events.stdout.trim().split('\n')) {
+        const event = JSON.parse(line) as { testRunCompleted?: { runnerId?: string } };
+        const runner = event.testRunCompleted?.runnerId;
+        if (runner) runnerIds.add(runner);
+      }
+    }
+    expect(runnerIds.size).toBe(2);
+  });
+
+  it('refuses a client without the token, saying what is wrong', async () => {
+    const run = await ratchet(['history'], { env: { RATCHET_TOKEN: 'wrong' } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/token/i);
+  });
+
+  it('detaches on Ctrl-C, keeps the task going, and cancels it with ratchet cancel', async () => {
+    let interrupted = false;
+    const run = await ratchet(['run', slow.goal, '--out', 'out-slow'], {
+      onStderr: (text, child) => {
+        // Interrupt once the tests run (the sandbox job sleeps for a minute).
+        if (!interrupted && /testing\.\.\./i.test(text)) {
+          interrupted = true;
+          child.kill('SIGINT');
+        }
+      },
+    });
+    expect(run.code).toBe(130);
+    const taskId = /ratchet watch ([0-9a-f-]{36})/.exec(run.stderr)?.[1];
+    expect(taskId).toBeDefined();
+    const shown = await ratchet(['show', taskId!, '--json']);
+    expect(JSON.parse(shown.stdout).task.status).toBe('TESTING');
+
+    const cancelled = await ratchet(['cancel', taskId!, '--reason', 'no longer needed']);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain(`task ${taskId} CANCELLED`);
+    // Watching an ended task replays it to the end and exits 1: it did not succeed.
+    const watched = await ratchet(['watch', taskId!]);
+    expect(watched.code).toBe(1);
+    expect(watched.stderr).toContain('CANCELLED');
+  });
+
+  it('answers resume and approve with what the server supports', async () => {
+    const resume = await ratchet(['resume', '00000000-0000-0000-0000-000000000000']);
+    expect(resume.code).toBe(1);
+    expect(resume.stderr).toMatch(/ratchet: .*(not|UNIMPLEMENTED)/i);
+  });
+});
