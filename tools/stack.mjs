@@ -24,7 +24,8 @@ if (!Number.isInteger(runners) || runners < 1 || !Number.isInteger(port) || port
   console.error('stack: --runners needs a whole number >= 1 and --port a TCP port');
   process.exit(2);
 }
-const env = { RATCHET_LOG_LEVEL: process.env.RATCHET_LOG_LEVEL ?? 'warn' };
+// Readiness is read from each service's "ready" log line, which is at info level.
+const env = { RATCHET_LOG_LEVEL: 'info' };
 if (values.script) env.RATCHET_MODEL_SCRIPT = path.resolve(values.script);
 
 console.log(`starting nats-server, Postgres and ${7 + runners} service processes...`);
@@ -46,12 +47,15 @@ console.log(`\nRatchet is up: gRPC ${stack.grpcAddress}, NATS ${stack.nats.url},
 console.log(`Try: npx ratchet run "a CLI that manages TODO items in JSON" --server ${stack.grpcAddress}${values.token ? ' --token ...' : ''}`);
 console.log('Ctrl-C stops everything.');
 
+// The service processes do not keep this one alive by themselves; stay until Ctrl-C.
+const keepAlive = setInterval(() => {}, 1 << 30);
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
   console.log('\nstopping...');
   await stack.stop();
+  clearInterval(keepAlive);
   console.log('stopped');
   process.exit(0);
 };

@@ -134,4 +134,10 @@ async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
+// `ratchet history --json | head -1` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 void main(process.argv);
