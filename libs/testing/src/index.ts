@@ -22,3 +22,5 @@ export type {
 } from './fake-openai-server';
 export { stackServices, startStack } from './stack';
 export type { Stack, StackOptions, StackService } from './stack';
+export { codeReply, planReply, reflectionReply, scriptedGoals, testsReply, writeScript } from './scripted-tasks';
+export type { ScriptedGoal } from './scripted-tasks';

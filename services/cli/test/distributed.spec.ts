@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startStack, type Stack } from '@ratchet/testing';
-import { scriptedGoals, writeScript } from './distributed-script';
+import { scriptedGoals, startStack, writeScript, type Stack } from '@ratchet/testing';
 import { temporaryDirectory } from './helpers';
 
 // Distributed mode as teams run it: a real nats-server and Postgres, every

@@ -31,29 +31,4 @@ export async function temporaryDirectory(): Promise<{ dir: string; remove: () =>
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export const planReply = (file: string, test: string) =>
-  JSON.stringify({
-    summary: `${file} and its tests`,
-    steps: [{ description: `write ${file}`, paths: [file] }],
-    files: [
-      { path: file, purpose: 'code', isTest: false },
-      { path: test, purpose: 'tests', isTest: true },
-    ],
-    testStrategy: 'pytest',
-    appliedLessonIds: [],
-  });
-
-export const codeReply = (path: string, content: string) => JSON.stringify({ files: [{ path, content }], deletedPaths: [], summary: `wrote ${path}` });
-
-export const testsReply = (path: string, content: string) => JSON.stringify({ tests: [{ path, content }], summary: 'tests' });
-
-export const reflectionReply = (rootCause: string, replanRecommended = false) =>
-  JSON.stringify({
-    rootCause,
-    hypothesis: 'fixing it makes the test pass',
-    fixDirection: `fix: ${rootCause}`,
-    confidence: 0.7,
-    replanRecommended,
-    lesson: { title: `Lesson: ${rootCause}`, body: `Avoid this: ${rootCause}.`, tags: ['test'] },
-    relevantLessonIds: [],
-  });
+export { codeReply, planReply, reflectionReply, testsReply } from '@ratchet/testing';

@@ -93,8 +93,14 @@ main({
           safety: createClient(transport, SafetyServiceDefinition),
           memory: createClient(transport, MemoryServiceDefinition),
         },
+        // Events are stored with each transition; the bus only tells watchers sooner.
+        // While NATS is down they fall back to reading the store, so a failed publish is not the task's failure.
         publish: async (events) => {
-          for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
+          try {
+            for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
+          } catch (error) {
+            logger.warn({ taskId: events[0]?.taskId, err: AppError.from(error).message }, 'could not publish task events; watchers will read them from the store');
+          }
         },
         live: (taskId) => transport.readEvents(taskId),
         settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds),

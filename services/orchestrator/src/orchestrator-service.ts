@@ -131,7 +131,8 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     claiming = true;
     try {
       const ids = await store.claim({ limit: limit - running.size - waiting.length }, leaseMs);
-      for (const id of ids) if (!running.has(id)) start(id);
+      // The claim also returns tasks this replica already holds: those running or waiting for a slot stay as they are.
+      for (const id of ids) if (!running.has(id) && !waiting.includes(id)) start(id);
     } catch (error) {
       logError({ err: AppError.from(error).message }, 'cannot take over tasks; trying again');
     } finally {

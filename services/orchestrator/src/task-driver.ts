@@ -357,7 +357,15 @@ export class TaskDriver {
         ]);
       }
       task.generatedTests = written.tests;
-      events.push(this.event({ $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message: `tester wrote ${written.tests.map((file) => file.path).join(', ')}`, service: 'tester', attributes: {} } }));
+      task.updatedAt = this.now();
+      // Stored before the run, so an orchestrator that dies while the sandbox runs does not ask the tester's model again.
+      const stored = await this.store.save({
+        task,
+        iterations: [],
+        iteration,
+        events: [this.event({ $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message: `tester wrote ${written.tests.map((file) => file.path).join(', ')}`, service: 'tester', attributes: {} } })],
+      });
+      await this.publish(stored);
     }
     const tests = this.testsOf(task);
     if (tests.length === 0) {

@@ -180,6 +180,26 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect(taken).not.toContain(record.id);
     });
 
+    it('lets only one of two drivers that read the same state advance a task', async () => {
+      const owner = await TaskStore.open(db, { owner: 'replica-c' });
+      const record = task();
+      await owner.create(record, [], { leaseMs: 60_000 });
+      // Two drivers of one task in one owner (or two processes given one owner id) each read it...
+      const one = await owner.get(record.id);
+      const other = await owner.get(record.id);
+      one.status = TaskStatus.TASK_STATUS_RETRIEVING;
+      other.status = TaskStatus.TASK_STATUS_RETRIEVING;
+      await owner.save({ task: one, events: [{ time: new Date(), iteration: 0, payload: { $case: 'logLine', logLine: { level: 1, message: 'one', service: 't', attributes: {} } } }] });
+      // ...and the second to write is turned away instead of recording the transition twice.
+      await expect(owner.save({ task: other, events: [] })).rejects.toMatchObject({ code: ErrorCode.ABORTED, message: expect.stringContaining('saved by another driver') });
+      // The winner goes on writing; a fresh read can too.
+      one.status = TaskStatus.TASK_STATUS_PLANNING;
+      await owner.save({ task: one, events: [] });
+      const fresh = await owner.get(record.id);
+      expect(fresh.status).toBe(TaskStatus.TASK_STATUS_PLANNING);
+      expect(await owner.events(record.id)).toHaveLength(1);
+    });
+
     it('returns the existing task for a repeated request id instead of a second one', async () => {
       const first = await store.create(task({ requestId: `req-${name}` }), []);
       const again = await store.create(task({ requestId: `req-${name}` }), []);

@@ -115,6 +115,22 @@ describe('ScriptedModel', () => {
     expect((await coderOnly.complete(ask('coder', 'code task A'))).content).toBe('code-a');
   });
 
+  it('lets a by-expect turn answer a repeated request up to its times', async () => {
+    const model = new ScriptedModel(
+      [
+        { role: 'coder', expect: 'task A', reply: 'code-a', times: 2 },
+        { role: 'coder', expect: 'task B', reply: 'code-b' },
+      ],
+      { order: 'by-expect' },
+    );
+    // The same phase asked twice (as after an orchestrator crash) gets the same answer.
+    expect((await model.complete(ask('coder', 'code task A'))).content).toBe('code-a');
+    expect((await model.complete(ask('coder', 'code task A'))).content).toBe('code-a');
+    const third = await failure(model.complete(ask('coder', 'code task A')));
+    expect(third.message).toMatch(/no unused coder turn expects this request \(1 coder turn\(s\) left\)/);
+    expect(model.remaining).toBe(1);
+  });
+
   it('refuses an unknown script order', async () => {
     const path = join(directory, 'bad-order.yaml');
     await writeFile(path, ['order: random', 'turns:', '  - { role: planner, reply: p }'].join('\n'));

@@ -9,6 +9,12 @@ const turnSchema = z.strictObject({
   role: z.enum([ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR]),
   expect: z.union([z.string(), z.array(z.string())]).optional(),
   reply: z.string(),
+  /**
+   * by-expect only: how many matching requests this turn may answer. More
+   * than 1 lets a script survive a phase being asked again, e.g. after the
+   * orchestrator crashed mid-call and re-ran the phase. Default 1.
+   */
+  times: z.number().int().min(1).max(100).optional(),
   usage: z.strictObject({ promptTokens: z.number().int().nonnegative(), completionTokens: z.number().int().nonnegative() }).optional(),
 });
 
@@ -54,13 +60,14 @@ export class ScriptedModel implements ChatModel {
   readonly name: string;
   readonly order: ScriptOrder;
   private readonly turns: readonly ScriptedTurn[];
-  private readonly used: boolean[];
+  /** How many requests each turn has answered. */
+  private readonly uses: number[];
   private next = 0;
 
   constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
     const roles = options.roles;
     this.turns = parseScript(turns, options.name ?? 'inline').filter((turn) => roles === undefined || roles.includes(turn.role));
-    this.used = this.turns.map(() => false);
+    this.uses = this.turns.map(() => 0);
     this.name = options.name ?? 'inline';
     this.order = options.order ?? ScriptOrder.STRICT;
   }
@@ -98,7 +105,7 @@ export class ScriptedModel implements ChatModel {
 
   /** Turns not yet replayed. */
   get remaining(): number {
-    return this.used.filter((used) => !used).length;
+    return this.uses.filter((uses) => uses === 0).length;
   }
 
   /**
@@ -121,7 +128,7 @@ export class ScriptedModel implements ChatModel {
    */
   assertFinished(): void {
     if (this.remaining > 0) {
-      const first = this.used.indexOf(false);
+      const first = this.uses.indexOf(0);
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}: ${this.remaining} turn(s) not replayed, starting with turn ${first + 1} (${this.turns[first]?.role ?? '?'})`);
     }
   }
@@ -151,9 +158,9 @@ export class ScriptedModel implements ChatModel {
   }
 
   private answerByExpect(request: ChatRequest, lastUser: string): ChatResponse {
-    const index = this.turns.findIndex((turn, at) => !this.used[at] && turn.role === request.role && expectedOf(turn).every((substring) => lastUser.includes(substring)));
+    const index = this.turns.findIndex((turn, at) => this.available(at) && turn.role === request.role && expectedOf(turn).every((substring) => lastUser.includes(substring)));
     if (index < 0) {
-      const left = this.turns.filter((turn, at) => !this.used[at] && turn.role === request.role).length;
+      const left = this.turns.filter((turn, at) => this.available(at) && turn.role === request.role).length;
       throw new AppError(
         ErrorCode.FAILED_PRECONDITION,
         `model script ${this.name}: no unused ${request.role} turn expects this request (${left} ${request.role} turn(s) left); the last user message was ${JSON.stringify(preview(lastUser))}`,
@@ -162,9 +169,13 @@ export class ScriptedModel implements ChatModel {
     return this.replay(index, request);
   }
 
+  private available(index: number): boolean {
+    return (this.uses[index] ?? 0) < (this.turns[index]?.times ?? 1);
+  }
+
   private replay(index: number, request: ChatRequest): ChatResponse {
     const turn = this.turns[index] as ScriptedTurn;
-    this.used[index] = true;
+    this.uses[index] = (this.uses[index] ?? 0) + 1;
     const number = index + 1;
     const response: ChatResponse = {
       content: turn.reply,

@@ -69,6 +69,12 @@ export class TaskStore {
    * finished task or `forget()` drops its entry.
    */
   private readonly written = new Map<string, Map<number, IterationRecord>>();
+  /**
+   * The last event sequence each record was read or written at: a save
+   * applies only if nobody saved the task since, so two drivers of one task
+   * (a bug, or two processes given the same owner id) cannot both advance it.
+   */
+  private readonly versions = new WeakMap<TaskRecord, number>();
 
   private constructor(
     private readonly db: Database,
@@ -161,6 +167,7 @@ export class TaskStore {
       );
       const stored = await insertEvents(tx, task.id, task.currentIteration, events, 1);
       this.written.set(task.id, new Map());
+      this.versions.set(task, events.length);
       return { task, created: true, events: stored };
     });
   }
@@ -191,7 +198,8 @@ export class TaskStore {
     for (const [column, value] of Object.entries(heavy)) if (written?.[column] !== value) assignments.push([column, value]);
     const iterations = [...(change.iterations ?? []), ...(change.iteration === undefined ? [] : [change.iteration])];
     const firstEventOffset = 1;
-    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]', this.owner];
+    const version = this.versions.get(task);
+    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]', this.owner, version ?? null];
     const set = assignments.map(([column, value]) => {
       params.push(value);
       return `${column} = $${params.length}`;
@@ -201,7 +209,7 @@ export class TaskStore {
     params[3] = json(stamped.map((event) => ({ position: event.position, time: (event.time ?? new Date()).toISOString(), iteration: event.iteration, kind: event.payload?.$case ?? 'none', payload: TaskEvent.toJSON({ ...event, taskId: task.id, sequence: 0 }) })));
     const result = await this.db.query<{ last_event_sequence: string | number }>(
       `WITH t AS (
-         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 AND owner = $5 RETURNING last_event_sequence
+         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 AND owner = $5 AND ($6::bigint IS NULL OR last_event_sequence = $6) RETURNING last_event_sequence
        ), i AS (
          INSERT INTO ${schema}.iterations (${iterationColumns.join(', ')})
          SELECT x.* FROM t, jsonb_to_recordset($3::jsonb) AS x(${iterationColumnTypes})
@@ -224,9 +232,13 @@ export class TaskStore {
       const holder = await this.db.query<{ owner: string | null }>(`SELECT owner FROM ${schema}.tasks WHERE id = $1`, [task.id]);
       if (holder.rows[0] === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${task.id} does not exist`);
       this.forget(task.id);
+      if (holder.rows[0].owner === this.owner) {
+        throw new AppError(ErrorCode.ABORTED, `task ${task.id} was saved by another driver since this one read it; this driver stops and leaves the task to it`);
+      }
       throw new AppError(ErrorCode.ABORTED, `task ${task.id} is no longer leased to this orchestrator (${this.owner}); another replica drives it now`);
     }
     this.remember(task, heavy, iterations);
+    this.versions.set(task, Number(row.last_event_sequence));
     const first = Number(row.last_event_sequence) - change.events.length + 1;
     return stamped.map(({ position, ...event }): TaskEvent => ({ ...event, taskId: task.id, sequence: first + position - firstEventOffset }));
   }
@@ -239,13 +251,19 @@ export class TaskStore {
    */
   async get(idOrPrefix: string): Promise<TaskRecord> {
     const exact = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id = $1`, [idOrPrefix]);
-    if (exact.rows[0] !== undefined) return taskFromRow(exact.rows[0]);
+    if (exact.rows[0] !== undefined) return this.versioned(exact.rows[0]);
     if (idOrPrefix.length >= 6 && /^[\w-]+$/.test(idOrPrefix)) {
       const matches = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
-      if (matches.rows.length === 1) return taskFromRow(matches.rows[0] as TaskRow);
+      if (matches.rows.length === 1) return this.versioned(matches.rows[0] as TaskRow);
       if (matches.rows.length > 1) throw new AppError(ErrorCode.INVALID_ARGUMENT, `task id prefix ${idOrPrefix} matches several tasks; give more characters`);
     }
     throw new AppError(ErrorCode.NOT_FOUND, `no task ${idOrPrefix}; \`ratchet history\` lists the tasks`);
+  }
+
+  private versioned(row: TaskRow): TaskRecord {
+    const task = taskFromRow(row);
+    this.versions.set(task, Number(row.last_event_sequence));
+    return task;
   }
 
   /** Tasks newest first, optionally only those in `statuses`. */
@@ -413,6 +431,7 @@ function taskParams(task: TaskRecord): unknown[] {
 
 interface TaskRow {
   id: string;
+  last_event_sequence: string | number;
   goal: string;
   language: string;
   status: string;

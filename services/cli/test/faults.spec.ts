@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import { Language, OrchestratorServiceDefinition, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { createGrpcClient, type GrpcClient } from '@ratchet/grpc-api';
+import { scriptedGoals, startStack, writeScript, type Stack } from '@ratchet/testing';
+import { Client } from 'pg';
+import { temporaryDirectory } from './helpers';
+
+// Faults on the real distributed stack: the orchestrator SIGKILLed at random
+// moments and restarted (same instance id, so it takes its tasks straight
+// back), a sandbox runner killed mid-job, nats-server restarted. Every task
+// must still succeed, with no iteration and no stored phase result twice.
+jest.setTimeout(600_000);
+
+const repoRoot = path.resolve(__dirname, '../../..');
+const token = 'fault-token';
+// Each task fails once, is reflected on and passes: two iterations, eight model calls.
+const goals = scriptedGoals('fault', 20, { failFirst: true });
+const terminal = new Set([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED, TaskStatus.TASK_STATUS_CANCELLED]);
+
+let stack: Stack;
+let client: GrpcClient<typeof OrchestratorServiceDefinition>;
+let remove: () => Promise<void>;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Retries while the orchestrator is down or starting (UNAVAILABLE): what a client does across a restart. */
+async function whileUp<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (AppError.from(error).code !== ErrorCode.UNAVAILABLE || attempt > 100) throw error;
+      await sleep(250);
+    }
+  }
+}
+
+async function tasksOf(): Promise<Task[]> {
+  const { tasks } = await whileUp(() => client.listTasks({ statuses: [], labels: { suite: 'faults' }, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
+  return tasks.filter((task) => task.labels['suite'] === 'faults');
+}
+
+beforeAll(async () => {
+  let dir: string;
+  ({ dir, remove } = await temporaryDirectory());
+  const script = path.join(dir, 'model-script.json');
+  // A phase cut off by a kill (or by the bus going away) asks its model again,
+  // as it would ask a real model; each turn may answer that many times.
+  await writeScript(script, goals, { times: 10 });
+  stack = await startStack({
+    repoRoot,
+    runners: 2,
+    token,
+    env: {
+      RATCHET_MODEL_SCRIPT: script,
+      RATCHET_LOG_LEVEL: 'info',
+      RATCHET_ORCHESTRATOR_INSTANCE_ID: 'orchestrator-a',
+      RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '20',
+      RATCHET_RUNNER_ACK_WAIT_MS: '3000',
+    },
+  });
+  client = createGrpcClient(OrchestratorServiceDefinition, stack.grpcAddress, { token, defaultTimeoutMs: 10_000 });
+}, 180_000);
+
+afterAll(async () => {
+  client?.close();
+  await stack?.stop();
+  await remove?.();
+});
+
+describe('distributed Ratchet under faults', () => {
+  it('finishes twenty tasks through orchestrator kills, a runner kill and a nats-server restart', async () => {
+    for (const [index, { goal }] of goals.entries()) {
+      await whileUp(() =>
+        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'faults' }, requestId: `faults-${index}` }),
+      );
+    }
+    const log: string[] = [];
+    const started = Date.now();
+    let orchestratorKills = 0;
+    for (let round = 1; ; round++) {
+      const tasks = await tasksOf();
+      const done = tasks.filter((task) => terminal.has(task.status)).length;
+      if (done === goals.length) break;
+      if (Date.now() - started > 400_000) throw new Error(`only ${done}/${goals.length} tasks ended after ${round} rounds (${log.join('; ')})\n${stack.output().slice(-10_000)}`);
+      await sleep(300 + Math.floor(Math.random() * 1_500));
+      if (round === 2) {
+        // A runner dies holding a job; its job goes to the other runner after the ack wait.
+        await stack.killService('sandbox-runner', 0);
+        await stack.startService('sandbox-runner');
+        log.push(`runner killed at ${Date.now() - started} ms`);
+      } else if (round === 4) {
+        await stack.nats.restart();
+        log.push(`nats restarted at ${Date.now() - started} ms`);
+      } else if (orchestratorKills < 8) {
+        await stack.killService('orchestrator');
+        orchestratorKills += 1;
+        await stack.startService('orchestrator');
+        log.push(`orchestrator killed at ${Date.now() - started} ms with ${done} done`);
+      }
+    }
+    expect(orchestratorKills).toBeGreaterThanOrEqual(5);
+
+    const tasks = await tasksOf();
+    expect(tasks).toHaveLength(goals.length);
+    const failed = tasks.filter((task) => task.status !== TaskStatus.TASK_STATUS_SUCCEEDED);
+    if (failed.length > 0) {
+      // What each failed task went through, from the database, to tell a bug from a flake.
+      const db = new Client({ connectionString: stack.postgres.connectionString });
+      await db.connect();
+      const detail = await db.query(
+        `SELECT task_id, number, phase, error->>'message' AS error, files::text AS files, reflection->>'rootCause' AS root_cause FROM orchestrator.iterations WHERE task_id = ANY($1::text[]) ORDER BY 1, 2`,
+        [failed.map((task) => task.id)],
+      );
+      const events = await db.query(`SELECT task_id, sequence, kind, payload::text AS payload FROM orchestrator.events WHERE task_id = ANY($1::text[]) ORDER BY 1, 2`, [failed.map((task) => task.id)]);
+      await db.end();
+      throw new Error(
+        `tasks did not succeed: ${failed.map((task) => `${task.id} ${task.status} ${task.statusReason}`).join('; ')} (${log.join('; ')})\n${JSON.stringify(detail.rows, null, 1)}\n${events.rows.map((row) => `${row.sequence} ${row.kind} ${String(row.payload).slice(0, 300)}`).join('\n')}`,
+      );
+    }
+    // The script fails each task's first attempt once: exactly two iterations each.
+    expect(tasks.map((task) => task.currentIteration)).toEqual(goals.map(() => 2));
+
+    const db = new Client({ connectionString: stack.postgres.connectionString });
+    await db.connect();
+    try {
+      const iterations = await db.query<{ task_id: string; count: string; numbers: number[] }>(
+        'SELECT task_id, count(*) AS count, array_agg(number ORDER BY number) AS numbers FROM orchestrator.iterations GROUP BY task_id',
+      );
+      expect(iterations.rows).toHaveLength(goals.length);
+      for (const row of iterations.rows) expect(row.numbers).toEqual([1, 2]);
+      // A phase whose result was stored is never completed (its model asked) again.
+      const repeated = await db.query(
+        `SELECT task_id, iteration, payload->'phaseCompleted'->>'phase' AS phase, count(*) FROM orchestrator.events
+         WHERE kind = 'phaseCompleted' GROUP BY 1, 2, 3 HAVING count(*) > 1`,
+      );
+      expect(repeated.rows).toEqual([]);
+      const completions = await db.query<{ count: string }>("SELECT count(*) AS count FROM orchestrator.events WHERE kind = 'taskCompleted'");
+      expect(Number(completions.rows[0]?.count)).toBe(goals.length);
+    } finally {
+      await db.end();
+    }
+  });
+});
