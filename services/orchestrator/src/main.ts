@@ -76,6 +76,7 @@ main({
     logger.info({ address: grpc.address, port, tls: grpc.certFile !== undefined, authenticated: tokens.length > 0 }, 'gRPC listening');
 
     const stopping = new AbortController();
+    let published: Promise<void> = Promise.resolve();
     const modelClient = { defaultTimeoutMs: config.orchestrator.modelCallTimeoutMs, maxAttempts: 1 };
     const connecting = (async () => {
       const db = await openPostgresWithRetry({ connectionString: url, maxConnections: config.database.maxConnections, statementTimeoutMs: config.database.statementTimeoutMs }, stopping.signal, (error, attempt, retryInMs) =>
@@ -93,14 +94,18 @@ main({
           safety: createClient(transport, SafetyServiceDefinition),
           memory: createClient(transport, MemoryServiceDefinition),
         },
-        // Events are stored with each transition; the bus only tells watchers sooner.
-        // While NATS is down they fall back to reading the store, so a failed publish is not the task's failure.
-        publish: async (events) => {
-          try {
-            for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
-          } catch (error) {
-            logger.warn({ taskId: events[0]?.taskId, err: AppError.from(error).message }, 'could not publish task events; watchers will read them from the store');
-          }
+        // Events are stored with each transition; the bus only tells watchers sooner, so the
+        // driver does not wait for it. Publications go out in order, one batch after another;
+        // while NATS is down they fail and watchers fall back to reading the store.
+        publish: (events) => {
+          published = published.then(async () => {
+            try {
+              await Promise.all(events.map((event) => transport.appendEvent(event.taskId, TaskEvent.encode(event).finish())));
+            } catch (error) {
+              logger.warn({ taskId: events[0]?.taskId, err: AppError.from(error).message }, 'could not publish task events; watchers will read them from the store');
+            }
+          });
+          return Promise.resolve();
         },
         live: (taskId) => transport.readEvents(taskId),
         settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds),
@@ -138,6 +143,7 @@ main({
         await connecting;
         // Running tasks are handed over to another replica (or to this one after a restart), not cancelled.
         await state.orchestrator?.close();
+        await published;
         await state.db?.close();
       },
     };
