@@ -146,8 +146,12 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
         if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator cancelled the task but returned none');
         return task;
       },
-      resumeTask: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'resuming a task is not supported yet')),
-      approve: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'approval gates are not supported yet')),
+      resumeTask: async (request) => {
+        const { task } = await ratchet.client.resumeTask(request);
+        if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator resumed the task but returned none');
+        return task;
+      },
+      approve: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'approval gates are not supported yet: tasks run without them')),
       close: () => ratchet.close(),
     };
   }
@@ -177,7 +181,7 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
       return { tasks: page.tasks.map((task) => toTaskProto(task, false)), nextPageToken: '' };
     },
     cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),
-    resumeTask: () => Promise.reject(embeddedOnlyInItsProcess('resume')),
+    resumeTask: () => Promise.reject(new AppError(ErrorCode.INTERNAL, 'this embedded view only reads history')),
     approve: () => Promise.reject(embeddedOnlyInItsProcess('approve')),
     close: () => db.close(),
   };

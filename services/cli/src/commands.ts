@@ -174,16 +174,39 @@ export async function cancelTask(taskId: string, options: ConnectOptions & { rea
   }
 }
 
-/** `ratchet resume TASK_ID`: asks the server to continue a failed task. */
-export async function resumeTask(taskId: string, options: ConnectOptions & { hint?: string; addIterations?: string }, output: Output = consoleOutput): Promise<Task> {
+/**
+ * `ratchet resume TASK_ID`: continues a FAILED task (on the server, or
+ * embedded in this process) with more budget and an optional hint, follows
+ * it like `ratchet run` and writes its files to `--out` when it succeeds.
+ */
+export async function resumeTask(
+  taskId: string,
+  options: ConnectOptions & { hint?: string; addIterations?: string; out?: string; force?: boolean; json?: boolean; models?: RoleModels },
+  output: Output = consoleOutput,
+): Promise<RunResult> {
   const more = options.addIterations === undefined ? 0 : Number(options.addIterations);
   if (!Number.isInteger(more) || more < 0 || more > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--add-iterations ${options.addIterations}: use a whole number from 0 to 100`);
-  const api = await openApi({ ...options, drive: false });
+  const outDir = options.out === undefined ? undefined : path.resolve(options.out);
+  if (outDir !== undefined) await checkOutputDirectory(outDir, options.force ?? false);
+  const remote = serverTarget(options) !== undefined;
+  const api = await openApi({ ...options, drive: true });
+  const stop = new AbortController();
+  const interrupt = () => {
+    process.once('SIGINT', () => process.exit(130));
+    if (remote) output.err(`detached: the task goes on at ${api.where}; watch it again with: ratchet watch ${taskId}`);
+    else output.err('interrupted: cancelling the task (Ctrl-C again to quit at once)');
+    if (!remote) void api.cancelTask(taskId, 'interrupted by the user (Ctrl-C)').catch(() => undefined);
+    else stop.abort();
+  };
+  process.once('SIGINT', interrupt);
   try {
     const task = await api.resumeTask({ taskId: taskId.trim(), hint: options.hint ?? '', additionalBudget: { maxIterations: more, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined } });
-    output.out(`task ${task.id} ${statusName(task.status)}; follow it with: ratchet watch ${task.id}`);
-    return task;
+    if (!options.json) output.err(`task ${task.id} resumed (${statusName(task.status)}) at ${api.where}`);
+    await followEvents(api, task.id, stop.signal, options.json ?? false, output);
+    if (stop.signal.aborted) return { task, written: [], detached: true };
+    return await finish(api, task.id, outDir, options.json ?? false, output);
   } finally {
+    process.removeListener('SIGINT', interrupt);
     await api.close();
   }
 }

@@ -67,14 +67,20 @@ function program(): Command {
   });
 
   remote(
-    command
-      .command('resume')
-      .description('continue a FAILED task on a server from its last iteration')
-      .argument('<task-id>', 'the id, or its first 8+ characters')
-      .option('--hint <text>', 'guidance for the next iteration')
-      .option('--add-iterations <n>', 'more attempts on top of its budget'),
+    dataDir(
+      command
+        .command('resume')
+        .description('continue a FAILED task from its last iteration with more budget, and follow it like run')
+        .argument('<task-id>', 'the id, or its first 8+ characters')
+        .option('--hint <text>', 'guidance for the new plan, e.g. "store items in SQLite instead"')
+        .option('--add-iterations <n>', 'more attempts on top of its budget (needed when it stopped at its maximum)')
+        .option('--out <dir>', 'write the files here when it succeeds')
+        .option('--force', 'write into a non-empty --out directory')
+        .option('--json', 'print events as JSON lines on stdout'),
+    ),
   ).action(async (taskId: string, options: Parameters<typeof resumeTask>[1]) => {
-    await resumeTask(taskId, options);
+    const result = await resumeTask(taskId, options);
+    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
   });
 
   remote(

@@ -16,6 +16,7 @@ const token = 'e2e-secret-token';
 
 const concurrent = scriptedGoals('e2e', 10);
 const slow = scriptedGoals('slow', 1, { slowSeconds: 60 })[0]!;
+const resumable = scriptedGoals('resume', 1, { failFirst: true })[0]!;
 
 let stack: Stack;
 let dir: string;
@@ -44,7 +45,8 @@ function ratchet(args: string[], options: { env?: Record<string, string>; onStde
 beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
-  await writeScript(script, [...concurrent, slow]);
+  // Two answers per turn: the resumed task plans (and writes tests) a second time.
+  await writeScript(script, [...concurrent, slow, resumable], { times: 2 });
   stack = await startStack({ repoRoot, runners: 2, token, env: { RATCHET_MODEL_SCRIPT: script, RATCHET_LOG_LEVEL: 'info', RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '12' } });
 }, 180_000);
 
@@ -120,9 +122,26 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(watched.stderr).toContain('CANCELLED');
   });
 
-  it('answers resume and approve with what the server supports', async () => {
-    const resume = await ratchet(['resume', '00000000-0000-0000-0000-000000000000']);
+  it('resumes a task that ran out of iterations and follows it to success', async () => {
+    const failed = await ratchet(['run', resumable.goal, '--max-iterations', '1', '--out', 'out-resume']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('reached the maximum of 1 iterations');
+    const taskId = /see what happened: ratchet show ([0-9a-f-]{36})/.exec(failed.stderr)?.[1];
+    expect(taskId).toBeDefined();
+    const resumed = await ratchet(['resume', taskId!, '--add-iterations', '2', '--hint', 'add, do not subtract', '--out', 'out-resume']);
+    if (resumed.code !== 0) throw new Error(`ratchet resume exited ${resumed.code}:\n${resumed.stderr}`);
+    expect(resumed.stderr).toContain(`task ${taskId} resumed (PLANNING)`);
+    expect(resumed.stderr).toContain('SUCCEEDED after 2 iteration(s)');
+    expect(await readFile(path.join(dir, 'out-resume', 'adder_resume_01.py'), 'utf8')).toContain('return a + b');
+  });
+
+  it('resumes only failed tasks, and says approval gates are not served', async () => {
+    const [cancelled] = JSON.parse(`[${(await ratchet(['history', '--json', '--status', 'cancelled'])).stdout.trim().split('\n').join(',')}]`) as { id: string }[];
+    const resume = await ratchet(['resume', cancelled!.id, '--add-iterations', '1']);
     expect(resume.code).toBe(1);
-    expect(resume.stderr).toMatch(/ratchet: .*(not|UNIMPLEMENTED)/i);
+    expect(resume.stderr).toContain('is CANCELLED; only a FAILED task can be resumed');
+    const approve = await ratchet(['approve', cancelled!.id, 'gate-1']);
+    expect(approve.code).toBe(1);
+    expect(approve.stderr).toContain('Approve is not served here');
   });
 });

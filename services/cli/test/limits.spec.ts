@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
 import { StopReason, TaskStatus } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
-import { runGoal, showTask } from '../src/commands';
+import { resumeTask, runGoal, showTask } from '../src/commands';
 import { codeReply, planReply, RecordedOutput, reflectionReply, scripted, temporaryDirectory, testsReply } from './helpers';
 
 // Budgets, bad model replies and a broken environment, end to end with the
@@ -44,6 +44,52 @@ describe('ratchet run limits and faults', () => {
     } finally {
       delete process.env['RATCHET_ORCHESTRATOR_MAX_TOKENS'];
     }
+  });
+
+  it('resumes a task that ran out of iterations with more of them and a hint, keeping its history', async () => {
+    const first = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', 'def add(a, b):\n    return a - b\n') },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+      { role: 'reflector', reply: reflectionReply('add subtracts') },
+    ]);
+    const failed = await runGoal('add two numbers', { ...options('resume'), maxIterations: '1', models: first.models }, new RecordedOutput());
+    expect(failed.task.stopReason).toBe(StopReason.STOP_REASON_MAX_ITERATIONS);
+
+    // Without more iterations it would stop at once: refused, saying what to add.
+    const none = scripted([]);
+    await expect(resumeTask(failed.task.id, { dataDir: path.join(dir, 'data'), models: none.models }, new RecordedOutput())).rejects.toMatchObject({
+      code: ErrorCode.FAILED_PRECONDITION,
+      message: expect.stringContaining('--add-iterations'),
+    });
+
+    // The hint reaches the new plan, and the coder sees the last failure.
+    const second = scripted([
+      { role: 'planner', expect: ['resumed by the user: use the plus operator'], reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', expect: ['add subtracts'], reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const progress = new RecordedOutput();
+    const resumed = await resumeTask(
+      failed.task.id.slice(0, 8),
+      { dataDir: path.join(dir, 'data'), models: second.models, addIterations: '2', hint: 'use the plus operator', out: path.join(dir, 'resumed') },
+      progress,
+    );
+    expect(resumed.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(resumed.task.currentIteration).toBe(2);
+    expect(resumed.written).toContain(path.join(dir, 'resumed', 'calc.py'));
+    expect(progress.all).toMatch(/resumed \(PLANNING\)/);
+    expect(second.model.remaining).toBe(0);
+    const shown = new RecordedOutput();
+    await showTask(failed.task.id, { dataDir: path.join(dir, 'data') }, shown);
+    expect(shown.all).toContain('iteration 1: failed (TESTS_FAILED)');
+    expect(shown.all).toContain('iteration 2: passed');
+
+    // A task that did not fail cannot be resumed.
+    await expect(resumeTask(failed.task.id, { dataDir: path.join(dir, 'data'), models: none.models, addIterations: '1' }, new RecordedOutput())).rejects.toMatchObject({
+      code: ErrorCode.FAILED_PRECONDITION,
+      message: expect.stringContaining('only a FAILED task can be resumed'),
+    });
   });
 
   it('treats a 5 MB reply as a failed attempt with a clear error, and goes on', async () => {

@@ -70,6 +70,7 @@ main({
       getTask: (request, context) => ready().implementation.getTask(request, context),
       listTasks: (request, context) => ready().implementation.listTasks(request, context),
       cancelTask: (request, context) => ready().implementation.cancelTask(request, context),
+      resumeTask: (request, context) => ready().implementation.resumeTask(request, context),
     };
     server.addService(OrchestratorServiceDefinition, { ...implementation, watchTask: (request, context) => ready().watchTask(request, context) });
     const port = await server.listen(grpc.address);

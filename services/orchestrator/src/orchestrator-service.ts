@@ -11,6 +11,8 @@ import {
   type GetTaskResponse,
   type ListTasksRequest,
   type ListTasksResponse,
+  type ResumeTaskRequest,
+  type ResumeTaskResponse,
   type SubmitTaskRequest,
   type SubmitTaskResponse,
   type WatchTaskRequest,
@@ -19,6 +21,8 @@ import {
 import type { Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { TaskStore } from './adapters/task-store';
+import { effectiveBudget, exhaustedBudget } from './domain/budget';
+import { phaseOfStatus } from './domain/phase';
 import { emptyUsage, toIterationProto, toTaskProto, type TaskRecord } from './domain/records';
 import { isTerminal, statusName } from './domain/task-state';
 import { validateSubmit } from './handlers/validate-submit';
@@ -61,6 +65,7 @@ export interface OrchestratorService {
     getTask(request: GetTaskRequest, context: CallContext): Promise<GetTaskResponse>;
     listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
     cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
+    resumeTask(request: ResumeTaskRequest, context: CallContext): Promise<ResumeTaskResponse>;
   };
   /**
    * WatchTask: the task's stored events from `from_sequence`, then new ones
@@ -251,6 +256,59 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     },
+
+    /**
+     * ResumeTask: a FAILED task goes back to PLANNING, with the hint as the
+     * re-plan reason (the planner sees it, and the coder the plan it makes),
+     * the additional budget added to its limits and a fresh wall-time
+     * allowance from now. Its iterations and lessons stay.
+     */
+    async resumeTask(request) {
+      const taskId = request.taskId.trim();
+      if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+      const add = request.additionalBudget;
+      for (const [field, value] of [['max_iterations', add?.maxIterations ?? 0], ['max_tokens', add?.maxTokens ?? 0], ['max_cost_usd', add?.maxCostUsd ?? 0]] as const) {
+        if (!Number.isFinite(value) || value < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `additional_budget.${field} is ${value}; use 0 or more`);
+      }
+      const hint = request.hint.trim();
+      if (hint.length > 10_000) throw new AppError(ErrorCode.INVALID_ARGUMENT, `hint is ${hint.length} characters; keep it under 10000`);
+      const task = await store.get(taskId);
+      if (task.status !== TaskStatus.TASK_STATUS_FAILED) {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}; only a FAILED task can be resumed`);
+      }
+      const current = effectiveBudget(task.budget, options.settings.defaultBudget);
+      const addedWallMs = add?.maxWallTime === undefined ? 0 : add.maxWallTime.seconds * 1000 + Math.floor(add.maxWallTime.nanos / 1e6);
+      const allowanceMs = addedWallMs > 0 ? addedWallMs : current.maxWallTimeMs;
+      const wallMs = current.maxWallTimeMs <= 0 && addedWallMs <= 0 ? 0 : now().getTime() - (task.startedAt ?? task.createdAt).getTime() + allowanceMs;
+      const budget = {
+        maxIterations: current.maxIterations + (add?.maxIterations ?? 0),
+        // 0 is "no limit" and stays so.
+        maxTokens: current.maxTokens > 0 ? current.maxTokens + (add?.maxTokens ?? 0) : 0,
+        maxCostUsd: current.maxCostUsd > 0 ? current.maxCostUsd + (add?.maxCostUsd ?? 0) : 0,
+        maxWallTime: { seconds: Math.floor(wallMs / 1000), nanos: (wallMs % 1000) * 1e6 },
+      };
+      const exhausted = exhaustedBudget(effectiveBudget(budget, options.settings.defaultBudget), { usage: task.usage, iterations: task.currentIteration, elapsedMs: 0 }, true);
+      if (exhausted !== undefined) {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `resuming task ${task.id} would stop at once (${exhausted.detail}); add to its budget, e.g. ratchet resume ${task.id} --add-iterations 3`);
+      }
+      const reason = hint === '' ? 'resumed by the user' : `resumed by the user: ${hint}`;
+      const keep = !shared || running.size + waiting.length < limit;
+      const time = now();
+      const events = await store.reopen(
+        task.id,
+        budget,
+        reason,
+        [
+          { time, iteration: 0, payload: { $case: 'taskStatusChanged', taskStatusChanged: { fromStatus: TaskStatus.TASK_STATUS_FAILED, toStatus: TaskStatus.TASK_STATUS_PLANNING, reason } } },
+          { time, iteration: 0, payload: { $case: 'phaseStarted', phaseStarted: { phase: phaseOfStatus(TaskStatus.TASK_STATUS_PLANNING), attempt: 1 } } },
+        ],
+        keep ? { leaseMs } : {},
+      );
+      await options.publish(events);
+      if (keep) waiting.push(task.id);
+      startNext();
+      return { task: toTaskProto(await store.get(task.id), false) };
+    },
   };
 
   async function* watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal'>): AsyncGenerator<WatchTaskResponse> {
@@ -276,11 +334,13 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     try {
       while (!context.signal.aborted) {
         pending = false;
+        // The stream ends at a TaskCompleted that is the latest event: a resumed
+        // task has an older one, followed by its new round.
         let completed = false;
         for (const event of await store.events(task.id, next)) {
           next = event.sequence + 1;
           yield { event };
-          if (event.payload?.$case === 'taskCompleted') completed = true;
+          completed = event.payload?.$case === 'taskCompleted';
         }
         if (completed && !request.followAfterCompletion) return;
         if (!pending) {

@@ -172,6 +172,41 @@ export class TaskStore {
     });
   }
 
+  /**
+   * Reopens a FAILED task for another round: back to PLANNING with `reason`
+   * as the re-plan reason, `budget` in place of the old one, and `events`
+   * appended. With `leaseMs` this owner holds it; without, any replica may take it.
+   *
+   * @throws AppError FAILED_PRECONDITION when the task is no longer FAILED
+   *   (another resume got there first).
+   */
+  async reopen(taskId: string, budget: Budget, reason: string, events: readonly NewEvent[], options: { leaseMs?: number } = {}): Promise<TaskEvent[]> {
+    const stored = await this.db.transaction(async (tx) => {
+      const updated = await tx.query<{ last_event_sequence: string | number; current_iteration: number }>(
+        `UPDATE ${schema}.tasks SET status = $2, status_reason = $3, replan_reason = $3, stop_reason = $4, completed_at = NULL, updated_at = now(),
+           budget = $5, cancel_reason = NULL, owner = $6, lease_expires_at = now() + make_interval(secs => $7::double precision / 1000),
+           last_event_sequence = last_event_sequence + $8
+         WHERE id = $1 AND status = $9 RETURNING last_event_sequence, current_iteration`,
+        [
+          taskId,
+          taskStatusToJSON(TaskStatus.TASK_STATUS_PLANNING),
+          reason,
+          stopReasonToJSON(StopReason.STOP_REASON_UNSPECIFIED),
+          json(Budget.toJSON(budget)),
+          options.leaseMs === undefined ? null : this.owner,
+          options.leaseMs ?? 0,
+          events.length,
+          taskStatusToJSON(TaskStatus.TASK_STATUS_FAILED),
+        ],
+      );
+      const row = updated.rows[0];
+      if (row === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${taskId} is not FAILED (any more); only a failed task can be resumed`);
+      return insertEvents(tx, taskId, row.current_iteration, events, Number(row.last_event_sequence) - events.length + 1);
+    });
+    this.forget(taskId);
+    return stored;
+  }
+
   /** Persists a transition atomically and returns its events with their sequence numbers. */
   async save(change: TaskChange): Promise<TaskEvent[]> {
     // One statement, so one round trip and atomic by itself: the task row,
