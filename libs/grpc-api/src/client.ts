@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { injectTraceContext } from '@ratchet/telemetry';
+import { service as healthService } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { errorOf, grpcServiceOf, type GrpcServiceDefinition } from './definition';
 
@@ -86,7 +87,28 @@ async function* streamOf<T>(call: grpc.ClientReadableStream<T>, signal: AbortSig
   }
 }
 
-function credentialsOf(options: GrpcClientOptions): grpc.ChannelCredentials {
+/**
+ * The standard gRPC health check of the server at `address`: SERVING,
+ * NOT_SERVING, ... as the server reports it (what load balancers and
+ * Kubernetes probes see).
+ *
+ * @throws AppError UNAVAILABLE when the server does not answer in `timeoutMs`.
+ */
+export function grpcHealth(address: string, options: Pick<GrpcClientOptions, 'tls'> & { timeoutMs?: number } = {}): Promise<string> {
+  const Health = grpc.makeGenericClientConstructor(healthService, 'Health');
+  const client = new Health(address, credentialsOf(options)) as unknown as grpc.Client & {
+    check(request: object, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response: { status: string }) => void): void;
+  };
+  return new Promise((resolve, reject) =>
+    client.check({ service: '' }, { deadline: Date.now() + (options.timeoutMs ?? 5_000) }, (error, response) => {
+      client.close();
+      if (error) reject(errorOf(error, address));
+      else resolve(response.status);
+    }),
+  );
+}
+
+function credentialsOf(options: Pick<GrpcClientOptions, 'tls'>): grpc.ChannelCredentials {
   const tls = options.tls;
   if (tls === undefined) return grpc.credentials.createInsecure();
   const read = (file: string | undefined, what: string) => {

@@ -1,4 +1,4 @@
-export { createGrpcClient } from './client';
+export { createGrpcClient, grpcHealth } from './client';
 export type { GrpcCallOptions, GrpcClient, GrpcClientOptions } from './client';
 export { ErrorMetadata, errorOf, grpcServiceOf, statusOf } from './definition';
 export type { GrpcServiceDefinition } from './definition';

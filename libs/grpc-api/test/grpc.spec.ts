@@ -3,11 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import * as grpc from '@grpc/grpc-js';
 import { ListTasksRequest, OrchestratorServiceDefinition, Task, TaskStatus, type WatchTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { service as healthService } from 'grpc-health-check';
-import { createGrpcClient, GrpcServer, type GrpcCallContext, type GrpcImplementation } from '../src';
+import { createGrpcClient, grpcHealth, GrpcServer, type GrpcCallContext, type GrpcImplementation } from '../src';
 
 // A real gRPC connection on loopback; the handlers are small but real.
 jest.setTimeout(30_000);
@@ -49,18 +47,6 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
     throw error;
   }
   throw new Error('expected a failure');
-}
-
-function healthStatus(address: string, credentials = grpc.credentials.createInsecure()): Promise<string> {
-  const Health = grpc.makeGenericClientConstructor(healthService, 'Health');
-  const client = new Health(address, credentials) as unknown as { check(request: object, callback: (error: Error | null, response: { status: string }) => void): void; close(): void };
-  return new Promise((resolve, reject) =>
-    client.check({ service: '' }, (error, response) => {
-      client.close();
-      if (error) reject(error);
-      else resolve(response.status);
-    }),
-  );
 }
 
 describe('GrpcServer and createGrpcClient', () => {
@@ -130,9 +116,9 @@ describe('GrpcServer and createGrpcClient', () => {
   });
 
   it('serves health without a token, and reports NOT_SERVING when told', async () => {
-    expect(await healthStatus(address)).toBe('SERVING');
+    expect(await grpcHealth(address)).toBe('SERVING');
     server.setServing(false);
-    expect(await healthStatus(address)).toBe('NOT_SERVING');
+    expect(await grpcHealth(address)).toBe('NOT_SERVING');
     server.setServing(true);
   });
 

@@ -57,7 +57,8 @@ export interface Stack {
 export async function startStack(options: StackOptions): Promise<Stack> {
   const [nats, postgres, grpcPort, scratch] = await Promise.all([
     startNatsServer(),
-    startPostgres(),
+    // Commits must survive a SIGKILL of the server (fault tests kill it): no asynchronous commit.
+    startPostgres({ settings: { synchronous_commit: 'on' } }),
     options.grpcPort === undefined ? freePort() : Promise.resolve(options.grpcPort),
     mkdtemp(path.join(tmpdir(), 'ratchet-stack-')),
   ]);

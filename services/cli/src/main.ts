@@ -1,11 +1,16 @@
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { Command, CommanderError } from 'commander';
-import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask } from './commands';
+import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
 const exitConfig = 78;
+
+/** 0 when the task succeeded, 130 when the user detached from it, 1 otherwise. */
+function exitCodeOf(result: RunResult): number {
+  return result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+}
 
 function program(): Command {
   const command = new Command('ratchet')
@@ -36,8 +41,7 @@ function program(): Command {
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {
-    const result = await runGoal(goalWords.join(' '), options);
-    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+    process.exitCode = exitCodeOf(await runGoal(goalWords.join(' '), options));
   });
 
   remote(
@@ -51,8 +55,7 @@ function program(): Command {
         .option('--json', 'print events as JSON lines on stdout'),
     ),
   ).action(async (taskId: string, options: Parameters<typeof watchTask>[1]) => {
-    const result = await watchTask(taskId, options);
-    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+    process.exitCode = exitCodeOf(await watchTask(taskId, options));
   });
 
   remote(
@@ -79,8 +82,7 @@ function program(): Command {
         .option('--json', 'print events as JSON lines on stdout'),
     ),
   ).action(async (taskId: string, options: Parameters<typeof resumeTask>[1]) => {
-    const result = await resumeTask(taskId, options);
-    process.exitCode = result.detached ? 130 : result.task.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 0 : 1;
+    process.exitCode = exitCodeOf(await resumeTask(taskId, options));
   });
 
   remote(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
 import { Language, OrchestratorServiceDefinition, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { createGrpcClient, type GrpcClient } from '@ratchet/grpc-api';
+import { createGrpcClient, grpcHealth, type GrpcClient } from '@ratchet/grpc-api';
 import { scriptedGoals, startStack, writeScript, type Stack } from '@ratchet/testing';
 import { Client } from 'pg';
 import { temporaryDirectory } from './helpers';
@@ -17,6 +17,7 @@ const repoRoot = path.resolve(__dirname, '../../..');
 const token = 'fault-token';
 // Each task fails once, is reflected on and passes: two iterations, eight model calls.
 const goals = scriptedGoals('fault', 20, { failFirst: true });
+const outageGoals = scriptedGoals('outage', 3, { failFirst: true });
 const terminal = new Set([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED, TaskStatus.TASK_STATUS_CANCELLED]);
 
 let stack: Stack;
@@ -36,9 +37,18 @@ async function whileUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-async function tasksOf(): Promise<Task[]> {
-  const { tasks } = await whileUp(() => client.listTasks({ statuses: [], labels: { suite: 'faults' }, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
-  return tasks.filter((task) => task.labels['suite'] === 'faults');
+async function tasksOf(suite = 'faults'): Promise<Task[]> {
+  const { tasks } = await whileUp(() => client.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
+  return tasks.filter((task) => task.labels['suite'] === suite);
+}
+
+/** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
+async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms\n${stack.output().slice(-6000)}`);
+    await sleep(200);
+  }
 }
 
 beforeAll(async () => {
@@ -47,7 +57,7 @@ beforeAll(async () => {
   const script = path.join(dir, 'model-script.json');
   // A phase cut off by a kill (or by the bus going away) asks its model again,
   // as it would ask a real model; each turn may answer that many times.
-  await writeScript(script, goals, { times: 10 });
+  await writeScript(script, [...goals, ...outageGoals], { times: 10 });
   stack = await startStack({
     repoRoot,
     runners: 2,
@@ -141,5 +151,35 @@ describe('distributed Ratchet under faults', () => {
     } finally {
       await db.end();
     }
+  });
+
+  it('waits for Postgres at start (not ready meanwhile) and pauses tasks while it is gone', async () => {
+    // Down at start: the orchestrator comes up, says NOT_SERVING and turns calls away until Postgres is back.
+    await stack.postgres.kill();
+    await stack.killService('orchestrator');
+    await stack.startService('orchestrator');
+    expect(await grpcHealth(stack.grpcAddress)).toBe('NOT_SERVING');
+    await expect(client.listTasks({ statuses: [], labels: {}, pageSize: 1, pageToken: '', view: TaskView.TASK_VIEW_BASIC })).rejects.toMatchObject({
+      code: ErrorCode.UNAVAILABLE,
+      message: expect.stringContaining('waiting for Postgres'),
+    });
+    await stack.postgres.restart();
+    await eventually(async () => (await grpcHealth(stack.grpcAddress)) === 'SERVING', 'SERVING after Postgres came back');
+
+    // Lost mid-task: the tasks pause, then finish once it returns.
+    for (const [index, { goal }] of outageGoals.entries()) {
+      await whileUp(() =>
+        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'outage' }, requestId: `outage-${index}` }),
+      );
+    }
+    await eventually(async () => (await tasksOf('outage')).some((task) => task.currentIteration >= 1), 'a task reaching its first iteration');
+    await stack.postgres.kill();
+    await sleep(3_000);
+    await stack.postgres.restart();
+    await eventually(async () => (await tasksOf('outage')).every((task) => terminal.has(task.status)), 'every outage task ending', 120_000);
+    const tasks = await tasksOf('outage');
+    expect(tasks.map((task) => [task.status, task.currentIteration])).toEqual(outageGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 2]));
+    // They did pause (and say so), rather than missing the outage.
+    expect(stack.output()).toMatch(/"msg":"task paused"/);
   });
 });

@@ -56,7 +56,7 @@ export interface OrchestratorServiceOptions {
    */
   readonly claimIntervalMs?: number;
   readonly now?: () => Date;
-  readonly logger?: { error(details: object, message: string): void };
+  readonly logger?: { error(details: object, message: string): void; warn(details: object, message: string): void };
 }
 
 export interface OrchestratorService {
@@ -99,7 +99,7 @@ const maxPageSize = 100;
 export async function createOrchestratorService(options: OrchestratorServiceOptions): Promise<OrchestratorService> {
   const store = await TaskStore.open(options.db, options.owner === undefined ? {} : { owner: options.owner });
   const now = options.now ?? (() => new Date());
-  const driver = new TaskDriver(store, options.clients, options.publish, options.settings, now);
+  const driver = new TaskDriver(store, options.clients, options.publish, options.settings, now, options.logger);
   const running = new Map<string, Running>();
   /** Tasks leased to this replica, waiting for a free slot. */
   const waiting: string[] = [];

@@ -108,6 +108,8 @@ export class TaskDriver {
     private readonly publish: EventPublisher,
     private readonly settings: DriverSettings,
     private readonly now: () => Date = () => new Date(),
+    /** Told when a task pauses, so operators see an outage in the logs. */
+    private readonly logger?: { warn(details: object, message: string): void },
   ) {}
 
   /**
@@ -144,7 +146,9 @@ export class TaskDriver {
         if (appError.isRetryable && pauses < (this.settings.maxPauses ?? 0)) {
           // What the failed phase did was not stored, so it runs again from the stored state.
           pauses += 1;
-          await sleepUnlessAborted(Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(pauses - 1, 6)), signal);
+          const waitMs = Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(pauses - 1, 6));
+          this.logger?.warn({ taskId, status: statusName(task.status), code: appError.code, err: appError.message, pause: pauses, retryInMs: waitMs }, 'task paused');
+          await sleepUnlessAborted(waitMs, signal);
           task = await this.reload(taskId, signal);
           continue;
         }
