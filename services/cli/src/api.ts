@@ -174,7 +174,7 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
     async getTask(taskId, view) {
       const task = await store.get(taskId);
       const full = view !== TaskView.TASK_VIEW_BASIC;
-      return { task: toTaskProto(task, full), iterations: full ? (await store.iterations(task.id)).map(toIterationProto) : [], approvals: [] };
+      return { task: toTaskProto(task, full), iterations: full ? (await store.iterations(task.id)).map(toIterationProto) : [], approvals: full ? await store.approvals(task.id) : [] };
     },
     async listTasks(request) {
       const page = await store.list({ statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });

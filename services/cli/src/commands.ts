@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { languageToProto, parseLanguageName } from '@ratchet/agent';
-import { ApprovalDecision, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { isTerminal, statusName, stopReasonName, toIterationView } from '@ratchet/orchestrator';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, readDirectoryFiles, writeFiles } from './files';
-import { eventJson, formatUsage, renderEvent } from './render';
+import { approvalKindName, eventJson, formatUsage, renderEvent } from './render';
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Output {
   out(line: string): void;
@@ -26,6 +26,8 @@ export interface RunOptions extends ConnectOptions {
   readonly force?: boolean;
   readonly maxIterations?: string;
   readonly json?: boolean;
+  /** Wait for a person to approve the passing result before the task succeeds (`ratchet approve`). */
+  readonly requireApproval?: boolean;
   /** Labels added to the task, e.g. from the demo. */
   readonly labels?: Readonly<Record<string, string>>;
   /** Replaces the configured models (embedded mode). */
@@ -55,6 +57,9 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `--max-iterations ${options.maxIterations}: use a whole number from 1 to 100`);
   }
   const remote = serverTarget(options) !== undefined;
+  if (options.requireApproval && !remote) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, '--require-approval needs a server (--server host:port): an embedded task cannot be approved from another process');
+  }
   // Embedded mode checks its config before any work; a server has its own.
   if (!remote) loadCliConfig(configDirectory());
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
@@ -85,7 +90,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       budget: { maxIterations, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
       workspace: [],
       acceptanceTests,
-      approvalPolicy: undefined,
+      approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
       labels: { ...options.labels },
       requestId: '',
     });
@@ -215,14 +220,14 @@ export async function resumeTask(
 export async function approveGate(taskId: string, gateId: string, options: ConnectOptions & { reject?: boolean; comment?: string }, output: Output = consoleOutput): Promise<void> {
   const api = await openApi({ ...options, drive: false });
   try {
-    await api.approve({
+    const { task } = await api.approve({
       taskId: taskId.trim(),
       gateId: gateId.trim(),
       decision: options.reject ? ApprovalDecision.APPROVAL_DECISION_REJECTED : ApprovalDecision.APPROVAL_DECISION_APPROVED,
       approver: process.env['USER'] ?? '',
       comment: options.comment ?? '',
     });
-    output.out(`gate ${gateId} of task ${taskId} ${options.reject ? 'rejected' : 'approved'}`);
+    output.out(`gate ${gateId} of task ${taskId} ${options.reject ? 'rejected' : 'approved'}; the task is ${task === undefined ? 'moving on' : statusName(task.status)}`);
   } finally {
     await api.close();
   }
@@ -261,7 +266,7 @@ export async function showHistory(options: ConnectOptions & { limit?: string; st
 export async function showTask(taskId: string, options: ConnectOptions & { json?: boolean }, output: Output = consoleOutput): Promise<void> {
   const api = await openApi({ ...options, drive: false });
   try {
-    const { task, iterations } = await api.getTask(taskId.trim(), TaskView.TASK_VIEW_FULL);
+    const { task, iterations, approvals } = await api.getTask(taskId.trim(), TaskView.TASK_VIEW_FULL);
     if (task === undefined) throw new AppError(ErrorCode.INTERNAL, `the answer for task ${taskId} has no task`);
     if (options.json) {
       output.out(
@@ -288,7 +293,12 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${lesson.title}"`).join(', ')}`);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
-    if (!isTerminal(task.status)) output.out(`still running; follow it with: ratchet watch ${task.id}`);
+    for (const gate of approvals) {
+      const decided = gate.decision === ApprovalDecision.APPROVAL_DECISION_PENDING ? 'PENDING' : `${gate.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED ? 'approved' : 'rejected'} by ${gate.approver}${gate.comment ? `: ${gate.comment}` : ''}`;
+      output.out(`approval gate ${gate.gateId} (${approvalKindName(gate.kind)}, iteration ${gate.iteration}): ${decided}`);
+    }
+    if (task.pendingGateId !== '') output.out(`waiting for approval: ratchet approve ${task.id} ${task.pendingGateId} [--reject --comment "..."]`);
+    else if (!isTerminal(task.status)) output.out(`still running; follow it with: ratchet watch ${task.id}`);
     for (const iteration of iterations) {
       const view = toIterationView(iteration);
       output.out('');

@@ -38,6 +38,7 @@ function program(): Command {
         .option('--out <dir>', 'where the final files are written', 'ratchet-output')
         .option('--force', 'write into a non-empty --out directory')
         .option('--max-iterations <n>', 'stop after this many attempts (default 10, from config)')
+        .option('--require-approval', 'with --server: a person approves the passing result (ratchet approve) before the task succeeds')
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {

@@ -1,4 +1,4 @@
-import { Phase, TaskEvent, TaskStatus, TestCaseStatus, type Usage } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, TaskEvent, TaskStatus, TestCaseStatus, type Usage } from '@ratchet/contracts';
 import { phaseName, statusName, stopReasonName } from '@ratchet/orchestrator';
 
 /** Dollars with enough digits to show small model costs. */
@@ -63,15 +63,33 @@ export function renderEvent(event: TaskEvent): string | undefined {
       const outcome = done.status === TaskStatus.TASK_STATUS_SUCCEEDED ? 'SUCCEEDED' : statusName(done.status);
       return `${outcome} after ${done.iterations} iteration(s) in ${seconds(done.duration)} (${formatUsage(done.usage)}): ${stopReasonName(done.reason)}${done.reasonDetail ? ` - ${done.reasonDetail}` : ''}`;
     }
+    case 'approvalRequested': {
+      const gate = payload.approvalRequested.gate;
+      if (gate === undefined) return undefined;
+      return [
+        `${prefix}WAITING FOR APPROVAL (${approvalKindName(gate.kind)}): ${gate.summary}`,
+        `    approve: ratchet approve ${event.taskId} ${gate.gateId}`,
+        `    reject:  ratchet approve ${event.taskId} ${gate.gateId} --reject --comment "what to change"`,
+      ].join('\n');
+    }
+    case 'approvalDecided': {
+      const gate = payload.approvalDecided.gate;
+      if (gate === undefined) return undefined;
+      const decision = gate.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED ? 'approved' : 'rejected';
+      return `${prefix}${approvalKindName(gate.kind)} ${decision} by ${gate.approver}${gate.comment ? `: ${gate.comment}` : ''}`;
+    }
     case 'taskStatusChanged':
-    case 'approvalRequested':
-    case 'approvalDecided':
       return undefined;
     case 'logLine':
       return `${prefix}${payload.logLine.message}`;
     default:
       return undefined;
   }
+}
+
+/** `final result` for APPROVAL_KIND_FINAL_RESULT. */
+export function approvalKindName(kind: ApprovalKind): string {
+  return (ApprovalKind[kind] ?? String(kind)).replace(/^APPROVAL_KIND_/, '').toLowerCase().replace(/_/g, ' ');
 }
 
 /** The event as one JSON line (proto JSON), for `--json`. */

@@ -17,6 +17,7 @@ const token = 'e2e-secret-token';
 const concurrent = scriptedGoals('e2e', 10);
 const slow = scriptedGoals('slow', 1, { slowSeconds: 60 })[0]!;
 const resumable = scriptedGoals('resume', 1, { failFirst: true })[0]!;
+const reviewed = scriptedGoals('review', 1)[0]!;
 
 let stack: Stack;
 let dir: string;
@@ -46,7 +47,7 @@ beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
   // Two answers per turn: the resumed task plans (and writes tests) a second time.
-  await writeScript(script, [...concurrent, slow, resumable], { times: 2 });
+  await writeScript(script, [...concurrent, slow, resumable, reviewed], { times: 2 });
   stack = await startStack({ repoRoot, runners: 2, token, env: { RATCHET_MODEL_SCRIPT: script, RATCHET_LOG_LEVEL: 'info', RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '12' } });
 }, 180_000);
 
@@ -135,13 +136,45 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(await readFile(path.join(dir, 'out-resume', 'adder_resume_01.py'), 'utf8')).toContain('return a + b');
   });
 
-  it('resumes only failed tasks, and says approval gates are not served', async () => {
+  it('waits for approval of the result: a rejection sends it back with the comment, an approval finishes it', async () => {
+    const decisions: Promise<Run>[] = [];
+    const run = await ratchet(['run', reviewed.goal, '--require-approval', '--out', 'out-review'], {
+      onStderr: (text) => {
+        // Each time a gate is raised: reject the first, approve the second.
+        const gates = [...text.matchAll(/approve: ratchet approve (\S+) (\S+)/g)];
+        if (gates.length > decisions.length) {
+          const [, taskId, gateId] = gates[decisions.length]!;
+          decisions.push(
+            ratchet(decisions.length === 0 ? ['approve', taskId!, gateId!, '--reject', '--comment', 'name the function plus'] : ['approve', taskId!, gateId!]),
+          );
+        }
+      },
+    });
+    if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}`);
+    const [rejected, approved] = await Promise.all(decisions);
+    expect(rejected?.stdout).toMatch(/rejected; the task is PLANNING/);
+    expect(approved?.stdout).toMatch(/approved; the task is LEARNING/);
+    expect(run.stderr).toContain('final result rejected by');
+    expect(run.stderr).toContain('SUCCEEDED after 2 iteration(s)');
+
+    const taskId = /task (\S+) submitted to server/.exec(run.stderr)?.[1];
+    const shown = await ratchet(['show', taskId!]);
+    expect(shown.stdout.match(/approval gate \S+ \(final result, iteration \d\): (rejected|approved) by/g)).toHaveLength(2);
+    expect(shown.stdout).toContain(': name the function plus');
+    // A decided gate stays decided.
+    const gateId = /approve: ratchet approve \S+ (\S+)/.exec(run.stderr)?.[1];
+    const again = await ratchet(['approve', taskId!, gateId!]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/is SUCCEEDED, not waiting for approval/);
+  });
+
+  it('resumes only failed tasks, and approves only tasks that wait', async () => {
     const [cancelled] = JSON.parse(`[${(await ratchet(['history', '--json', '--status', 'cancelled'])).stdout.trim().split('\n').join(',')}]`) as { id: string }[];
     const resume = await ratchet(['resume', cancelled!.id, '--add-iterations', '1']);
     expect(resume.code).toBe(1);
     expect(resume.stderr).toContain('is CANCELLED; only a FAILED task can be resumed');
     const approve = await ratchet(['approve', cancelled!.id, 'gate-1']);
     expect(approve.code).toBe(1);
-    expect(approve.stderr).toContain('Approve is not served here');
+    expect(approve.stderr).toContain('is CANCELLED, not waiting for approval');
   });
 });

@@ -71,6 +71,7 @@ main({
       listTasks: (request, context) => ready().implementation.listTasks(request, context),
       cancelTask: (request, context) => ready().implementation.cancelTask(request, context),
       resumeTask: (request, context) => ready().implementation.resumeTask(request, context),
+      approve: (request, context) => ready().implementation.approve(request, context),
     };
     server.addService(OrchestratorServiceDefinition, { ...implementation, watchTask: (request, context) => ready().watchTask(request, context) });
     const port = await server.listen(grpc.address);

@@ -11,6 +11,9 @@ import {
   type GetTaskResponse,
   type ListTasksRequest,
   type ListTasksResponse,
+  type ApproveRequest,
+  type ApproveResponse,
+  ApprovalDecision,
   type ResumeTaskRequest,
   type ResumeTaskResponse,
   type SubmitTaskRequest,
@@ -66,6 +69,7 @@ export interface OrchestratorService {
     listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
     cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
     resumeTask(request: ResumeTaskRequest, context: CallContext): Promise<ResumeTaskResponse>;
+    approve(request: ApproveRequest, context: CallContext): Promise<ApproveResponse>;
   };
   /**
    * WatchTask: the task's stored events from `from_sequence`, then new ones
@@ -194,6 +198,9 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
         resultFiles: [],
         lessons: [],
         requestId: request.requestId,
+        approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
+        approvalTimeoutMs: request.approvalPolicy?.timeout === undefined ? 0 : request.approvalPolicy.timeout.seconds * 1000 + Math.floor(request.approvalPolicy.timeout.nanos / 1e6),
+        pendingGateId: '',
         createdAt: created,
         updatedAt: created,
       };
@@ -213,7 +220,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       const task = await store.get(request.taskId.trim());
       const full = request.view === TaskView.TASK_VIEW_FULL;
       const iterations = full ? (await store.iterations(task.id)).map(toIterationProto) : [];
-      return { task: toTaskProto(task, full), iterations, approvals: [] };
+      return { task: toTaskProto(task, full), iterations, approvals: full ? await store.approvals(task.id) : [] };
     },
 
     async listTasks(request) {
@@ -305,11 +312,71 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
         keep ? { leaseMs } : {},
       );
       await options.publish(events);
+      // Read before a driver starts on it, so the answer shows the task as resumed.
+      const reopened = toTaskProto(await store.get(task.id), false);
       if (keep) waiting.push(task.id);
       startNext();
-      return { task: toTaskProto(await store.get(task.id), false) };
+      return { task: reopened };
     },
+
+    /**
+     * Approve: a decision on the gate a task waits on. APPROVED moves it on
+     * (a final result to LEARNING, then SUCCEEDED); REJECTED sends it back to
+     * PLANNING with the approver's comment as the re-plan reason.
+     */
+    approve: (request) => decide(request),
   };
+
+  async function decide(request: ApproveRequest): Promise<ApproveResponse> {
+    const taskId = request.taskId.trim();
+    const gateId = request.gateId.trim();
+    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+    if (gateId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'gate_id is empty; it is in the ApprovalRequested event and in the task (pending_gate_id)');
+    const approved = request.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED;
+    if (!approved && request.decision !== ApprovalDecision.APPROVAL_DECISION_REJECTED) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'decision must be APPROVED or REJECTED');
+    const comment = request.comment.trim();
+    if (comment.length > 10_000) throw new AppError(ErrorCode.INVALID_ARGUMENT, `comment is ${comment.length} characters; keep it under 10000`);
+    const approver = request.approver.trim() || 'someone';
+    const task = await store.get(taskId);
+    if (task.status !== TaskStatus.TASK_STATUS_AWAITING_APPROVAL) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}, not waiting for approval`);
+    const next = approved ? TaskStatus.TASK_STATUS_LEARNING : TaskStatus.TASK_STATUS_PLANNING;
+    const reason = approved ? `approved by ${approver}` : `the result was rejected by ${approver}${comment === '' ? '' : `: ${comment}`}`;
+    const keep = !shared || running.size + waiting.length < limit;
+    const time = now();
+    const { gate, events } = await store.decide(
+      task.id,
+      gateId,
+      { decision: request.decision, approver, comment, next, reason },
+      (decided) => [
+        { time, iteration: decided.iteration, payload: { $case: 'approvalDecided', approvalDecided: { gate: decided } } },
+        { time, iteration: decided.iteration, payload: { $case: 'taskStatusChanged', taskStatusChanged: { fromStatus: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, toStatus: next, reason } } },
+        { time, iteration: decided.iteration, payload: { $case: 'phaseStarted', phaseStarted: { phase: phaseOfStatus(next), attempt: 1 } } },
+      ],
+      keep ? { leaseMs } : {},
+    );
+    await options.publish(events);
+    const moved = toTaskProto(await store.get(task.id), false);
+    if (keep) waiting.push(task.id);
+    startNext();
+    return { gate, task: moved };
+  }
+
+  /** Rejects gates nobody decided within the task's approval timeout. */
+  const expireGates = async () => {
+    if (closed) return;
+    try {
+      for (const { taskId, gateId } of await store.expiredGates()) {
+        await decide({ taskId, gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'timeout', comment: 'no decision within the approval timeout' }).catch((error: unknown) => {
+          // Another replica got there first, or a person decided just now.
+          if (AppError.from(error).code !== ErrorCode.FAILED_PRECONDITION) throw error;
+        });
+      }
+    } catch (error) {
+      logError({ err: AppError.from(error).message }, 'cannot expire approval gates; trying again');
+    }
+  };
+  timers.push(setInterval(() => void expireGates(), 1_000));
+  timers.at(-1)?.unref();
 
   async function* watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal'>): AsyncGenerator<WatchTaskResponse> {
     const taskId = request.taskId.trim();

@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { sumUsage } from '@ratchet/agent';
 import type { CallOptions, ServiceClient } from '@ratchet/bus';
 import {
+  ApprovalDecision,
+  ApprovalKind,
+  type ApprovalGate,
   LogLevel,
   Phase,
   SafetyVerdict,
@@ -129,6 +133,8 @@ export class TaskDriver {
     let pauses = 0;
     while (!isTerminal(task.status)) {
       if (signal.aborted) return signal.reason === handOver ? task : this.finish(task, TaskStatus.TASK_STATUS_CANCELLED, StopReason.STOP_REASON_CANCELLED, cancelReason(signal));
+      // A task waiting on a human is left as stored; Approve moves it on and a driver starts again.
+      if (task.status === TaskStatus.TASK_STATUS_AWAITING_APPROVAL) return task;
       try {
         const before = task.usage;
         task = await withSpan(`phase ${phaseName(phaseOfStatus(task.status))}`, { attributes: { 'ratchet.task_id': task.id, 'ratchet.iteration': task.currentIteration } }, async (span) => {
@@ -402,6 +408,11 @@ export class TaskDriver {
       iteration.completedAt = this.now();
       task.resultFiles = mergeFiles(iteration.files, task.generatedTests);
       events.push(this.iterationCompleted(iteration, true, ''));
+      if (task.approvalKinds.includes(ApprovalKind.APPROVAL_KIND_FINAL_RESULT)) {
+        const gate = this.finalResultGate(task, iteration, summary);
+        events.push(this.event({ $case: 'approvalRequested', approvalRequested: { gate } }));
+        return this.move(task, TaskStatus.TASK_STATUS_AWAITING_APPROVAL, 'tests passed; waiting for approval of the final result', iteration, events, [], gate);
+      }
       return this.move(task, TaskStatus.TASK_STATUS_LEARNING, 'tests passed', iteration, events);
     }
     const why = run.result?.timedOut ? 'the test run timed out' : run.result?.oomKilled ? 'the test run ran out of memory' : summary;
@@ -575,7 +586,33 @@ export class TaskDriver {
     };
   }
 
-  private async move(task: TaskRecord, to: TaskStatus, reason: string, iteration: IterationRecord | undefined, events: NewEvent[], finished: IterationRecord[] = []): Promise<TaskRecord> {
+  /** The gate before a passing result is accepted: what passed, and the files, for the approver. */
+  private finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: string): ApprovalGate {
+    const files = task.resultFiles.map((file) => `- \`${file.path}\` (${Buffer.byteLength(file.content, 'utf8')} bytes)`).join('\n');
+    return {
+      gateId: randomUUID(),
+      taskId: task.id,
+      iteration: iteration.number,
+      kind: ApprovalKind.APPROVAL_KIND_FINAL_RESULT,
+      summary: `Iteration ${iteration.number} passed its tests (${summary}). Approve to accept the result; reject with a comment to have it reworked.`,
+      detail: `Goal: ${task.goal}\n\nPlan: ${task.plan?.summary ?? ''}\n\nFiles:\n${files}`,
+      decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
+      approver: '',
+      comment: '',
+      requestedAt: this.now(),
+      decidedAt: undefined,
+    };
+  }
+
+  private async move(
+    task: TaskRecord,
+    to: TaskStatus,
+    reason: string,
+    iteration: IterationRecord | undefined,
+    events: NewEvent[],
+    finished: IterationRecord[] = [],
+    gate?: ApprovalGate,
+  ): Promise<TaskRecord> {
     assertTransition(task.status, to);
     const from = task.status;
     task.status = to;
@@ -584,7 +621,8 @@ export class TaskDriver {
     const all = [...events, this.event({ $case: 'taskStatusChanged', taskStatusChanged: { fromStatus: from, toStatus: to, reason } })];
     const phase = phaseOfStatus(to);
     if (phase !== Phase.PHASE_UNSPECIFIED) all.push(this.event({ $case: 'phaseStarted', phaseStarted: { phase, attempt: 1 } }));
-    const stored = await this.store.save({ task, iterations: finished, ...(iteration === undefined ? {} : { iteration }), events: all });
+    const stored = await this.store.save({ task, iterations: finished, ...(iteration === undefined ? {} : { iteration }), events: all, ...(gate === undefined ? {} : { gate }) });
+    if (gate !== undefined) task.pendingGateId = gate.gateId;
     await this.publish(stored);
     return task;
   }

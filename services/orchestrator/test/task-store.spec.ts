@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Language, Phase, StopReason, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Language, Phase, StopReason, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
@@ -28,6 +28,9 @@ function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     workspace: [{ path: 'README.md', content: '# hi' }],
     acceptanceTests: [],
     generatedTests: [],
+    approvalKinds: [],
+    approvalTimeoutMs: 0,
+    pendingGateId: '',
     resultFiles: [],
     lessons: [],
     requestId: '',
@@ -198,6 +201,52 @@ function storeContract(name: string, open: () => Promise<Database>) {
       const fresh = await owner.get(record.id);
       expect(fresh.status).toBe(TaskStatus.TASK_STATUS_PLANNING);
       expect(await owner.events(record.id)).toHaveLength(1);
+    });
+
+    it('keeps a task waiting on a gate out of the work pool until one decision moves it on', async () => {
+      const owner = await TaskStore.open(db, { owner: 'replica-d' });
+      const record = task({ approvalKinds: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], approvalTimeoutMs: 1 });
+      await owner.create(record, [], { leaseMs: 60_000 });
+      record.status = TaskStatus.TASK_STATUS_AWAITING_APPROVAL;
+      const gate = {
+        gateId: `gate-${record.id}`,
+        taskId: record.id,
+        iteration: 1,
+        kind: ApprovalKind.APPROVAL_KIND_FINAL_RESULT,
+        summary: 'tests passed',
+        detail: 'files',
+        decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
+        approver: '',
+        comment: '',
+        requestedAt: new Date(),
+        decidedAt: undefined,
+      };
+      await owner.save({ task: record, events: [], gate });
+      const waiting = await owner.get(record.id);
+      expect(waiting.pendingGateId).toBe(gate.gateId);
+      expect(waiting.approvalKinds).toEqual([ApprovalKind.APPROVAL_KIND_FINAL_RESULT]);
+      // Nobody looking for work takes it, even once its lease is gone.
+      await owner.release([record.id]);
+      expect(await owner.claim({ limit: 100 }, 60_000)).not.toContain(record.id);
+      // Its 1 ms timeout has passed.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await owner.expiredGates()).toContainEqual({ taskId: record.id, gateId: gate.gateId });
+
+      await expect(owner.decide(record.id, 'no-such-gate', { decision: ApprovalDecision.APPROVAL_DECISION_APPROVED, approver: 'ann', comment: '', next: TaskStatus.TASK_STATUS_LEARNING, reason: 'approved' }, () => [])).rejects.toMatchObject({
+        code: ErrorCode.NOT_FOUND,
+      });
+      const rejection = { decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it', next: TaskStatus.TASK_STATUS_PLANNING, reason: 'rejected by ann: rename it' };
+      const { gate: decided, events } = await owner.decide(record.id, gate.gateId, rejection, (done) => [
+        { time: new Date(), iteration: done.iteration, payload: { $case: 'approvalDecided', approvalDecided: { gate: done } } },
+      ]);
+      expect(decided).toMatchObject({ decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it' });
+      expect(events.map((event) => event.payload?.$case)).toEqual(['approvalDecided']);
+      const moved = await owner.get(record.id);
+      expect(moved).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanReason: 'rejected by ann: rename it', pendingGateId: '' });
+      // A second decision on the same gate changes nothing.
+      await expect(owner.decide(record.id, gate.gateId, rejection, () => [])).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('already decided: REJECTED by ann') });
+      expect(await owner.approvals(record.id)).toEqual([expect.objectContaining({ gateId: gate.gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED })]);
+      expect(await owner.expiredGates()).not.toContainEqual({ taskId: record.id, gateId: gate.gateId });
     });
 
     it('returns the existing task for a repeated request id instead of a second one', async () => {

@@ -94,4 +94,29 @@ export const orchestratorMigrations: readonly Migration[] = [
         WHERE status NOT IN ('TASK_STATUS_SUCCEEDED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED');
     `,
   },
+  {
+    id: '0004_approval_gates',
+    // Which gates a task needs a human for, and the gates themselves: a task
+    // AWAITING_APPROVAL waits here, driven by nobody, until Approve decides.
+    sql: `
+      ALTER TABLE tasks ADD COLUMN approval_kinds jsonb NOT NULL DEFAULT '[]';
+      ALTER TABLE tasks ADD COLUMN approval_timeout_ms bigint NOT NULL DEFAULT 0;
+      CREATE TABLE approvals (
+        gate_id text PRIMARY KEY,
+        task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        iteration integer NOT NULL,
+        kind text NOT NULL,
+        summary text NOT NULL,
+        detail text NOT NULL,
+        decision text NOT NULL,
+        approver text NOT NULL DEFAULT '',
+        comment text NOT NULL DEFAULT '',
+        requested_at timestamptz NOT NULL,
+        decided_at timestamptz,
+        expires_at timestamptz
+      );
+      CREATE INDEX approvals_by_task ON approvals (task_id, requested_at);
+      CREATE INDEX approvals_pending ON approvals (expires_at) WHERE decision = 'APPROVAL_DECISION_PENDING';
+    `,
+  },
 ];

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ApprovalDecision,
+  approvalDecisionFromJSON,
+  approvalDecisionToJSON,
+  approvalKindFromJSON,
+  approvalKindToJSON,
+  type ApprovalGate,
   ErrorDetail,
   Language,
   Lesson,
@@ -40,6 +46,8 @@ export interface TaskChange {
   readonly iterations?: readonly IterationRecord[];
   readonly iteration?: IterationRecord;
   readonly events: readonly NewEvent[];
+  /** A gate this transition raises (the task goes AWAITING_APPROVAL). */
+  readonly gate?: ApprovalGate;
 }
 
 export interface ListTasksQuery {
@@ -51,6 +59,10 @@ export interface ListTasksQuery {
 
 const schema = 'orchestrator';
 const terminalNames = ['TASK_STATUS_SUCCEEDED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED'].map((name) => `'${name}'`).join(', ');
+const pending = approvalDecisionToJSON(ApprovalDecision.APPROVAL_DECISION_PENDING);
+/** A task row with the gate it waits on, if any. */
+const awaiting = taskStatusToJSON(TaskStatus.TASK_STATUS_AWAITING_APPROVAL);
+const selectTasks = `SELECT t.*, CASE WHEN t.status = '${awaiting}' THEN (SELECT a.gate_id FROM ${schema}.approvals a WHERE a.task_id = t.id AND a.decision = '${pending}' ORDER BY a.requested_at DESC LIMIT 1) END AS pending_gate_id FROM ${schema}.tasks t`;
 const json = (value: unknown) => JSON.stringify(value);
 const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.map((item) => SourceFile.fromJSON(item)) : []);
 
@@ -100,10 +112,11 @@ export class TaskStore {
    */
   async claim(target: { ids: readonly string[] } | { limit: number }, leaseMs: number): Promise<string[]> {
     const free = `status NOT IN (${terminalNames}) AND (owner IS NULL OR owner = $1 OR lease_expires_at < now())`;
+    // A task waiting on a human is taken by nobody looking for work, only by name (to cancel it); Approve moves it on.
     const chosen =
       'ids' in target
         ? `SELECT id, owner FROM ${schema}.tasks WHERE id = ANY($3::text[]) AND ${free} FOR UPDATE`
-        : `SELECT id, owner FROM ${schema}.tasks WHERE ${free} ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`;
+        : `SELECT id, owner FROM ${schema}.tasks WHERE ${free} AND status <> '${awaiting}' ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`;
     const result = await this.db.query<{ id: string; previous: string | null }>(
       `WITH chosen AS (${chosen})
        UPDATE ${schema}.tasks t SET owner = $1, lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
@@ -150,7 +163,7 @@ export class TaskStore {
   async create(task: TaskRecord, events: readonly NewEvent[], options: { leaseMs?: number } = {}): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
     return this.db.transaction(async (tx) => {
       if (task.requestId !== '') {
-        const existing = await tx.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE request_id = $1`, [task.requestId]);
+        const existing = await tx.query<TaskRow>(`${selectTasks} WHERE request_id = $1`, [task.requestId]);
         const row = existing.rows[0];
         if (row !== undefined) return { task: taskFromRow(row), created: false, events: [] };
       }
@@ -162,8 +175,9 @@ export class TaskStore {
       );
       // With leaseMs the new task is this owner's from the start; without, any replica may take it.
       await tx.query(
-        `UPDATE ${schema}.tasks SET last_event_sequence = $2, owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000) WHERE id = $1`,
-        [task.id, events.length, options.leaseMs === undefined ? null : this.owner, options.leaseMs ?? 0],
+        `UPDATE ${schema}.tasks SET last_event_sequence = $2, owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000),
+           approval_kinds = $5, approval_timeout_ms = $6 WHERE id = $1`,
+        [task.id, events.length, options.leaseMs === undefined ? null : this.owner, options.leaseMs ?? 0, json(task.approvalKinds.map((kind) => approvalKindToJSON(kind))), task.approvalTimeoutMs],
       );
       const stored = await insertEvents(tx, task.id, task.currentIteration, events, 1);
       this.written.set(task.id, new Map());
@@ -207,6 +221,74 @@ export class TaskStore {
     return stored;
   }
 
+  /**
+   * Records a decision on a pending gate and moves the task out of
+   * AWAITING_APPROVAL to `next` (with `reason`, also the re-plan reason),
+   * appending the events `eventsFor` builds from the decided gate. With
+   * `leaseMs` this owner holds the task afterwards.
+   *
+   * @throws AppError NOT_FOUND for a gate the task does not have;
+   *   FAILED_PRECONDITION for a gate already decided.
+   */
+  async decide(
+    taskId: string,
+    gateId: string,
+    decision: { decision: ApprovalDecision; approver: string; comment: string; next: TaskStatus; reason: string },
+    eventsFor: (gate: ApprovalGate) => NewEvent[],
+    options: { leaseMs?: number } = {},
+  ): Promise<{ gate: ApprovalGate; events: TaskEvent[] }> {
+    const result = await this.db.transaction(async (tx) => {
+      const decided = await tx.query<GateRow>(
+        `UPDATE ${schema}.approvals SET decision = $3, approver = $4, comment = $5, decided_at = now()
+         WHERE gate_id = $1 AND task_id = $2 AND decision = '${pending}' RETURNING *`,
+        [gateId, taskId, approvalDecisionToJSON(decision.decision), decision.approver, decision.comment],
+      );
+      const row = decided.rows[0];
+      if (row === undefined) {
+        const existing = await tx.query<GateRow>(`SELECT * FROM ${schema}.approvals WHERE gate_id = $1 AND task_id = $2`, [gateId, taskId]);
+        const gate = existing.rows[0];
+        if (gate === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${taskId} has no approval gate ${gateId}; \`ratchet show ${taskId}\` lists its gates`);
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `gate ${gateId} was already decided: ${gate.decision.replace('APPROVAL_DECISION_', '')}${gate.approver ? ` by ${gate.approver}` : ''}`);
+      }
+      const gate = gateFromRow(row);
+      const events = eventsFor(gate);
+      const moved = await tx.query<{ last_event_sequence: string | number; current_iteration: number }>(
+        `UPDATE ${schema}.tasks SET status = $2, status_reason = $3, replan_reason = $4, updated_at = now(), owner = $5,
+           lease_expires_at = now() + make_interval(secs => $6::double precision / 1000), last_event_sequence = last_event_sequence + $7
+         WHERE id = $1 AND status = $8 RETURNING last_event_sequence, current_iteration`,
+        [
+          taskId,
+          taskStatusToJSON(decision.next),
+          decision.reason,
+          decision.next === TaskStatus.TASK_STATUS_PLANNING ? decision.reason : '',
+          options.leaseMs === undefined ? null : this.owner,
+          options.leaseMs ?? 0,
+          events.length,
+          taskStatusToJSON(TaskStatus.TASK_STATUS_AWAITING_APPROVAL),
+        ],
+      );
+      const task = moved.rows[0];
+      if (task === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${taskId} is not awaiting approval`);
+      return { gate, events: await insertEvents(tx, taskId, task.current_iteration, events, Number(task.last_event_sequence) - events.length + 1) };
+    });
+    this.forget(taskId);
+    return result;
+  }
+
+  /** A task's approval gates, oldest first. */
+  async approvals(taskId: string): Promise<ApprovalGate[]> {
+    const result = await this.db.query<GateRow>(`SELECT * FROM ${schema}.approvals WHERE task_id = $1 ORDER BY requested_at, gate_id`, [taskId]);
+    return result.rows.map(gateFromRow);
+  }
+
+  /** Pending gates whose timeout has passed. */
+  async expiredGates(): Promise<{ taskId: string; gateId: string }[]> {
+    const result = await this.db.query<{ task_id: string; gate_id: string }>(
+      `SELECT task_id, gate_id FROM ${schema}.approvals WHERE decision = '${pending}' AND expires_at < now() ORDER BY expires_at LIMIT 100`,
+    );
+    return result.rows.map((row) => ({ taskId: row.task_id, gateId: row.gate_id }));
+  }
+
   /** Persists a transition atomically and returns its events with their sequence numbers. */
   async save(change: TaskChange): Promise<TaskEvent[]> {
     // One statement, so one round trip and atomic by itself: the task row,
@@ -234,7 +316,12 @@ export class TaskStore {
     const iterations = [...(change.iterations ?? []), ...(change.iteration === undefined ? [] : [change.iteration])];
     const firstEventOffset = 1;
     const version = this.versions.get(task);
-    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]', this.owner, version ?? null];
+    const gate = change.gate;
+    const gates =
+      gate === undefined
+        ? []
+        : [{ gate_id: gate.gateId, iteration: gate.iteration, kind: approvalKindToJSON(gate.kind), summary: gate.summary, detail: gate.detail, decision: pending, requested_at: (gate.requestedAt ?? new Date()).toISOString(), timeout_ms: task.approvalTimeoutMs }];
+    const params: unknown[] = [task.id, change.events.length, json(iterations.map(iterationJson)), '[]', this.owner, version ?? null, json(gates)];
     const set = assignments.map(([column, value]) => {
       params.push(value);
       return `${column} = $${params.length}`;
@@ -252,6 +339,12 @@ export class TaskStore {
            .filter((column) => !['task_id', 'number', 'started_at'].includes(column))
            .map((column) => `${column} = EXCLUDED.${column}`)
            .join(', ')}
+         RETURNING 1
+       ), g AS (
+         INSERT INTO ${schema}.approvals (gate_id, task_id, iteration, kind, summary, detail, decision, requested_at, expires_at)
+         SELECT x.gate_id, $1, x.iteration, x.kind, x.summary, x.detail, x.decision, x.requested_at,
+           CASE WHEN x.timeout_ms > 0 THEN x.requested_at + make_interval(secs => x.timeout_ms / 1000.0) END
+         FROM t, jsonb_to_recordset($7::jsonb) AS x(gate_id text, iteration int, kind text, summary text, detail text, decision text, requested_at timestamptz, timeout_ms bigint)
          RETURNING 1
        ), e AS (
          INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload)
@@ -285,10 +378,10 @@ export class TaskStore {
    * @throws AppError NOT_FOUND when none matches; INVALID_ARGUMENT when a prefix is ambiguous.
    */
   async get(idOrPrefix: string): Promise<TaskRecord> {
-    const exact = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id = $1`, [idOrPrefix]);
+    const exact = await this.db.query<TaskRow>(`${selectTasks} WHERE id = $1`, [idOrPrefix]);
     if (exact.rows[0] !== undefined) return this.versioned(exact.rows[0]);
     if (idOrPrefix.length >= 6 && /^[\w-]+$/.test(idOrPrefix)) {
-      const matches = await this.db.query<TaskRow>(`SELECT * FROM ${schema}.tasks WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
+      const matches = await this.db.query<TaskRow>(`${selectTasks} WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
       if (matches.rows.length === 1) return this.versioned(matches.rows[0] as TaskRow);
       if (matches.rows.length > 1) throw new AppError(ErrorCode.INVALID_ARGUMENT, `task id prefix ${idOrPrefix} matches several tasks; give more characters`);
     }
@@ -305,7 +398,7 @@ export class TaskStore {
   async list(query: ListTasksQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
     const names = query.statuses.map((status) => taskStatusToJSON(status));
     const result = await this.db.query<TaskRow>(
-      `SELECT * FROM ${schema}.tasks WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      `${selectTasks} WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
       [names, query.pageSize + 1, query.offset],
     );
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
@@ -467,6 +560,9 @@ function taskParams(task: TaskRecord): unknown[] {
 interface TaskRow {
   id: string;
   last_event_sequence: string | number;
+  approval_kinds: unknown;
+  approval_timeout_ms: string | number;
+  pending_gate_id: string | null;
   goal: string;
   language: string;
   status: string;
@@ -535,6 +631,9 @@ function taskFromRow(row: TaskRow): TaskRecord {
     resultFiles: files(row.result_files),
     lessons: Array.isArray(row.lessons) ? row.lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
     requestId: row.request_id ?? '',
+    approvalKinds: Array.isArray(row.approval_kinds) ? row.approval_kinds.map((kind) => approvalKindFromJSON(kind)) : [],
+    approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
+    pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
   };
@@ -544,6 +643,36 @@ function taskFromRow(row: TaskRow): TaskRecord {
   const completedAt = optionalDate(row.completed_at);
   if (completedAt !== undefined) record.completedAt = completedAt;
   return record;
+}
+
+interface GateRow {
+  gate_id: string;
+  task_id: string;
+  iteration: number;
+  kind: string;
+  summary: string;
+  detail: string;
+  decision: string;
+  approver: string;
+  comment: string;
+  requested_at: Date | string;
+  decided_at: Date | string | null;
+}
+
+function gateFromRow(row: GateRow): ApprovalGate {
+  return {
+    gateId: row.gate_id,
+    taskId: row.task_id,
+    iteration: row.iteration,
+    kind: approvalKindFromJSON(row.kind),
+    summary: row.summary,
+    detail: row.detail,
+    decision: approvalDecisionFromJSON(row.decision),
+    approver: row.approver,
+    comment: row.comment,
+    requestedAt: date(row.requested_at),
+    decidedAt: optionalDate(row.decided_at),
+  };
 }
 
 function iterationFromRow(row: IterationRow): IterationRecord {

@@ -1,5 +1,6 @@
 import { Phase } from '@ratchet/contracts';
 import type {
+  ApprovalKind,
   Budget,
   ErrorDetail,
   Iteration,
@@ -42,6 +43,12 @@ export interface TaskRecord {
   /** Lessons retrieved for the goal before planning. */
   lessons: Lesson[];
   readonly requestId: string;
+  /** Gates that need a human before the loop goes past them (empty: none). */
+  readonly approvalKinds: readonly ApprovalKind[];
+  /** How long a gate waits before it is rejected automatically, ms; 0 waits forever. */
+  readonly approvalTimeoutMs: number;
+  /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
+  pendingGateId: string;
   readonly createdAt: Date;
   updatedAt: Date;
   startedAt?: Date;
@@ -90,8 +97,11 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     phase: phaseOfStatus(record.status),
     budget: record.budget,
     usage: record.usage,
-    approvalPolicy: undefined,
-    pendingGateId: '',
+    approvalPolicy:
+      record.approvalKinds.length === 0
+        ? undefined
+        : { required: [...record.approvalKinds], timeout: record.approvalTimeoutMs > 0 ? { seconds: Math.floor(record.approvalTimeoutMs / 1000), nanos: (record.approvalTimeoutMs % 1000) * 1e6 } : undefined },
+    pendingGateId: record.pendingGateId,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     startedAt: record.startedAt,

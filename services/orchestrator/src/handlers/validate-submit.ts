@@ -1,5 +1,5 @@
 import { workspacePathProblem } from '@ratchet/agent';
-import { Language, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ApprovalKind, Language, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
@@ -29,6 +29,15 @@ export function validateSubmit(request: SubmitTaskRequest): void {
     if (budget.maxTokens < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_tokens is negative; use 0 for no token limit');
     if (budget.maxCostUsd < 0 || !Number.isFinite(budget.maxCostUsd)) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_cost_usd must be a finite number >= 0 (0 for no limit)');
     if (budget.maxWallTime !== undefined && budget.maxWallTime.seconds < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_wall_time is negative');
+  }
+  const policy = request.approvalPolicy;
+  if (policy !== undefined) {
+    for (const kind of policy.required) {
+      if (kind === ApprovalKind.APPROVAL_KIND_UNSPECIFIED || ApprovalKind[kind] === undefined) {
+        throw new AppError(ErrorCode.INVALID_ARGUMENT, `approval_policy.required has ${kind}; use APPROVAL_KIND_FINAL_RESULT (the gate the loop raises)`);
+      }
+    }
+    if (policy.timeout !== undefined && (policy.timeout.seconds < 0 || policy.timeout.nanos < 0)) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'approval_policy.timeout is negative; use 0 to wait forever');
   }
 }
 
