@@ -47,6 +47,8 @@ const stack = await startStack({
 const iterationOverheads: number[] = [];
 const taskOverheads: number[] = [];
 const sandboxMs: number[] = [];
+/** Time inside each phase of an iteration (from its PhaseCompleted), to see where the overhead goes. */
+const phaseMs = new Map<string, number[]>();
 let single = 0;
 let double = 0;
 try {
@@ -66,6 +68,11 @@ try {
       iterationOverheads.push(millis(starts[iteration + 1]!.time) - millis(starts[iteration]!.time) - (testing[iteration] ?? 0));
     }
     sandboxMs.push(...testing);
+    for (const event of events) {
+      if (event.payload?.$case !== 'phaseCompleted') continue;
+      const name = Phase[event.payload.phaseCompleted.phase].replace('PHASE_', '').toLowerCase();
+      if (['coding', 'safety_check', 'reflecting'].includes(name)) phaseMs.set(name, [...(phaseMs.get(name) ?? []), duration(event.payload.phaseCompleted.duration)]);
+    }
     taskOverheads.push(millis(starts[0]!.time) - millis(events[0]!.time) + (millis(completed.time) - millis(starts.at(-1)!.time)));
   }
   client.close();
@@ -127,6 +134,7 @@ console.log('| measure | n | p50 | p90 |\n|---|---|---|---|');
 console.log(row('orchestration overhead per iteration (CODING to next CODING, minus the sandbox)', iterationOverheads));
 console.log(row('per task outside iterations (submit, retrieve, plan; learn, finish)', taskOverheads));
 console.log(row('sandbox: 10-test pytest file via the job queue, fresh Docker container (TESTING phase)', sandboxMs));
+for (const [name, values] of phaseMs) console.log(row(`  of which inside ${name} (service calls; the rest is transitions and events)`, values));
 console.log(`\nSandbox-job throughput, ${jobs} 10-test pytest jobs at once, each runner one job at a time (${os.cpus().length} CPUs)\n`);
 console.log('| runners | jobs/s |\n|---|---|');
 console.log(`| 1 | ${single.toFixed(2)} |`);

@@ -111,7 +111,11 @@ await ratchet.close();
 
 // Bare host: the same ten tests with the host's python3 and pytest; Debian's
 // /usr/bin/python3 first when it has pytest, as the sandbox image does.
-const python = spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version']).status === 0 ? '/usr/bin/python3' : 'python3';
+const debianPytest = spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version']).status === 0;
+const python = debianPytest ? '/usr/bin/python3' : 'python3';
+if (!debianPytest) {
+  console.log("note: /usr/bin/python3 has no pytest (apt-get install python3-pytest); the bare-host figure uses the PATH's python3, which is not the sandbox's interpreter, so the ratio compares different pytests");
+}
 const bareDir = path.join(root, 'bare');
 mkdirSync(path.join(bareDir, 'tests'), { recursive: true });
 writeFileSync(path.join(bareDir, 'calc.py'), 'def add(a, b):\n    return a + b\n');
