@@ -36,8 +36,8 @@ export interface Stack {
   readonly grpcAddress: string;
   /** Running processes by service; sandbox-runner has one per runner. */
   readonly processes: ReadonlyMap<StackService, NodeProcessFixture[]>;
-  /** Starts one more process of `service` with the same settings; resolves when it is ready. */
-  startService(service: StackService): Promise<NodeProcessFixture>;
+  /** Starts one more process of `service` with the same settings (and `env` over them); resolves when it is ready. */
+  startService(service: StackService, env?: Readonly<Record<string, string>>): Promise<NodeProcessFixture>;
   /** SIGKILLs the `index`th process of `service` (a crash) and forgets it. */
   killService(service: StackService, index?: number): Promise<void>;
   /** All services (SIGTERM, orchestrator first), then NATS and Postgres; removes the temp dirs. Idempotent. */
@@ -75,12 +75,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...options.env,
     ...options.serviceEnv?.[service],
   });
-  const startService = async (service: StackService): Promise<NodeProcessFixture> => {
+  const startService = async (service: StackService, env: Readonly<Record<string, string>> = {}): Promise<NodeProcessFixture> => {
     const child = await startNodeProcess({
       script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
       nodeArgs: ['--require', '@ratchet/telemetry/register'],
       cwd: options.repoRoot,
-      env: envOf(service),
+      env: { ...envOf(service), ...env },
     });
     processes.get(service)?.push(child);
     void child.exited.then((exit) => exited.push(`${service} (pid ${child.pid}) exited ${JSON.stringify(exit)}:\n${child.output()}`));

@@ -18,6 +18,8 @@ const token = 'fault-token';
 // Each task fails once, is reflected on and passes: two iterations, eight model calls.
 const goals = scriptedGoals('fault', 20, { failFirst: true });
 const outageGoals = scriptedGoals('outage', 3, { failFirst: true });
+// Tests that take a few seconds, so the tasks are mid-run when their replica dies.
+const takeoverGoals = scriptedGoals('takeover', 4, { slowSeconds: 3 });
 const terminal = new Set([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED, TaskStatus.TASK_STATUS_CANCELLED]);
 
 let stack: Stack;
@@ -57,7 +59,7 @@ beforeAll(async () => {
   const script = path.join(dir, 'model-script.json');
   // A phase cut off by a kill (or by the bus going away) asks its model again,
   // as it would ask a real model; each turn may answer that many times.
-  await writeScript(script, [...goals, ...outageGoals], { times: 10 });
+  await writeScript(script, [...goals, ...outageGoals, ...takeoverGoals], { times: 10 });
   stack = await startStack({
     repoRoot,
     runners: 2,
@@ -68,6 +70,8 @@ beforeAll(async () => {
       RATCHET_ORCHESTRATOR_INSTANCE_ID: 'orchestrator-a',
       RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '20',
       RATCHET_RUNNER_ACK_WAIT_MS: '3000',
+      // Short leases, so a replica takes over a dead one's tasks within seconds.
+      RATCHET_ORCHESTRATOR_LEASE_MS: '3000',
     },
   });
   client = createGrpcClient(OrchestratorServiceDefinition, stack.grpcAddress, { token, defaultTimeoutMs: 10_000 });
@@ -181,5 +185,39 @@ describe('distributed Ratchet under faults', () => {
     expect(tasks.map((task) => [task.status, task.currentIteration])).toEqual(outageGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 2]));
     // They did pause (and say so), rather than missing the outage.
     expect(stack.output()).toMatch(/"msg":"task paused"/);
+  });
+
+  it('has a second replica take over the tasks of one that died, when their leases run out', async () => {
+    await stack.startService('orchestrator', { RATCHET_ORCHESTRATOR_INSTANCE_ID: 'orchestrator-b', RATCHET_GRPC_ADDRESS: '127.0.0.1:0' });
+    const [first] = stack.processes.get('orchestrator') ?? [];
+    for (const [index, { goal }] of takeoverGoals.entries()) {
+      await whileUp(() =>
+        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'takeover' }, requestId: `takeover-${index}` }),
+      );
+    }
+    // The replica that took the submissions dies with them running; it is not restarted.
+    await eventually(async () => (await tasksOf('takeover')).every((task) => task.status === TaskStatus.TASK_STATUS_TESTING), 'all takeover tasks testing');
+    expect(first).toBeDefined();
+    await stack.killService('orchestrator', 0);
+    // Reads still need a gRPC endpoint: the surviving replica's.
+    const survivor = stack.processes.get('orchestrator')?.[0];
+    const port = /"msg":"gRPC listening"/.test(survivor?.output() ?? '') ? JSON.parse(survivor!.output().split('\n').find((line) => line.includes('"gRPC listening"'))!).port : undefined;
+    expect(port).toEqual(expect.any(Number));
+    const other = createGrpcClient(OrchestratorServiceDefinition, `127.0.0.1:${port}`, { token, defaultTimeoutMs: 10_000 });
+    try {
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        const { tasks } = await other.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC });
+        const ours = tasks.filter((task) => task.labels['suite'] === 'takeover');
+        if (ours.every((task) => terminal.has(task.status))) {
+          expect(ours.map((task) => [task.status, task.currentIteration])).toEqual(takeoverGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 1]));
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`takeover tasks did not end: ${JSON.stringify(ours.map((task) => task.status))}\n${stack.output().slice(-6000)}`);
+        await sleep(500);
+      }
+    } finally {
+      other.close();
+    }
   });
 });
