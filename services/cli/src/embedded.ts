@@ -76,7 +76,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     const safety = await createSafetyService();
     closers.push(() => safety.close());
-    const sandbox = createSandboxRunnerService({ image: config.sandbox.image, socketPath: config.sandbox.dockerSocket, defaultLimits: sandboxLimits });
+    const sandbox = createSandboxRunnerService({
+      image: config.sandbox.image,
+      socketPath: config.sandbox.dockerSocket,
+      defaultLimits: sandboxLimits,
+      warmPool: config.sandbox.warmPool,
+      warmIdleMs: config.sandbox.warmIdleSeconds * 1000,
+    });
+    void sandbox.driver.warm();
     closers.push(() => sandbox.close());
     const memory = await createMemoryService({ db });
     closers.push(() => memory.close());

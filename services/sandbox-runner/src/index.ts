@@ -21,6 +21,9 @@ export interface SandboxRunnerOptions {
   readonly defaultLimits?: SandboxLimits;
   /** Names this runner in results (`runner_id`). Default: docker- and a random suffix. */
   readonly runnerId?: string;
+  /** Warm pool size and idle time (see DockerDriverOptions). Default none. */
+  readonly warmPool?: number;
+  readonly warmIdleMs?: number;
 }
 
 export interface SandboxRunnerService {
@@ -41,6 +44,8 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
     ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
+    ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool }),
+    ...(options.warmIdleMs === undefined ? {} : { warmIdleMs: options.warmIdleMs }),
     defaults: effectiveLimits(options.defaultLimits, defaultLimits),
   });
   return {
@@ -62,6 +67,6 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
       },
     ],
     driver,
-    close: () => Promise.resolve(),
+    close: () => driver.close(),
   };
 }

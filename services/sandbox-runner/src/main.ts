@@ -26,7 +26,16 @@ main({
   definition: SandboxRunnerServiceDefinition,
   schema: extendConfigSchema({ sandbox: sandboxConfigSection, runner: runnerConfigSection }),
   start: async ({ config, transport, logger }) => {
-    const service = createSandboxRunnerService({ image: config.sandbox.image, socketPath: config.sandbox.dockerSocket, defaultLimits: sandboxLimitsOf(config.sandbox), runnerId: `${hostname()}-${process.pid}` });
+    const service = createSandboxRunnerService({
+      image: config.sandbox.image,
+      socketPath: config.sandbox.dockerSocket,
+      defaultLimits: sandboxLimitsOf(config.sandbox),
+      runnerId: `${hostname()}-${process.pid}`,
+      warmPool: config.sandbox.warmPool,
+      warmIdleMs: config.sandbox.warmIdleSeconds * 1000,
+    });
+    // Filled in the background: jobs that come first get fresh containers.
+    void service.driver.warm();
     const consumer = await serveFromQueue(
       transport,
       SANDBOX_JOB_QUEUE,

@@ -42,7 +42,9 @@ beforeAll(async () => {
   });
 });
 
-afterAll(() => {
+afterAll(async () => {
+  // Removal of finished jobs' containers runs behind the results; close() waits for it.
+  await driver.close();
   // Other projects' tests may run jobs at the same time (nx runs targets in
   // parallel), so only this file's jobs, by their id prefix, must be gone.
   const left = execFileSync('docker', ['ps', '-a', '--filter', `label=${jobLabel}`, '--format', `{{.Label "${jobLabel}"}}`])
@@ -50,6 +52,48 @@ afterAll(() => {
     .split('\n')
     .filter((jobId) => jobId.startsWith(jobPrefix));
   expect(left).toEqual([]);
+});
+
+describe('DockerDriver with a warm pool', () => {
+  const limits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeoutMs: 30_000, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 };
+  const pooledDriver = new DockerDriver({ warmPool: 2, defaults: limits, runnerId: `test-${process.pid}-pool` });
+  const pooledLabel = `pool-test-${process.pid}-pool`;
+  const containersOf = (label: string) =>
+    execFileSync('docker', ['ps', '-q', '--filter', `label=${jobLabel}=${label}`]).toString().split('\n').filter((id) => id !== '');
+  afterAll(async () => {
+    await pooledDriver.close();
+    expect(containersOf(pooledLabel)).toEqual([]);
+  });
+
+  it('runs jobs in pre-started containers, never one container twice, and refills', async () => {
+    await pooledDriver.warm();
+    expect(pooledDriver.warmContainers).toBe(2);
+    const ready = new Set(containersOf(pooledLabel));
+    expect(ready.size).toBe(2);
+    // The first job leaves a file behind; the second must not see it (a container is never reused).
+    const first = await pooledDriver.run(job({}, ['sh', '-c', 'echo secret > /work/left-behind; hostname'], { limits: undefined, env: { GREETING: 'hi' } }));
+    const second = await pooledDriver.run(job({}, ['sh', '-c', 'ls /work; echo "$GREETING"; hostname'], { limits: undefined, env: { GREETING: 'hello' } }));
+    expect(first.exitCode).toBe(0);
+    expect(second.exitCode).toBe(0);
+    expect(second.stdout.toString()).not.toContain('left-behind');
+    expect(second.stdout.toString()).toContain('hello');
+    const hosts = [first, second].map((result) => result.stdout.toString().trim().split('\n').at(-1));
+    expect(hosts[0]).not.toBe(hosts[1]);
+    // Both ran in containers that were already up, which are gone now; the pool made new ones.
+    for (const host of hosts) expect([...ready].some((id) => id.startsWith(host ?? '-'))).toBe(true);
+    await pooledDriver.warm();
+    expect(pooledDriver.warmContainers).toBe(2);
+    expect(containersOf(pooledLabel).filter((id) => ready.has(id))).toEqual([]);
+  });
+
+  it('keeps the same isolation in a pooled container, and times out the same way', async () => {
+    const result = await pooledDriver.run(job({}, ['sh', '-c', 'id -u; grep NoNewPrivs /proc/self/status; touch /etc/x 2>&1; true'], { limits: undefined }));
+    expect(result.stdout.toString()).toMatch(/^10001\nNoNewPrivs:\s+1\n.*Read-only file system/s);
+    // A shorter timeout than the pool's fits its containers too.
+    const slow = await pooledDriver.run(job({}, ['sleep', '30'], { limits: { ...job({}, []).limits!, timeout: { seconds: 1, nanos: 0 } } }));
+    expect(slow.timedOut).toBe(true);
+    expect(slow.resourceUsage?.wallTime?.seconds ?? 99).toBeLessThan(5);
+  });
 });
 
 describe('DockerDriver', () => {
@@ -143,6 +187,7 @@ describe('DockerDriver', () => {
       expect(health.dependencies.find((dependency) => dependency.name === 'docker')).toMatchObject({ detail: 'engine up, image present' });
     } finally {
       await running.stop(100);
+      await service.close();
     }
   });
 });

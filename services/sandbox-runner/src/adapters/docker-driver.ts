@@ -17,6 +17,19 @@ export interface DockerDriverOptions {
   readonly defaults?: EffectiveLimits;
   /** Reported in results. Default a random id. */
   readonly runnerId?: string;
+  /**
+   * Started, idle containers kept ready for jobs with the default image and
+   * limits, so a job skips container creation and start. Each is used by
+   * one job only and removed after it. Default 0 (a fresh container per job).
+   */
+  readonly warmPool?: number;
+  /** A pool idle this long is emptied (and refilled by the next job); a pooled container is never older. Default 300000. */
+  readonly warmIdleMs?: number;
+}
+
+interface PooledContainer {
+  readonly container: Docker.Container;
+  readonly createdAt: number;
 }
 
 /** The uid:gid jobs run as; the image has a `sandbox` user with this id and nothing owned by it. */
@@ -43,12 +56,53 @@ export class DockerDriver {
   private readonly image: string;
   private readonly defaults: EffectiveLimits | undefined;
   readonly runnerId: string;
+  private readonly poolSize: number;
+  private readonly idleMs: number;
+  private readonly pool: PooledContainer[] = [];
+  private filling = 0;
+  private lastUsed = Date.now();
+  /** After a failed refill (engine down, image missing), the next attempt waits until then. */
+  private refillAfter = 0;
+  private closed = false;
+  /** Containers of finished jobs still being removed. */
+  private readonly removals = new Set<Promise<unknown>>();
+  private readonly idleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DockerDriverOptions = {}) {
     this.docker = new Docker({ socketPath: options.socketPath ?? '/var/run/docker.sock' });
     this.image = options.image ?? 'ratchet-sandbox:1';
     this.defaults = options.defaults;
     this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
+    this.poolSize = Math.max(0, options.warmPool ?? 0);
+    this.idleMs = options.warmIdleMs ?? 300_000;
+    if (this.poolSize > 0) {
+      this.idleTimer = setInterval(() => this.shrinkIfIdle(), Math.max(1_000, Math.floor(this.idleMs / 4)));
+      this.idleTimer.unref();
+    }
+  }
+
+  /** Idle containers ready in the warm pool now. */
+  get warmContainers(): number {
+    return this.pool.length;
+  }
+
+  /**
+   * Fills the warm pool (if any) and resolves once it is full (or a container
+   * could not be made) and the containers of finished jobs are removed.
+   */
+  async warm(): Promise<void> {
+    this.refill();
+    while (!this.closed && this.filling > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all([...this.removals]);
+  }
+
+  /** Removes the idle pooled containers and those of finished jobs, and stops refilling. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.idleTimer !== undefined) clearInterval(this.idleTimer);
+    while (this.filling > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(this.pool.splice(0).map(({ container }) => container.remove({ force: true }).catch(() => undefined)));
+    await Promise.all([...this.removals]);
   }
 
   /**
@@ -81,7 +135,10 @@ export class DockerDriver {
     const image = job.image || this.image;
     const startedAt = new Date();
     const started = performance.now();
-    const container = await this.create(job, image, limits);
+    const pooled = this.take(image, limits);
+    const container = pooled ?? (await this.create(image, limits, job.jobId));
+    // The job's environment goes to its commands (a pooled container was made before the job was known).
+    const env = Object.entries(job.env).map(([name, value]) => `${name}=${value}`);
     const stdout = new CappedBuffer(limits.outputLimitBytes);
     const stderr = new CappedBuffer(limits.outputLimitBytes);
     const commandResults: CommandResult[] = [];
@@ -97,13 +154,13 @@ export class DockerDriver {
     let exitCode = 0;
     let reportXml: string | undefined;
     try {
-      await container.start();
+      if (pooled === undefined) await container.start();
       await this.copyFiles(container, job);
       for (const command of job.commands) {
         const commandTimeout = command.timeout === undefined ? Number.POSITIVE_INFINITY : command.timeout.seconds * 1000 + command.timeout.nanos / 1e6;
         const budget = Math.min(deadline - performance.now(), commandTimeout > 0 ? commandTimeout : Number.POSITIVE_INFINITY);
         const commandStarted = performance.now();
-        const outcome = await this.exec(container, command.argv, command.workingDirectory, { stdout, stderr }, budget, kill);
+        const outcome = await this.exec(container, command.argv, command.workingDirectory, env, { stdout, stderr }, budget, kill);
         const durationMs = performance.now() - commandStarted;
         commandResults.push({ name: command.name, exitCode: outcome.exitCode, duration: duration(durationMs), timedOut: outcome.timedOut });
         exitCode = outcome.exitCode;
@@ -139,23 +196,79 @@ export class DockerDriver {
       };
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      await container.remove({ force: true }).catch(() => undefined);
+      // The result does not wait for the removal (about 100 ms); close() does.
+      this.removeLater(container);
     }
   }
 
-  private async create(job: SandboxJob, image: string, limits: EffectiveLimits): Promise<Docker.Container> {
-    const env = Object.entries(job.env).map(([name, value]) => `${name}=${value}`);
+  /** A pooled container for a job with the pool's image and limits, or undefined. */
+  private take(image: string, limits: EffectiveLimits): Docker.Container | undefined {
+    if (this.poolSize === 0 || this.defaults === undefined || image !== this.image || !sameContainerLimits(limits, this.defaults)) return undefined;
+    this.lastUsed = Date.now();
+    let taken: Docker.Container | undefined;
+    while (taken === undefined && this.pool.length > 0) {
+      const entry = this.pool.shift() as PooledContainer;
+      if (Date.now() - entry.createdAt < this.idleMs) taken = entry.container;
+      else void entry.container.remove({ force: true }).catch(() => undefined);
+    }
+    this.refill();
+    return taken;
+  }
+
+  private refill(): void {
+    if (this.poolSize === 0 || this.defaults === undefined || this.closed || Date.now() < this.refillAfter) return;
+    const limits = this.defaults;
+    while (this.pool.length + this.filling < this.poolSize) {
+      this.filling += 1;
+      void (async () => {
+        const container = await this.create(this.image, limits, `pool-${this.runnerId}`, this.idleMs);
+        try {
+          await container.start();
+        } catch (error) {
+          await container.remove({ force: true }).catch(() => undefined);
+          throw error;
+        }
+        if (this.closed) await container.remove({ force: true }).catch(() => undefined);
+        else this.pool.push({ container, createdAt: Date.now() });
+      })()
+        .catch(() => {
+          // Jobs still run in fresh containers, which report the problem themselves.
+          this.refillAfter = Date.now() + 5_000;
+        })
+        .finally(() => {
+          this.filling -= 1;
+        });
+      if (Date.now() < this.refillAfter) break;
+    }
+  }
+
+  private removeLater(container: Docker.Container): void {
+    const removal = container
+      .remove({ force: true })
+      .catch(() => undefined)
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
+  }
+
+  private shrinkIfIdle(): void {
+    if (Date.now() - this.lastUsed < this.idleMs) return;
+    for (const { container } of this.pool.splice(0)) void container.remove({ force: true }).catch(() => undefined);
+  }
+
+  /**
+   * A started-to-be container with the job's limits. Its life is bounded even
+   * if this runner dies (SIGKILL): its init exits a minute after the job's
+   * timeout (plus `waitMs` it may sit in the pool) and AutoRemove deletes it.
+   */
+  private async create(image: string, limits: EffectiveLimits, label: string, waitMs = 0): Promise<Docker.Container> {
     try {
       return await this.docker.createContainer({
         Image: image,
-        // The container's life is bounded even if this runner dies mid-job (SIGKILL):
-        // its init exits a minute after the job's timeout and AutoRemove deletes it.
-        Cmd: ['sleep', String(Math.ceil(limits.timeoutMs / 1000) + 60)],
+        Cmd: ['sleep', String(Math.ceil((limits.timeoutMs + waitMs) / 1000) + 60)],
         User: sandboxUser,
         WorkingDir: '/work',
-        Env: env,
         NetworkDisabled: true,
-        Labels: { [jobLabel]: job.jobId },
+        Labels: { [jobLabel]: label },
         HostConfig: {
           NetworkMode: 'none',
           AutoRemove: true,
@@ -215,12 +328,13 @@ export class DockerDriver {
     container: Docker.Container,
     argv: readonly string[],
     workingDirectory: string,
+    env: readonly string[],
     output: { stdout: CappedBuffer; stderr: CappedBuffer },
     budgetMs: number,
     kill: () => Promise<unknown>,
   ): Promise<{ exitCode: number; timedOut: boolean }> {
     if (budgetMs <= 0) return { exitCode: -1, timedOut: true };
-    const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, WorkingDir: workingDirectory === '' ? '/work' : `/work/${workingDirectory}`, User: sandboxUser });
+    const exec = await container.exec({ Cmd: [...argv], Env: [...env], AttachStdout: true, AttachStderr: true, WorkingDir: workingDirectory === '' ? '/work' : `/work/${workingDirectory}`, User: sandboxUser });
     const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
     const out = new PassThrough();
     const err = new PassThrough();
@@ -254,6 +368,11 @@ export class DockerDriver {
     if (info?.ExitCode !== 0 || content.truncated) return undefined;
     return content.toBuffer().toString('utf8');
   }
+}
+
+/** Whether two jobs' limits make the same container (the pool's containers are made for the defaults). */
+function sameContainerLimits(left: EffectiveLimits, right: EffectiveLimits): boolean {
+  return left.memoryBytes === right.memoryBytes && left.pids === right.pids && left.cpus === right.cpus && left.workDirBytes === right.workDirBytes && left.timeoutMs <= right.timeoutMs;
 }
 
 function frameworkOf(job: SandboxJob): string {
