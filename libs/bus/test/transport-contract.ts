@@ -317,9 +317,12 @@ export function transportContract(harness: TransportHarness): void {
       const received: { id: string; n: number; deliveryCount: number }[] = [];
       await consume(t, queue, async (job) => void received.push({ id: job.id, n: job.message.n, deliveryCount: job.deliveryCount }));
       await waitUntil(() => received.length > 0, 10_000);
-      // At least once: a pull that expires as the redelivery arrives can cost one more round.
+      // The job the dead consumer had started is done by the other one, once. Its
+      // delivery count is not asserted: nats-server may not count a delivery whose
+      // client vanished (seen once under CI load: 1), and a pull that expires as
+      // the redelivery arrives can add one; `startedOnDoomed` is the proof it ran before.
+      expect(startedOnDoomed).toBe(true);
       expect(received).toEqual([{ id: 'precious', n: 42, deliveryCount: expect.any(Number) }]);
-      expect(received[0]!.deliveryCount).toBeGreaterThanOrEqual(2);
     });
 
     it('keeps a long job alive past the ack deadline while its consumer lives', async () => {
