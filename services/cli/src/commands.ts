@@ -96,9 +96,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
-    await followEvents(api, task.id, stopWatching.signal, options.json ?? false, output);
-    if (stopWatching.signal.aborted) return { task, written: [], detached: true };
-    return await finish(api, task.id, outDir, options.json ?? false, output);
+    return await followToEnd(api, task, stopWatching.signal, outDir, options.json ?? false, output);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
@@ -118,6 +116,13 @@ async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, j
   } catch (error) {
     if (!signal.aborted) throw error;
   }
+}
+
+/** Follows a task until it ends, then finishes it like `run`; a detach (`signal`) returns at once. */
+async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir: string | undefined, json: boolean, output: Output): Promise<RunResult> {
+  await followEvents(api, task.id, signal, json, output);
+  if (signal.aborted) return { task, written: [], detached: true };
+  return finish(api, task.id, outDir, json, output);
 }
 
 /** Reads the ended task; on success writes its files to `outDir` (when given). */
@@ -207,9 +212,7 @@ export async function resumeTask(
   try {
     const task = await api.resumeTask({ taskId: taskId.trim(), hint: options.hint ?? '', additionalBudget: { maxIterations: more, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined } });
     if (!options.json) output.err(`task ${task.id} resumed (${statusName(task.status)}) at ${api.where}`);
-    await followEvents(api, task.id, stop.signal, options.json ?? false, output);
-    if (stop.signal.aborted) return { task, written: [], detached: true };
-    return await finish(api, task.id, outDir, options.json ?? false, output);
+    return await followToEnd(api, task, stop.signal, outDir, options.json ?? false, output);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
