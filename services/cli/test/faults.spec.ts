@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Language, OrchestratorServiceDefinition, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient, grpcHealth, type GrpcClient } from '@ratchet/grpc-api';
-import { scriptedGoals, startStack, writeScript, type Stack } from '@ratchet/testing';
+import { scriptedGoals, startStack, waitFor, writeScript, type ScriptedGoal, type Stack } from '@ratchet/testing';
 import { Client } from 'pg';
 import { temporaryDirectory } from './helpers';
 
@@ -39,18 +39,25 @@ async function whileUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-async function tasksOf(suite = 'faults'): Promise<Task[]> {
-  const { tasks } = await whileUp(() => client.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
+async function tasksOf(suite = 'faults', through = client): Promise<Task[]> {
+  const { tasks } = await whileUp(() => through.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
   return tasks.filter((task) => task.labels['suite'] === suite);
 }
 
-/** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
-async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms\n${stack.output().slice(-6000)}`);
-    await sleep(200);
+/** Submits `goals` labelled with `suite`; idempotent per goal, so a retry across a restart makes no second task. */
+async function submitAll(goals: readonly ScriptedGoal[], suite: string): Promise<void> {
+  for (const [index, { goal }] of goals.entries()) {
+    await whileUp(() =>
+      client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite }, requestId: `${suite}-${index}` }),
+    );
   }
+}
+
+/** Polls until `condition` holds; the timeout error carries the services' output. */
+async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(condition, { timeoutMs, intervalMs: 200, message: what }).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}\n${stack.output().slice(-6000)}`, { cause: error });
+  });
 }
 
 beforeAll(async () => {
@@ -85,11 +92,7 @@ afterAll(async () => {
 
 describe('distributed Ratchet under faults', () => {
   it('finishes twenty tasks through orchestrator kills, a runner kill and a nats-server restart', async () => {
-    for (const [index, { goal }] of goals.entries()) {
-      await whileUp(() =>
-        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'faults' }, requestId: `faults-${index}` }),
-      );
-    }
+    await submitAll(goals, 'faults');
     const log: string[] = [];
     const started = Date.now();
     let orchestratorKills = 0;
@@ -171,11 +174,7 @@ describe('distributed Ratchet under faults', () => {
     await eventually(async () => (await grpcHealth(stack.grpcAddress)) === 'SERVING', 'SERVING after Postgres came back');
 
     // Lost mid-task: the tasks pause, then finish once it returns.
-    for (const [index, { goal }] of outageGoals.entries()) {
-      await whileUp(() =>
-        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'outage' }, requestId: `outage-${index}` }),
-      );
-    }
+    await submitAll(outageGoals, 'outage');
     await eventually(async () => (await tasksOf('outage')).some((task) => task.currentIteration >= 1), 'a task reaching its first iteration');
     await stack.postgres.kill();
     await sleep(3_000);
@@ -189,33 +188,19 @@ describe('distributed Ratchet under faults', () => {
 
   it('has a second replica take over the tasks of one that died, when their leases run out', async () => {
     await stack.startService('orchestrator', { RATCHET_ORCHESTRATOR_INSTANCE_ID: 'orchestrator-b', RATCHET_GRPC_ADDRESS: '127.0.0.1:0' });
-    const [first] = stack.processes.get('orchestrator') ?? [];
-    for (const [index, { goal }] of takeoverGoals.entries()) {
-      await whileUp(() =>
-        client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite: 'takeover' }, requestId: `takeover-${index}` }),
-      );
-    }
+    const [first, survivor] = stack.processes.get('orchestrator') ?? [];
+    await submitAll(takeoverGoals, 'takeover');
     // The replica that took the submissions dies with them running; it is not restarted.
     await eventually(async () => (await tasksOf('takeover')).every((task) => task.status === TaskStatus.TASK_STATUS_TESTING), 'all takeover tasks testing');
     expect(first).toBeDefined();
     await stack.killService('orchestrator', 0);
-    // Reads still need a gRPC endpoint: the surviving replica's.
-    const survivor = stack.processes.get('orchestrator')?.[0];
-    const port = /"msg":"gRPC listening"/.test(survivor?.output() ?? '') ? JSON.parse(survivor!.output().split('\n').find((line) => line.includes('"gRPC listening"'))!).port : undefined;
-    expect(port).toEqual(expect.any(Number));
+    // Reads still need a gRPC endpoint: the surviving replica's, on the port it chose.
+    const { port } = JSON.parse(await survivor!.waitForLine(/"msg":"gRPC listening"/)) as { port: number };
     const other = createGrpcClient(OrchestratorServiceDefinition, `127.0.0.1:${port}`, { token, defaultTimeoutMs: 10_000 });
     try {
-      const deadline = Date.now() + 90_000;
-      for (;;) {
-        const { tasks } = await other.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC });
-        const ours = tasks.filter((task) => task.labels['suite'] === 'takeover');
-        if (ours.every((task) => terminal.has(task.status))) {
-          expect(ours.map((task) => [task.status, task.currentIteration])).toEqual(takeoverGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 1]));
-          break;
-        }
-        if (Date.now() > deadline) throw new Error(`takeover tasks did not end: ${JSON.stringify(ours.map((task) => task.status))}\n${stack.output().slice(-6000)}`);
-        await sleep(500);
-      }
+      await eventually(async () => (await tasksOf('takeover', other)).every((task) => terminal.has(task.status)), 'every takeover task ending', 90_000);
+      const tasks = await tasksOf('takeover', other);
+      expect(tasks.map((task) => [task.status, task.currentIteration])).toEqual(takeoverGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 1]));
     } finally {
       other.close();
     }
