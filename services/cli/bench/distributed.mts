@@ -105,6 +105,7 @@ try {
               driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
               image: '',
               testReportPath: '/tmp/report.xml',
+              protectedPaths: [],
               enqueuedAt: new Date(),
               deadline: undefined,
             },

@@ -38,6 +38,7 @@ function job(argv: readonly string[]): SandboxJob {
     driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
     image: '',
     testReportPath: argv === pytest ? '/tmp/report.xml' : '',
+    protectedPaths: [],
     enqueuedAt: undefined,
     deadline: undefined,
   };

@@ -27,6 +27,7 @@ function job(files: Record<string, string>, argv: string[], overrides: Partial<S
     driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
     image: '',
     testReportPath: '',
+    protectedPaths: [],
     enqueuedAt: undefined,
     deadline: undefined,
     ...overrides,

@@ -50,6 +50,7 @@ function shellJob(script: string): RunJobRequest {
     driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
     image: '',
     testReportPath: '',
+    protectedPaths: [],
     enqueuedAt: new Date(),
     deadline: undefined,
   };

@@ -45,6 +45,8 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
           image,
           testReportPath: reportPath,
+          // The code under test must not edit its tests; the runner checks them after the run.
+          protectedPaths: request.testPaths,
           enqueuedAt: new Date(),
           deadline: new Date(context.deadline),
         },

@@ -199,7 +199,16 @@ export interface SandboxJob {
     | Date
     | undefined;
   /** Time after which the result is no longer wanted; runners drop expired jobs. */
-  deadline?: Date | undefined;
+  deadline?:
+    | Date
+    | undefined;
+  /**
+   * Files (paths among `files`) the code under test must not change: its
+   * tests and their configuration. When one differs after the run, or a test
+   * configuration file (conftest.py, pytest.ini, ...) appears that was not
+   * sent, the result lists it in tampered_paths and the report is not trusted.
+   */
+  protectedPaths: string[];
 }
 
 export interface SandboxJob_EnvEntry {
@@ -332,7 +341,25 @@ export interface SandboxJobResult {
    * Infrastructure error (image missing, driver unavailable) that prevented a
    * normal run; unset when the job ran, whatever its exit code.
    */
-  error?: ErrorDetail | undefined;
+  error?:
+    | ErrorDetail
+    | undefined;
+  /**
+   * Protected paths the run changed or removed, and test configuration files
+   * it created; when any is listed, test_report.parsed is false.
+   */
+  tamperedPaths: string[];
+  /**
+   * Entries of the sandbox's output archive the runner refused (symlinks,
+   * hardlinks, devices, names leaving the work directory, over the caps),
+   * each with the reason.
+   */
+  rejectedOutputs: string[];
+  /**
+   * From the runner taking the job to the first command's process starting
+   * in the sandbox (time to first instruction).
+   */
+  startup?: Duration | undefined;
 }
 
 /** RunJobRequest asks a runner to run one job. */
@@ -648,6 +675,7 @@ function createBaseSandboxJob(): SandboxJob {
     testReportPath: "",
     enqueuedAt: undefined,
     deadline: undefined,
+    protectedPaths: [],
   };
 }
 
@@ -691,6 +719,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     }
     if (message.deadline !== undefined) {
       Timestamp.encode(toTimestamp(message.deadline), writer.uint32(106).fork()).join();
+    }
+    for (const v of message.protectedPaths) {
+      writer.uint32(114).string(v!);
     }
     return writer;
   },
@@ -815,6 +846,14 @@ export const SandboxJob: MessageFns<SandboxJob> = {
             message.deadline = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.protectedPaths.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -873,6 +912,11 @@ export const SandboxJob: MessageFns<SandboxJob> = {
         ? fromJsonTimestamp(object.enqueued_at)
         : undefined,
       deadline: isSet(object.deadline) ? fromJsonTimestamp(object.deadline) : undefined,
+      protectedPaths: globalThis.Array.isArray(object?.protectedPaths)
+        ? object.protectedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.protected_paths)
+        ? object.protected_paths.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -923,6 +967,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     if (message.deadline !== undefined) {
       obj.deadline = message.deadline.toISOString();
     }
+    if (message.protectedPaths?.length) {
+      obj.protectedPaths = message.protectedPaths;
+    }
     return obj;
   },
 
@@ -954,6 +1001,7 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     message.testReportPath = object.testReportPath ?? "";
     message.enqueuedAt = object.enqueuedAt ?? undefined;
     message.deadline = object.deadline ?? undefined;
+    message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
     return message;
   },
 };
@@ -1731,6 +1779,9 @@ function createBaseSandboxJobResult(): SandboxJobResult {
     startedAt: undefined,
     completedAt: undefined,
     error: undefined,
+    tamperedPaths: [],
+    rejectedOutputs: [],
+    startup: undefined,
   };
 }
 
@@ -1786,6 +1837,15 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     }
     if (message.error !== undefined) {
       ErrorDetail.encode(message.error, writer.uint32(138).fork()).join();
+    }
+    for (const v of message.tamperedPaths) {
+      writer.uint32(146).string(v!);
+    }
+    for (const v of message.rejectedOutputs) {
+      writer.uint32(154).string(v!);
+    }
+    if (message.startup !== undefined) {
+      Duration.encode(message.startup, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -1939,6 +1999,30 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
             message.error = ErrorDetail.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.tamperedPaths.push(reader.string());
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.rejectedOutputs.push(reader.string());
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.startup = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2022,6 +2106,17 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
         ? fromJsonTimestamp(object.completed_at)
         : undefined,
       error: isSet(object.error) ? ErrorDetail.fromJSON(object.error) : undefined,
+      tamperedPaths: globalThis.Array.isArray(object?.tamperedPaths)
+        ? object.tamperedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.tampered_paths)
+        ? object.tampered_paths.map((e: any) => globalThis.String(e))
+        : [],
+      rejectedOutputs: globalThis.Array.isArray(object?.rejectedOutputs)
+        ? object.rejectedOutputs.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.rejected_outputs)
+        ? object.rejected_outputs.map((e: any) => globalThis.String(e))
+        : [],
+      startup: isSet(object.startup) ? Duration.fromJSON(object.startup) : undefined,
     };
   },
 
@@ -2078,6 +2173,15 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     if (message.error !== undefined) {
       obj.error = ErrorDetail.toJSON(message.error);
     }
+    if (message.tamperedPaths?.length) {
+      obj.tamperedPaths = message.tamperedPaths;
+    }
+    if (message.rejectedOutputs?.length) {
+      obj.rejectedOutputs = message.rejectedOutputs;
+    }
+    if (message.startup !== undefined) {
+      obj.startup = Duration.toJSON(message.startup);
+    }
     return obj;
   },
 
@@ -2108,6 +2212,11 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     message.completedAt = object.completedAt ?? undefined;
     message.error = (object.error !== undefined && object.error !== null)
       ? ErrorDetail.fromPartial(object.error)
+      : undefined;
+    message.tamperedPaths = object.tamperedPaths?.map((e) => e) || [];
+    message.rejectedOutputs = object.rejectedOutputs?.map((e) => e) || [];
+    message.startup = (object.startup !== undefined && object.startup !== null)
+      ? Duration.fromPartial(object.startup)
       : undefined;
     return message;
   },

@@ -1,0 +1,204 @@
+import type { SandboxJob } from '@ratchet/contracts';
+import tar from 'tar-stream';
+import type { EffectiveLimits } from './job-limits';
+
+/**
+ * The runner's side of the supervisor protocol (supervisor/supervisor.py):
+ * what goes to the supervisor's stdin, and the frames that come back.
+ */
+
+export const FrameType = { STDOUT: 1, STDERR: 2, EVENT: 3, TAR: 4, DONE: 5 } as const;
+export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+export interface Frame {
+  readonly type: FrameType;
+  readonly payload: Buffer;
+}
+
+/** Where the job's files go inside the sandbox. */
+export const workDirectory = '/work';
+
+/**
+ * Test configuration files sent back after every run wherever they are in
+ * the work directory, so one the code under test creates is seen.
+ */
+export const testConfigNames = ['conftest.py', 'pytest.ini', 'tox.ini', 'setup.cfg', 'pyproject.toml', 'sitecustomize.py', 'usercustomize.py', 'package.json'];
+
+/** Archive name of the JUnit report in the supervisor's output tar. */
+export const reportEntryName = '.ratchet-report/junit.xml';
+
+/** Largest output archive accepted, bytes; the supervisor caps what it sends at the same size. */
+export const maxCollectBytes = 8 * 1024 * 1024;
+export const maxCollectFiles = 2_000;
+
+export interface SpecOptions {
+  /** Resource limits the supervisor applies to each command with setrlimit, beyond the always-set ones. */
+  readonly extraRlimits?: { readonly nproc?: number; readonly as?: number };
+}
+
+/**
+ * The commands' environment: a fixed base (never the runner's), worker
+ * counts for the job's CPU quota (inside a limited sandbox the CPU count
+ * still shows the host's), then the job's own variables.
+ */
+export function commandEnvironment(job: SandboxJob, limits: EffectiveLimits): Record<string, string> {
+  const workers = String(Math.max(1, Math.floor(limits.cpus)));
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/tmp',
+    LANG: 'C.UTF-8',
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONUNBUFFERED: '1',
+    RATCHET_CPUS: workers,
+    OMP_NUM_THREADS: workers,
+    OPENBLAS_NUM_THREADS: workers,
+    MKL_NUM_THREADS: workers,
+    NUMEXPR_NUM_THREADS: workers,
+    ...job.env,
+  };
+}
+
+/**
+ * The supervisor's stdin for `job`: the spec and a tar of the files, each
+ * preceded by its length (u32, big-endian).
+ */
+export async function jobInput(job: SandboxJob, limits: EffectiveLimits, options: SpecOptions = {}): Promise<Buffer> {
+  const collect: [string, string][] = job.testReportPath === '' ? [] : [[job.testReportPath, reportEntryName]];
+  for (const file of job.files) collect.push([file.path, file.path]);
+  const spec = {
+    workDir: workDirectory,
+    timeoutMs: limits.timeoutMs,
+    outputLimit: limits.outputLimitBytes,
+    env: commandEnvironment(job, limits),
+    commands: job.commands.map((command) => ({
+      name: command.name,
+      argv: command.argv,
+      cwd: command.workingDirectory,
+      timeoutMs: command.timeout === undefined ? 0 : command.timeout.seconds * 1000 + Math.floor(command.timeout.nanos / 1e6),
+    })),
+    rlimits: {
+      core: 0,
+      nofile: 1024,
+      fsize: limits.workDirBytes,
+      cpu: Math.ceil(limits.timeoutMs / 1000) + 1,
+      ...(options.extraRlimits?.nproc === undefined ? {} : { nproc: options.extraRlimits.nproc }),
+      ...(options.extraRlimits?.as === undefined ? {} : { as: options.extraRlimits.as }),
+    },
+    collect,
+    collectNames: testConfigNames,
+    maxCollectBytes,
+    maxCollectFiles,
+  };
+  const files = await packFiles(job);
+  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(files)]);
+}
+
+function lengthPrefixed(data: Buffer): Buffer {
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(data.length);
+  return Buffer.concat([header, data]);
+}
+
+async function packFiles(job: SandboxJob): Promise<Buffer> {
+  const pack = tar.pack();
+  const chunks: Buffer[] = [];
+  pack.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
+  const done = new Promise<void>((resolve, reject) => {
+    pack.on('end', resolve);
+    pack.on('error', reject);
+  });
+  const directories = new Set<string>();
+  for (const file of job.files) {
+    const parts = file.path.split('/');
+    for (let depth = 1; depth < parts.length; depth += 1) directories.add(parts.slice(0, depth).join('/'));
+  }
+  for (const directory of [...directories].sort()) pack.entry({ name: `${directory}/`, type: 'directory', mode: 0o755 });
+  for (const file of job.files) pack.entry({ name: file.path, mode: 0o644 }, file.content);
+  pack.finalize();
+  await done;
+  return Buffer.concat(chunks);
+}
+
+/** Splits the supervisor's stdout into frames; chunks may cut a frame anywhere. */
+export class FrameReader {
+  private pending: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): Frame[] {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    const frames: Frame[] = [];
+    let offset = 0;
+    while (this.pending.length - offset >= 5) {
+      const length = this.pending.readUInt32BE(offset + 1);
+      if (this.pending.length - offset - 5 < length) break;
+      frames.push({ type: this.pending[offset] as FrameType, payload: this.pending.subarray(offset + 5, offset + 5 + length) });
+      offset += 5 + length;
+    }
+    this.pending = this.pending.subarray(offset);
+    return frames;
+  }
+}
+
+/** What an output archive held: regular files by name, and the entries refused with why. */
+export interface Outputs {
+  readonly files: ReadonlyMap<string, Buffer>;
+  readonly rejected: readonly string[];
+}
+
+/**
+ * Reads the supervisor's output archive, trusting nothing in it: only
+ * regular files with a plain relative name are kept; symlinks, hardlinks,
+ * devices, directories, names that are absolute or hold `..`, duplicates and
+ * anything past the size and count caps are refused and listed.
+ */
+export async function readOutputs(archive: Buffer, caps = { maxBytes: maxCollectBytes, maxFiles: maxCollectFiles }): Promise<Outputs> {
+  const files = new Map<string, Buffer>();
+  const rejected: string[] = [];
+  if (archive.length === 0) return { files, rejected };
+  const extract = tar.extract();
+  let total = 0;
+  let count = 0;
+  extract.on('entry', (header, stream, next) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (data: unknown) => {
+      const chunk = data as Buffer;
+      size += chunk.length;
+      if (size <= caps.maxBytes) chunks.push(chunk);
+    });
+    stream.on('end', () => {
+      count += 1;
+      const name = header.name;
+      const problem = entryProblem(name, header.type);
+      if (problem !== undefined) rejected.push(`${name}: ${problem}`);
+      else if (count > caps.maxFiles) rejected.push(`${name}: more than ${caps.maxFiles} files`);
+      else if (files.has(name)) rejected.push(`${name}: appears twice`);
+      else if (total + size > caps.maxBytes) rejected.push(`${name}: over the ${caps.maxBytes}-byte output cap`);
+      else {
+        total += size;
+        files.set(name, Buffer.concat(chunks));
+      }
+      next();
+    });
+    stream.resume();
+  });
+  await new Promise<void>((resolve, reject) => {
+    extract.on('finish', resolve);
+    extract.on('error', reject);
+    extract.end(archive);
+  }).catch((error: unknown) => {
+    rejected.push(`the output archive is malformed (${(error as Error).message}); entries after the fault were dropped`);
+  });
+  return { files, rejected };
+}
+
+function entryProblem(name: string, type: string | null | undefined): string | undefined {
+  if (type !== 'file' && type !== null && type !== undefined) {
+    if (type === 'symlink') return 'a symlink; only regular files are read back';
+    if (type === 'link') return 'a hardlink; only regular files are read back';
+    return `a ${type}; only regular files are read back`;
+  }
+  if (name === '' || name.startsWith('/')) return 'an absolute or empty name';
+  if (name.split('/').some((part) => part === '..' || part === '.' || part === '')) return 'a name that leaves the work directory or is not normalised';
+  if (name.includes('\0')) return 'a name with a NUL byte';
+  return undefined;
+}
