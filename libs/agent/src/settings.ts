@@ -7,6 +7,12 @@ import { z } from 'zod';
  * asks for these limits) and the sandbox runner (which applies them).
  */
 export const sandboxConfigSection = configSection({
+  /** docker (hardened containers) or bwrap (bubblewrap namespaces, for hosts without Docker). */
+  driver: z.enum(['docker', 'bwrap']).default('docker'),
+  /** bwrap: the sandbox image's root filesystem (tools/ensure-sandbox-rootfs.sh); default /var/lib/ratchet/sandbox-rootfs as root, ~/.cache/ratchet/sandbox-rootfs otherwise. */
+  rootfs: z.string().min(1).optional(),
+  /** docker: an OCI runtime registered with the daemon, for example runsc (gVisor); default the daemon's. */
+  runtime: z.string().min(1).optional(),
   /** The image deploy/sandbox/build-image.sh builds. */
   image: z.string().min(1).default('ratchet-sandbox:1'),
   /** Docker engine socket. */

@@ -21,7 +21,7 @@ import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
 import { createSafetyService } from '@ratchet/safety';
-import { createSandboxRunnerService } from '@ratchet/sandbox-runner';
+import { createSandboxRunnerService, sandboxRunnerOptionsOf } from '@ratchet/sandbox-runner';
 import { createTesterService } from '@ratchet/tester';
 import { createLogger } from '@ratchet/telemetry';
 import type { CliConfig } from './cli-config';
@@ -76,13 +76,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     const safety = await createSafetyService();
     closers.push(() => safety.close());
-    const sandbox = createSandboxRunnerService({
-      image: config.sandbox.image,
-      socketPath: config.sandbox.dockerSocket,
-      defaultLimits: sandboxLimits,
-      warmPool: config.sandbox.warmPool,
-      warmIdleMs: config.sandbox.warmIdleSeconds * 1000,
-    });
+    const sandbox = createSandboxRunnerService(sandboxRunnerOptionsOf(config.sandbox));
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
     const memory = await createMemoryService({ db });

@@ -1,18 +1,41 @@
+import { sandboxLimitsOf, type SandboxSettings } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
-import type { RunJobRequest, RunJobResponse, SandboxLimits } from '@ratchet/contracts';
+import { SandboxDriver, type RunJobRequest, type RunJobResponse, type SandboxJob, type SandboxJobResult, type SandboxLimits } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from '@ratchet/runtime';
+import { BubblewrapDriver } from './adapters/bubblewrap-driver';
 import { DockerDriver } from './adapters/docker-driver';
 import { defaultLimits, effectiveLimits } from './domain/job-limits';
 
+export { BubblewrapDriver, defaultRootfs } from './adapters/bubblewrap-driver';
+export type { BubblewrapDriverOptions } from './adapters/bubblewrap-driver';
 export { DockerDriver, jobLabel } from './adapters/docker-driver';
 export type { DockerDriverOptions } from './adapters/docker-driver';
+export { stripControlSequences } from './domain/terminal-text';
 export { CappedBuffer } from './domain/capped-buffer';
 export { defaultLimits, effectiveLimits, maximumLimits, validateJob } from './domain/job-limits';
 export type { EffectiveLimits } from './domain/job-limits';
 export { parseJUnit } from './domain/junit';
 
+/** What the runner needs of a driver; DockerDriver and BubblewrapDriver both are one. */
+export interface Sandbox {
+  readonly runnerId: string;
+  run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult>;
+  /** Resolves when the driver can run jobs; throws AppError saying what to fix. */
+  ping(): Promise<unknown>;
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type DriverName = 'docker' | 'bwrap';
+
 export interface SandboxRunnerOptions {
+  /** Default docker. */
+  readonly driver?: DriverName;
+  /** bwrap: the root filesystem (default defaultRootfs()). */
+  readonly rootfs?: string;
+  /** docker: OCI runtime, for example runsc. */
+  readonly runtime?: string;
   /** Image for jobs that name none. Default ratchet-sandbox:1. */
   readonly image?: string;
   /** Docker engine socket. Default /var/run/docker.sock. */
@@ -30,8 +53,47 @@ export interface SandboxRunnerService {
   readonly implementation: { runJob(request: RunJobRequest, context: CallContext): Promise<RunJobResponse> };
   /** For Health: the engine answers and the image exists. */
   readonly checks: DependencyCheck[];
-  readonly driver: DockerDriver;
+  readonly driver: Sandbox;
   close(): Promise<void>;
+}
+
+/** Runner options from a config file's `sandbox` section. */
+export function sandboxRunnerOptionsOf(settings: SandboxSettings, runnerId?: string): SandboxRunnerOptions {
+  return {
+    driver: settings.driver,
+    ...(settings.rootfs === undefined ? {} : { rootfs: settings.rootfs }),
+    ...(settings.runtime === undefined ? {} : { runtime: settings.runtime }),
+    ...(runnerId === undefined ? {} : { runnerId }),
+    image: settings.image,
+    socketPath: settings.dockerSocket,
+    defaultLimits: sandboxLimitsOf(settings),
+    warmPool: settings.warmPool,
+    warmIdleMs: settings.warmIdleSeconds * 1000,
+  };
+}
+
+/** The driver `options` name, configured; nothing is checked yet. */
+export function createDriver(options: SandboxRunnerOptions = {}): Sandbox {
+  const defaults = effectiveLimits(options.defaultLimits, defaultLimits);
+  if (options.driver === 'bwrap') {
+    return new BubblewrapDriver({
+      ...(options.rootfs === undefined ? {} : { rootfs: options.rootfs }),
+      ...(options.image === undefined ? {} : { image: options.image }),
+      ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
+      ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool }),
+      ...(options.warmIdleMs === undefined ? {} : { warmIdleMs: options.warmIdleMs }),
+      defaults,
+    });
+  }
+  return new DockerDriver({
+    ...(options.image === undefined ? {} : { image: options.image }),
+    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+    ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
+    ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool }),
+    ...(options.warmIdleMs === undefined ? {} : { warmIdleMs: options.warmIdleMs }),
+    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    defaults,
+  });
 }
 
 /**
@@ -40,28 +102,27 @@ export interface SandboxRunnerService {
  * not-ready on Health) while Docker is down.
  */
 export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): SandboxRunnerService {
-  const driver = new DockerDriver({
-    ...(options.image === undefined ? {} : { image: options.image }),
-    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
-    ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
-    ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool }),
-    ...(options.warmIdleMs === undefined ? {} : { warmIdleMs: options.warmIdleMs }),
-    defaults: effectiveLimits(options.defaultLimits, defaultLimits),
-  });
+  const driver = createDriver(options);
+  const name = options.driver ?? 'docker';
+  const served = name === 'bwrap' ? SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP : SandboxDriver.SANDBOX_DRIVER_DOCKER;
   return {
     implementation: {
       async runJob(request, context) {
         if (request.job === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'job is missing');
+        if (request.job.driver !== SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED && request.job.driver !== served) {
+          const wanted = request.job.driver === SandboxDriver.SANDBOX_DRIVER_DOCKER ? 'docker' : 'bwrap';
+          throw new AppError(ErrorCode.FAILED_PRECONDITION, `the job asks for the ${wanted} driver and this runner runs ${name}; leave driver unset or send it to a runner with sandbox.driver: ${wanted}`);
+        }
         return { result: await driver.run(request.job, context.signal) };
       },
     },
     checks: [
       {
-        name: 'docker',
+        name: name,
         required: true,
         check: () =>
           driver.ping().then(
-            () => ({ ok: true, detail: 'engine up, image present' }),
+            (detail) => ({ ok: true, detail: typeof detail === 'string' ? detail : 'engine up, image present' }),
             (error: unknown) => ({ ok: false, detail: AppError.from(error).message }),
           ),
       },

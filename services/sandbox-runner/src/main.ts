@@ -1,12 +1,12 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from '@ratchet/agent';
+import { SANDBOX_JOB_QUEUE, sandboxConfigSection } from '@ratchet/agent';
 import { serveFromQueue } from '@ratchet/bus';
 import { configSection, extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
-import { createSandboxRunnerService } from './index';
+import { createSandboxRunnerService, sandboxRunnerOptionsOf } from './index';
 
 const runnerConfigSection = configSection({
   /** Sandbox jobs this process runs at once; it pulls no more than that from the queue. */
@@ -26,14 +26,7 @@ main({
   definition: SandboxRunnerServiceDefinition,
   schema: extendConfigSchema({ sandbox: sandboxConfigSection, runner: runnerConfigSection }),
   start: async ({ config, transport, logger }) => {
-    const service = createSandboxRunnerService({
-      image: config.sandbox.image,
-      socketPath: config.sandbox.dockerSocket,
-      defaultLimits: sandboxLimitsOf(config.sandbox),
-      runnerId: `${hostname()}-${process.pid}`,
-      warmPool: config.sandbox.warmPool,
-      warmIdleMs: config.sandbox.warmIdleSeconds * 1000,
-    });
+    const service = createSandboxRunnerService(sandboxRunnerOptionsOf(config.sandbox, `${hostname()}-${process.pid}`));
     // Filled in the background: jobs that come first get fresh containers.
     void service.driver.warm();
     const consumer = await serveFromQueue(
@@ -49,7 +42,7 @@ main({
         onUndelivered: (jobId, error) => logger.warn({ jobId, err: error.message }, 'the caller of a sandbox job is gone; result dropped'),
       },
     );
-    logger.info({ queue: SANDBOX_JOB_QUEUE, concurrency: config.runner.concurrency }, 'pulling sandbox jobs');
+    logger.info({ queue: SANDBOX_JOB_QUEUE, concurrency: config.runner.concurrency, driver: config.sandbox.driver }, 'pulling sandbox jobs');
     return {
       implementation: service.implementation,
       checks: service.checks,

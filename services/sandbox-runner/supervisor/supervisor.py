@@ -2,27 +2,25 @@
 # or a bubblewrap namespace) as the sandbox user, started by the runner as
 # `python3 -I -S -c <this file> [--idle-seconds N]`, and runs one job:
 #
-#   stdin  <- u32 length + JSON spec, u32 length + tar of the job's files
-#   stdout -> frames: u8 type + u32 length + payload (types below)
+#   stdin  <- u32 length + JSON spec, u32 length + the job's files as
+#             records (u32 name length, name, u32 size, content)
+#   stdout -> frames: u8 type + u32 length + payload (types below); events
+#             and the last frame are JSON, the output files a tar archive
 #
 # The code under test never writes to stdout itself: its output goes through
 # pipes this process reads, caps and frames, so it cannot forge a frame. This
 # process is made non-dumpable, so the code (same uid) can neither ptrace it
 # nor open its /proc/<pid>/fd. The code can kill or stop it; the runner then
 # sees no DONE frame and reports the job as failed, never as passed.
-# Only the standard library: it must run in any image that has python3.
-import json
+# Only the standard library, and only its cheap modules (no json, re,
+# subprocess or tarfile): in a fresh sandbox its start is part of every job.
 import os
 import resource
 import select
-import signal
 import stat
 import struct
-import subprocess
 import sys
-import tarfile
 import time
-from io import BytesIO
 
 FRAME_STDOUT = 1
 FRAME_STDERR = 2
@@ -30,6 +28,7 @@ FRAME_EVENT = 3
 FRAME_TAR = 4
 FRAME_DONE = 5
 CHUNK = 65536
+SIGKILL = 9  # not the signal module: importing it costs milliseconds per job
 
 
 def make_undumpable():
@@ -49,8 +48,39 @@ def send(kind, payload):
         data = data[written:]
 
 
+def to_json(value):
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        escaped = []
+        for char in value:
+            code = ord(char)
+            if char == '"' or char == "\\":
+                escaped.append("\\" + char)
+            elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+                escaped.append("\\u%04x" % code)
+            else:
+                escaped.append(char)
+        return '"' + "".join(escaped) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(to_json(str(key)) + ":" + to_json(item) for key, item in value.items()) + "}"
+    return "[" + ",".join(to_json(item) for item in value) + "]"
+
+
+def from_json(text):
+    # The spec comes from the runner, which wrote it with JSON.stringify: a
+    # Python literal once true/false/null are named. No builtins are reachable.
+    return eval(text, {"__builtins__": {}, "true": True, "false": False, "null": None})
+
+
 def event(**fields):
-    send(FRAME_EVENT, json.dumps(fields).encode())
+    send(FRAME_EVENT, to_json(fields).encode())
 
 
 def read_exactly(count):
@@ -115,7 +145,7 @@ def kill_everything_else(grace=2.0):
     end = time.monotonic() + grace
     while True:
         try:
-            os.kill(-1, signal.SIGKILL)
+            os.kill(-1, SIGKILL)
         except OSError:
             pass
         # Reap our own children so they do not count as live.
@@ -148,20 +178,56 @@ class Output:
         send(self.kind, kept)
 
 
-def limiter(rlimits):
-    def apply():
-        for name, value in rlimits.items():
-            if value is not None:
-                number = getattr(resource, "RLIMIT_" + name.upper())
-                resource.setrlimit(number, (value, value))
+def spawn(argv, cwd, env, rlimits):
+    """Forks and execs argv with /dev/null as stdin, pipes as stdout and
+    stderr, the rlimits set and a high OOM score. Returns (pid, stdout fd,
+    stderr fd); raises OSError when the program cannot be run."""
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    status_read, status_write = os.pipe()  # close-on-exec: EOF means exec worked
+    pid = os.fork()
+    if pid == 0:
         try:
-            # The code under test, not this process, is what the OOM killer should pick.
-            with open("/proc/self/oom_score_adj", "w") as handle:
-                handle.write("1000")
-        except OSError:
-            pass
+            null = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(out_write, 1)
+            os.dup2(err_write, 2)
+            os.setsid()
+            for name, value in rlimits.items():
+                if value is not None:
+                    number = getattr(resource, "RLIMIT_" + name.upper())
+                    resource.setrlimit(number, (value, value))
+            try:
+                # The code under test, not this process, is what the OOM killer should pick.
+                adjust = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+                os.write(adjust, b"1000")
+                os.close(adjust)
+            except OSError:
+                pass
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        except OSError as error:
+            os.write(status_write, struct.pack(">i", error.errno or 0))
+        finally:
+            os._exit(127)
+    os.close(out_write)
+    os.close(err_write)
+    os.close(status_write)
+    failure = os.read(status_read, 4)
+    os.close(status_read)
+    if failure:
+        os.waitpid(pid, 0)
+        os.close(out_read)
+        os.close(err_read)
+        (number,) = struct.unpack(">i", failure)
+        raise OSError(number, os.strerror(number))
+    return pid, out_read, err_read
 
-    return apply
+
+def exit_code_of(status):
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status), os.WTERMSIG(status)
+    return os.WEXITSTATUS(status), 0
 
 
 def run_command(index, command, spec, outputs, deadline):
@@ -174,37 +240,38 @@ def run_command(index, command, spec, outputs, deadline):
     cwd = os.path.join(spec["workDir"], command.get("cwd") or "")
     started = time.monotonic_ns()
     try:
-        process = subprocess.Popen(
-            command["argv"],
-            cwd=cwd,
-            env=spec["env"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=limiter(spec.get("rlimits", {})),
-            close_fds=True,
-        )
+        pid, stdout_fd, stderr_fd = spawn(command["argv"], cwd, spec["env"], spec.get("rlimits", {}))
     except OSError as error:
         outputs[1].write(("ratchet sandbox: cannot run %s: %s\n" % (command["argv"][0], error.strerror)).encode())
         event(started=index, monotonicNs=started)
         event(ended=index, exitCode=127, signal=0, timedOut=False, durationNs=time.monotonic_ns() - started)
         return 127, False
-    event(started=index, monotonicNs=started, pid=process.pid)
+    event(started=index, monotonicNs=started, pid=pid)
     command_deadline = time.monotonic() + budget
-    streams = {process.stdout.fileno(): outputs[0], process.stderr.fileno(): outputs[1]}
+    streams = {stdout_fd: outputs[0], stderr_fd: outputs[1]}
+    status = None
     exited_at = None
     timed_out = False
-    while streams:
+    idle_rounds = 0
+    while True:
         now = time.monotonic()
         if now >= command_deadline:
             timed_out = True
             break
-        if exited_at is None and process.poll() is not None:
-            exited_at = now
+        if status is None:
+            done, waited = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = waited
+                exited_at = now
         # Pipes still open after the command exited belong to processes it left
         # behind; take what they already wrote, then stop listening.
-        if exited_at is not None and now - exited_at > 0.05:
+        if status is not None and (not streams or now - exited_at > 0.05):
             break
+        if not streams:
+            # The command closed its output but runs on: poll, backing off.
+            time.sleep(min(0.05, 0.001 * (2 ** min(idle_rounds, 6)), command_deadline - now))
+            idle_rounds += 1
+            continue
         ready, _, _ = select.select(list(streams), [], [], min(0.1, command_deadline - now))
         for fd in ready:
             data = os.read(fd, CHUNK)
@@ -212,20 +279,63 @@ def run_command(index, command, spec, outputs, deadline):
                 streams[fd].write(data)
             else:
                 del streams[fd]
-    if timed_out:
-        kill_everything_else()
-    code = process.wait()
+    if status is None:
+        if timed_out:
+            try:
+                os.kill(pid, SIGKILL)
+            except OSError:
+                pass
+        _, status = os.waitpid(pid, 0)
     ended = time.monotonic_ns()
-    process.stdout.close()
-    process.stderr.close()
-    # Background processes a command started do not outlive it.
+    os.close(stdout_fd)
+    os.close(stderr_fd)
+    # Background processes a command started do not outlive it (nor can they
+    # rewrite its report afterwards).
     kill_everything_else()
-    signal_number = -code if code < 0 else 0
-    exit_code = 128 + signal_number if signal_number else code
+    exit_code, signal_number = exit_code_of(status)
     if timed_out:
         exit_code = -1
     event(ended=index, exitCode=exit_code, signal=signal_number, timedOut=timed_out, durationNs=ended - started)
     return exit_code, timed_out
+
+
+def tar_block(name, size, kind, mode, mtime, link):
+    header = bytearray(512)
+    header[0 : len(name)] = name
+    header[100:108] = b"%07o\0" % mode
+    header[108:116] = b"%07o\0" % 10001
+    header[116:124] = b"%07o\0" % 10001
+    header[124:136] = b"%011o\0" % size
+    header[136:148] = b"%011o\0" % mtime
+    header[148:156] = b"        "
+    header[156:157] = kind
+    header[157 : 157 + len(link)] = link
+    header[257:265] = b"ustar\x0000"
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
+
+
+def tar_entry(name, kind, mode, mtime, content=b"", link=""):
+    """One ustar entry (a pax header first when a name is too long for ustar)."""
+    encoded = name.encode("utf-8", "surrogateescape")
+    target = link.encode("utf-8", "surrogateescape")
+    blocks = []
+    if len(encoded) > 99 or len(target) > 99:
+        records = b""
+        for key, value in ((b"path", encoded), (b"linkpath", target)):
+            if value:
+                body = b" " + key + b"=" + value + b"\n"
+                length = len(body) + len(str(len(body)))
+                if len(str(length)) > len(str(len(body))):
+                    length += 1
+                records += str(length).encode() + body
+        blocks.append(tar_block(b"././@PaxHeader", len(records), b"x", 0o644, mtime, b""))
+        blocks.append(records + b"\0" * (-len(records) % 512))
+        encoded, target = encoded[:99], target[:99]
+    blocks.append(tar_block(encoded, len(content), kind, mode, mtime, target))
+    if content:
+        blocks.append(content + b"\0" * (-len(content) % 512))
+    return b"".join(blocks)
 
 
 def collect(spec):
@@ -236,6 +346,7 @@ def collect(spec):
     names = set(spec.get("collectNames", []))
     notes = []
     seen = 0
+    limit = spec.get("maxWalkEntries", 20000)
     for directory, subdirectories, files in os.walk(root):
         subdirectories.sort()
         for name in sorted(files + subdirectories):
@@ -243,11 +354,10 @@ def collect(spec):
             if name in names:
                 relative = os.path.relpath(os.path.join(directory, name), root)
                 wanted.append((relative, relative))
-        if seen > spec.get("maxWalkEntries", 20000):
-            notes.append("the work directory has more than %d entries; only the first were searched" % spec.get("maxWalkEntries", 20000))
+        if seen > limit:
+            notes.append("the work directory has more than %d entries; only the first were searched" % limit)
             break
-    buffer = BytesIO()
-    archive = tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT)
+    archive = []
     budget = spec.get("maxCollectBytes", 8 << 20)
     count = 0
     inodes = {}
@@ -261,18 +371,13 @@ def collect(spec):
         if count > spec.get("maxCollectFiles", 2000):
             notes.append("more than %d files to collect; the rest were left" % spec.get("maxCollectFiles", 2000))
             break
-        entry = tarfile.TarInfo(relative)
-        entry.mode = info.st_mode & 0o7777
-        entry.mtime = int(info.st_mtime)
+        mode = info.st_mode & 0o7777
+        mtime = int(info.st_mtime)
         if stat.S_ISLNK(info.st_mode):
-            entry.type = tarfile.SYMTYPE
-            entry.linkname = os.readlink(path)
-            archive.addfile(entry)
+            archive.append(tar_entry(relative, b"2", mode, mtime, link=os.readlink(path)))
         elif stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-            entry.type = tarfile.LNKTYPE
-            entry.linkname = inodes.get(info.st_ino, "(a file with %d links)" % info.st_nlink)
-            inodes.setdefault(info.st_ino, relative)
-            archive.addfile(entry)
+            first = inodes.setdefault(info.st_ino, relative)
+            archive.append(tar_entry(relative, b"1", mode, mtime, link=first if first != relative else "(a file with %d links)" % info.st_nlink))
         elif stat.S_ISREG(info.st_mode):
             if info.st_size > budget:
                 notes.append("%s is %d bytes, over what is left of the collection cap" % (relative, info.st_size))
@@ -281,22 +386,49 @@ def collect(spec):
                 descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
                 continue
-            with os.fdopen(descriptor, "rb") as handle:
-                content = handle.read(budget + 1)
+            try:
+                content = os.read(descriptor, budget + 1)
+            finally:
+                os.close(descriptor)
             if len(content) > budget:
                 notes.append("%s grew past the collection cap" % relative)
                 continue
             budget -= len(content)
-            entry.size = len(content)
-            archive.addfile(entry, BytesIO(content))
+            archive.append(tar_entry(relative, b"0", mode, mtime, content))
         else:
-            entry.type = tarfile.DIRTYPE if stat.S_ISDIR(info.st_mode) else tarfile.FIFOTYPE
-            archive.addfile(entry)
-    archive.close()
-    data = buffer.getvalue()
+            archive.append(tar_entry(relative, b"5" if stat.S_ISDIR(info.st_mode) else b"6", mode, mtime))
+    archive.append(b"\0" * 1024)
+    data = b"".join(archive)
     for offset in range(0, len(data), CHUNK):
         send(FRAME_TAR, data[offset : offset + CHUNK])
     return notes
+
+
+def unpack_files(data, root):
+    """Writes the job's files: records of u32 name length, name, u32 size, content."""
+    offset = 0
+    made = set()
+    while offset < len(data):
+        (length,) = struct.unpack_from(">I", data, offset)
+        name = data[offset + 4 : offset + 4 + length].decode("utf-8")
+        offset += 4 + length
+        (size,) = struct.unpack_from(">I", data, offset)
+        content = data[offset + 4 : offset + 4 + size]
+        offset += 4 + size
+        path = os.path.normpath(os.path.join(root, name))
+        if not path.startswith(root + "/"):
+            raise ValueError("file name %r leaves the work directory" % name)
+        directory = os.path.dirname(path)
+        if directory not in made:
+            os.makedirs(directory, mode=0o755, exist_ok=True)
+            made.add(directory)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
 
 
 def main():
@@ -309,12 +441,10 @@ def main():
         readable, _, _ = select.select([0], [], [], idle)
         if not readable:
             return  # nobody came: the container ends and is removed
-    spec = json.loads(read_block())
+    spec = from_json(read_block().decode("utf-8"))
     files = read_block()
-    begun = time.monotonic()
-    deadline = begun + spec["timeoutMs"] / 1000.0
-    with tarfile.open(fileobj=BytesIO(files), mode="r") as archive:
-        archive.extractall(spec["workDir"])
+    deadline = time.monotonic() + spec["timeoutMs"] / 1000.0
+    unpack_files(files, spec["workDir"])
     outputs = (Output(FRAME_STDOUT, spec["outputLimit"]), Output(FRAME_STDERR, spec["outputLimit"]))
     ooms_before = oom_kills()
     timed_out = False
@@ -331,7 +461,7 @@ def main():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     send(
         FRAME_DONE,
-        json.dumps(
+        to_json(
             {
                 "timedOut": timed_out,
                 "oomKilled": oom,
@@ -351,7 +481,7 @@ try:
     main()
 except Exception as error:  # the runner reports this as the job's error
     try:
-        send(FRAME_DONE, json.dumps({"error": "%s: %s" % (type(error).__name__, error)}).encode())
+        send(FRAME_DONE, to_json({"error": "%s: %s" % (type(error).__name__, error)}).encode())
     except OSError:
         pass
     sys.exit(1)

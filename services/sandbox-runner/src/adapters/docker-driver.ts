@@ -3,10 +3,11 @@ import { PassThrough, type Duplex } from 'node:stream';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import Docker from 'dockerode';
-import { effectiveLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
+import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { supervisorArgv } from './supervisor';
+import { WarmPool } from './warm-pool';
 
 export interface DockerDriverOptions {
   /** Docker engine socket. Default /var/run/docker.sock. */
@@ -42,11 +43,6 @@ interface LaunchedSandbox {
   ended: boolean;
 }
 
-interface PooledSandbox {
-  readonly sandbox: LaunchedSandbox;
-  readonly createdAt: number;
-}
-
 /** After its timeout, the supervisor gets this long to end the job before the runner kills the container, ms. */
 const backstopGraceMs = 5_000;
 
@@ -72,36 +68,35 @@ export class DockerDriver {
   private readonly image: string;
   private readonly defaults: EffectiveLimits | undefined;
   readonly runnerId: string;
-  private readonly poolSize: number;
-  private readonly idleMs: number;
   private readonly runtime: string | undefined;
-  private readonly pool: PooledSandbox[] = [];
-  private filling = 0;
-  private lastUsed = Date.now();
-  /** After a failed refill (engine down, image missing), the next attempt waits until then. */
-  private refillAfter = 0;
-  private closed = false;
+  private readonly pool: WarmPool<LaunchedSandbox>;
   /** Containers of finished jobs still being removed. */
   private readonly removals = new Set<Promise<unknown>>();
-  private readonly idleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DockerDriverOptions = {}) {
     this.docker = new Docker({ socketPath: options.socketPath ?? '/var/run/docker.sock' });
     this.image = options.image ?? 'ratchet-sandbox:1';
     this.defaults = options.defaults;
     this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
-    this.poolSize = Math.max(0, options.warmPool ?? 0);
-    this.idleMs = options.warmIdleMs ?? 300_000;
     this.runtime = options.runtime;
-    if (this.poolSize > 0) {
-      this.idleTimer = setInterval(() => this.shrinkIfIdle(), Math.max(1_000, Math.floor(this.idleMs / 4)));
-      this.idleTimer.unref();
-    }
+    const defaults = this.defaults;
+    const idleMs = options.warmIdleMs ?? 300_000;
+    this.pool = new WarmPool({
+      size: defaults === undefined ? 0 : Math.max(0, options.warmPool ?? 0),
+      idleMs,
+      launch: async () => {
+        const sandbox = await this.launch(this.image, defaults as EffectiveLimits, `pool-${this.runnerId}`, idleMs);
+        // Pooled means the supervisor is loaded and waiting: a job starts its first command at once.
+        await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
+        return sandbox;
+      },
+      discard: (sandbox) => this.discard(sandbox),
+    });
   }
 
   /** Idle containers ready in the warm pool now. */
   get warmContainers(): number {
-    return this.pool.length;
+    return this.pool.size;
   }
 
   /**
@@ -109,17 +104,13 @@ export class DockerDriver {
    * could not be made) and the containers of finished jobs are removed.
    */
   async warm(): Promise<void> {
-    this.refill();
-    while (!this.closed && this.filling > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await this.pool.fill();
     await Promise.all([...this.removals]);
   }
 
   /** Removes the idle pooled containers and those of finished jobs, and stops refilling. */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.idleTimer !== undefined) clearInterval(this.idleTimer);
-    while (this.filling > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    for (const { sandbox } of this.pool.splice(0)) this.discard(sandbox);
+    await this.pool.close();
     await Promise.all([...this.removals]);
   }
 
@@ -154,7 +145,7 @@ export class DockerDriver {
     const image = job.image || this.image;
     const startedAt = new Date();
     const started = performance.now();
-    const input = await jobInput(job, limits);
+    const input = jobInput(job, limits);
     const sandbox = this.take(image, limits) ?? (await this.launch(image, limits, job.jobId, 0));
     let killedAtDeadline = false;
     const kill = () => sandbox.container.kill().catch(() => undefined);
@@ -190,39 +181,8 @@ export class DockerDriver {
 
   /** A pooled sandbox for a job with the pool's image and limits, or undefined. */
   private take(image: string, limits: EffectiveLimits): LaunchedSandbox | undefined {
-    if (this.poolSize === 0 || this.defaults === undefined || image !== this.image || !sameContainerLimits(limits, this.defaults)) return undefined;
-    this.lastUsed = Date.now();
-    let taken: LaunchedSandbox | undefined;
-    while (taken === undefined && this.pool.length > 0) {
-      const entry = this.pool.shift() as PooledSandbox;
-      if (Date.now() - entry.createdAt < this.idleMs && !entry.sandbox.ended) taken = entry.sandbox;
-      else this.discard(entry.sandbox);
-    }
-    this.refill();
-    return taken;
-  }
-
-  private refill(): void {
-    if (this.poolSize === 0 || this.defaults === undefined || this.closed || Date.now() < this.refillAfter) return;
-    const limits = this.defaults;
-    while (this.pool.length + this.filling < this.poolSize) {
-      this.filling += 1;
-      void (async () => {
-        const sandbox = await this.launch(this.image, limits, `pool-${this.runnerId}`, this.idleMs);
-        // Pooled means the supervisor is loaded and waiting: a job starts its first command at once.
-        await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
-        if (this.closed || !sandbox.session.ready) this.discard(sandbox);
-        else this.pool.push({ sandbox, createdAt: Date.now() });
-      })()
-        .catch(() => {
-          // Jobs still run in fresh containers, which report the problem themselves.
-          this.refillAfter = Date.now() + 5_000;
-        })
-        .finally(() => {
-          this.filling -= 1;
-        });
-      if (Date.now() < this.refillAfter) break;
-    }
+    if (this.defaults === undefined || image !== this.image || !samePoolLimits(limits, this.defaults)) return undefined;
+    return this.pool.take();
   }
 
   private discard(sandbox: LaunchedSandbox): void {
@@ -236,11 +196,6 @@ export class DockerDriver {
       .catch(() => undefined)
       .finally(() => this.removals.delete(removal));
     this.removals.add(removal);
-  }
-
-  private shrinkIfIdle(): void {
-    if (Date.now() - this.lastUsed < this.idleMs) return;
-    for (const { sandbox } of this.pool.splice(0)) this.discard(sandbox);
   }
 
   /**
@@ -320,11 +275,6 @@ export class DockerDriver {
     }
   }
 
-}
-
-/** Whether two jobs' limits make the same container (the pool's containers are made for the defaults). */
-function sameContainerLimits(left: EffectiveLimits, right: EffectiveLimits): boolean {
-  return left.memoryBytes === right.memoryBytes && left.pids === right.pids && left.cpus === right.cpus && left.workDirBytes === right.workDirBytes && left.timeoutMs <= right.timeoutMs;
 }
 
 function ended(stream: Duplex): Promise<void> {

@@ -80,3 +80,8 @@ export function validateJob(job: SandboxJob, limits: EffectiveLimits, maxima: Ef
 function positive(value: number | undefined): number | undefined {
   return value !== undefined && value > 0 ? value : undefined;
 }
+
+/** Whether a job with `limits` may run in a sandbox the warm pool started with `pooled` (the pool's defaults). */
+export function samePoolLimits(limits: EffectiveLimits, pooled: EffectiveLimits): boolean {
+  return limits.memoryBytes === pooled.memoryBytes && limits.pids === pooled.pids && limits.cpus === pooled.cpus && limits.workDirBytes === pooled.workDirBytes && limits.outputLimitBytes === pooled.outputLimitBytes;
+}

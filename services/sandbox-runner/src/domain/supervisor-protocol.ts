@@ -59,10 +59,10 @@ export function commandEnvironment(job: SandboxJob, limits: EffectiveLimits): Re
 }
 
 /**
- * The supervisor's stdin for `job`: the spec and a tar of the files, each
+ * The supervisor's stdin for `job`: the spec (JSON) and the files, each
  * preceded by its length (u32, big-endian).
  */
-export async function jobInput(job: SandboxJob, limits: EffectiveLimits, options: SpecOptions = {}): Promise<Buffer> {
+export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: SpecOptions = {}): Buffer {
   const collect: [string, string][] = job.testReportPath === '' ? [] : [[job.testReportPath, reportEntryName]];
   for (const file of job.files) collect.push([file.path, file.path]);
   const spec = {
@@ -89,7 +89,7 @@ export async function jobInput(job: SandboxJob, limits: EffectiveLimits, options
     maxCollectBytes,
     maxCollectFiles,
   };
-  const files = await packFiles(job);
+  const files = packFiles(job);
   return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(files)]);
 }
 
@@ -99,24 +99,13 @@ function lengthPrefixed(data: Buffer): Buffer {
   return Buffer.concat([header, data]);
 }
 
-async function packFiles(job: SandboxJob): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
-  const done = new Promise<void>((resolve, reject) => {
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  const directories = new Set<string>();
+/** The files as records: u32 name length, name, u32 size, content (the supervisor makes directories). */
+function packFiles(job: SandboxJob): Buffer {
+  const parts: Buffer[] = [];
   for (const file of job.files) {
-    const parts = file.path.split('/');
-    for (let depth = 1; depth < parts.length; depth += 1) directories.add(parts.slice(0, depth).join('/'));
+    parts.push(lengthPrefixed(Buffer.from(file.path, 'utf8')), lengthPrefixed(Buffer.from(file.content, 'utf8')));
   }
-  for (const directory of [...directories].sort()) pack.entry({ name: `${directory}/`, type: 'directory', mode: 0o755 });
-  for (const file of job.files) pack.entry({ name: file.path, mode: 0o644 }, file.content);
-  pack.finalize();
-  await done;
-  return Buffer.concat(chunks);
+  return Buffer.concat(parts);
 }
 
 /** Splits the supervisor's stdout into frames; chunks may cut a frame anywhere. */

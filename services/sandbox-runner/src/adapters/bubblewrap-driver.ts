@@ -1,0 +1,278 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
+import { jobInput, workDirectory } from '../domain/supervisor-protocol';
+import { resultOf, SupervisorSession } from '../domain/supervisor-session';
+import { JobCgroup } from './cgroup';
+import { supervisorArgv } from './supervisor';
+import { WarmPool } from './warm-pool';
+
+export interface BubblewrapDriverOptions {
+  /**
+   * The sandbox image's root filesystem, mounted read-only as `/`. Default
+   * /var/lib/ratchet/sandbox-rootfs when running as root, else
+   * ~/.cache/ratchet/sandbox-rootfs; tools/ensure-sandbox-rootfs.sh makes it.
+   */
+  readonly rootfs?: string;
+  /** Limits for values a job leaves at 0. */
+  readonly defaults?: EffectiveLimits;
+  /** Reported in results. Default bwrap- and a random suffix. */
+  readonly runnerId?: string;
+  /** The bwrap binary. Default `bwrap` on PATH. */
+  readonly bwrap?: string;
+  /** The image the root filesystem is an export of; jobs naming it (or none) run. Default ratchet-sandbox:1. */
+  readonly image?: string;
+  /** Sandboxes started ahead with the default limits, their supervisor waiting (as DockerDriverOptions.warmPool). Default 0. */
+  readonly warmPool?: number;
+  /** See DockerDriverOptions.warmIdleMs. Default 300000. */
+  readonly warmIdleMs?: number;
+}
+
+/** A started bwrap sandbox, held back by `read` until its cgroup was joined, its supervisor then waiting for the job. */
+interface LaunchedSandbox {
+  readonly child: ChildProcess;
+  readonly session: SupervisorSession;
+  readonly cgroup: JobCgroup | undefined;
+  readonly closed: Promise<void>;
+  ended: boolean;
+}
+
+/** Host uid and gid a root runner runs bwrap as, so the sandbox maps to no one with rights on the host. */
+const sandboxHostId = 10001;
+const backstopGraceMs = 5_000;
+
+/** Where the root filesystem is by default for this user. */
+export function defaultRootfs(): string {
+  return process.getuid?.() === 0 ? '/var/lib/ratchet/sandbox-rootfs' : path.join(os.homedir(), '.cache', 'ratchet', 'sandbox-rootfs');
+}
+
+/**
+ * Runs sandbox jobs with bubblewrap, for hosts without Docker: new user,
+ * pid, network, ipc, uts and cgroup namespaces, the sandbox image's root
+ * filesystem read-only, private size-limited tmpfs /work and /tmp, an
+ * empty environment, no capabilities, no nested user namespaces, and
+ * `--die-with-parent`. Memory, pids and CPU are limited by a cgroup per job
+ * when this process may make one (root); otherwise by setrlimit (address
+ * space and a per-user process count), which is weaker and said so by ping().
+ * Inside runs the same supervisor as in Docker, so the job contract, the
+ * timeouts, the output caps and the result checks are the same.
+ */
+export class BubblewrapDriver {
+  readonly runnerId: string;
+  private readonly rootfs: string;
+  private readonly defaults: EffectiveLimits | undefined;
+  private readonly bwrap: string;
+  private readonly image: string;
+  private readonly cgroups = JobCgroup.availability();
+  private readonly running = new Set<LaunchedSandbox>();
+  private readonly pool: WarmPool<LaunchedSandbox>;
+
+  constructor(options: BubblewrapDriverOptions = {}) {
+    this.rootfs = options.rootfs ?? defaultRootfs();
+    this.defaults = options.defaults;
+    this.runnerId = options.runnerId ?? `bwrap-${randomUUID().slice(0, 8)}`;
+    this.bwrap = options.bwrap ?? 'bwrap';
+    this.image = options.image ?? 'ratchet-sandbox:1';
+    const defaults = this.defaults;
+    const idleMs = options.warmIdleMs ?? 300_000;
+    this.pool = new WarmPool({
+      size: defaults === undefined ? 0 : Math.max(0, options.warmPool ?? 0),
+      idleMs,
+      launch: async () => {
+        const sandbox = await this.launch(defaults as EffectiveLimits, 'pool', Math.ceil(idleMs / 1000) + 60);
+        await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
+        return sandbox;
+      },
+      discard: (sandbox) => void this.end(sandbox),
+    });
+  }
+
+  /** Sandboxes ready in the warm pool now. */
+  get warmSandboxes(): number {
+    return this.pool.size;
+  }
+
+  /** Fills the warm pool, if any, after removing cgroups that runners killed before they could. */
+  async warm(): Promise<void> {
+    if (this.cgroups.available) await JobCgroup.removeStale();
+    await this.pool.fill();
+  }
+
+  /** Ends the pool and kills jobs still running. */
+  async close(): Promise<void> {
+    await this.pool.close();
+    await Promise.all([...this.running].map((sandbox) => this.end(sandbox)));
+  }
+
+  /**
+   * Checks that bwrap runs, user namespaces work and the root filesystem
+   * has python3. Returns how resources are limited.
+   *
+   * @throws AppError FAILED_PRECONDITION saying what to install or build.
+   */
+  async ping(): Promise<string> {
+    if (!existsSync(path.join(this.rootfs, 'usr', 'bin', 'python3'))) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox root filesystem ${this.rootfs} is missing or has no python3; make it with tools/ensure-sandbox-rootfs.sh (or set sandbox.rootfs)`);
+    }
+    const probe = spawnSync(this.bwrap, [...this.namespaceArguments(64 << 20), 'true'], { env: {}, timeout: 10_000, ...this.hostIdentity() });
+    if (probe.error !== undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap is not installed (${probe.error.message}); apt-get install bubblewrap`);
+    if (probe.status !== 0) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap cannot make a sandbox here: ${probe.stderr.toString().trim()}; unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)`);
+    }
+    return this.cgroups.available ? `bwrap ok, limits by ${this.cgroups.detail}` : `bwrap ok, limits by setrlimit only (${this.cgroups.detail})`;
+  }
+
+  /**
+   * Runs `job` and returns its result; see DockerDriver.run for what is a
+   * result and what throws.
+   */
+  async run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
+    const takenAtNs = process.hrtime.bigint();
+    const limits = effectiveLimits(job.limits, this.defaults);
+    validateJob(job, limits);
+    if (job.image !== '' && job.image !== this.image) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, `image ${job.image}: the bubblewrap driver runs one root filesystem (${this.rootfs}, an export of ${this.image}); leave image empty or use the docker driver`);
+    }
+    const startedAt = new Date();
+    const started = performance.now();
+    const pooled = this.defaults !== undefined && samePoolLimits(limits, this.defaults) ? this.pool.take() : undefined;
+    const sandbox = pooled ?? (await this.launch(limits, job.jobId));
+    this.running.add(sandbox);
+    let killedAtDeadline = false;
+    const kill = () => void this.kill(sandbox);
+    signal?.addEventListener('abort', kill, { once: true });
+    const backstop = setTimeout(() => {
+      killedAtDeadline = true;
+      kill();
+    }, limits.timeoutMs + backstopGraceMs);
+    try {
+      sandbox.child.stdin?.end(jobInput(job, limits, sandbox.cgroup === undefined ? { extraRlimits: { nproc: limits.pids, as: limits.memoryBytes } } : {}));
+      await Promise.race([sandbox.session.whenDone(), sandbox.closed]);
+      if (signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `sandbox job ${job.jobId} was cancelled`);
+      if (!sandbox.session.ready && sandbox.session.diagnosticText !== '') {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap could not start the sandbox: ${sandbox.session.diagnosticText}`);
+      }
+      const hostOomKilled = sandbox.cgroup === undefined ? undefined : (await sandbox.cgroup.oomKills()) > 0;
+      const result = await resultOf(job, limits, sandbox.session, {
+        driver: SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP,
+        runnerId: this.runnerId,
+        startedAt,
+        takenAtNs,
+        wallMs: performance.now() - started,
+        killedAtDeadline,
+        ...(hostOomKilled === undefined ? {} : { hostOomKilled }),
+      });
+      const peak = sandbox.cgroup === undefined ? 0 : await sandbox.cgroup.peakMemory();
+      return peak > 0 && result.resourceUsage !== undefined ? { ...result, resourceUsage: { ...result.resourceUsage, peakMemoryBytes: peak } } : result;
+    } finally {
+      clearTimeout(backstop);
+      signal?.removeEventListener('abort', kill);
+      await this.end(sandbox);
+    }
+  }
+
+  /**
+   * Starts bwrap with the supervisor in a new cgroup with `limits`. `read`
+   * holds bwrap back until the shell that runs it is in the cgroup, so every
+   * sandbox process is. The supervisor exits when no job comes within
+   * `idleSeconds`.
+   */
+  private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60): Promise<LaunchedSandbox> {
+    const cgroup = this.cgroups.available ? await JobCgroup.create(`${name}-${randomUUID().slice(0, 8)}`, limits) : undefined;
+    const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes), ...supervisorArgv(idleSeconds)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Nothing of the runner's environment: bwrap's own process is visible as /proc/1 inside.
+      env: {},
+      ...this.hostIdentity(),
+    });
+    const session = new SupervisorSession(limits.outputLimitBytes);
+    const sandbox: LaunchedSandbox = { child, session, cgroup, ended: false, closed: new Promise((resolve) => child.once('close', () => resolve())) };
+    void sandbox.closed.then(async () => {
+      sandbox.ended = true;
+      // Also when the supervisor gave up waiting in the pool.
+      await cgroup?.remove();
+    });
+    child.stdout.on('data', (chunk: Buffer) => session.accept(chunk));
+    child.stderr.on('data', (chunk: Buffer) => session.acceptDiagnostics(chunk));
+    child.stdin.on('error', () => undefined); // a sandbox that died early closes its stdin
+    try {
+      if (child.pid === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, 'could not start /bin/sh for bubblewrap');
+      if (cgroup !== undefined) await cgroup.add(child.pid);
+      child.stdin.write('go\n');
+      return sandbox;
+    } catch (error) {
+      await this.end(sandbox);
+      throw error;
+    }
+  }
+
+  private async kill(sandbox: LaunchedSandbox): Promise<void> {
+    if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) sandbox.child.kill('SIGKILL');
+    await sandbox.cgroup?.killAll();
+  }
+
+  /** Kills what is left of a sandbox and removes its cgroup. */
+  private async end(sandbox: LaunchedSandbox): Promise<void> {
+    await this.kill(sandbox);
+    await sandbox.closed;
+    this.running.delete(sandbox);
+    await sandbox.cgroup?.remove();
+  }
+
+  /** bwrap's arguments up to the command. */
+  private namespaceArguments(workDirBytes: number): string[] {
+    return [
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop',
+      'ALL',
+      '--uid',
+      String(sandboxHostId),
+      '--gid',
+      String(sandboxHostId),
+      '--hostname',
+      'sandbox',
+      '--ro-bind',
+      this.rootfs,
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--size',
+      String(workDirBytes),
+      '--tmpfs',
+      workDirectory,
+      '--size',
+      String(64 << 20),
+      '--tmpfs',
+      '/tmp',
+      '--chdir',
+      workDirectory,
+      '--clearenv',
+      '--setenv',
+      'PATH',
+      '/usr/local/bin:/usr/bin:/bin',
+      '--setenv',
+      'HOME',
+      '/tmp',
+      '--setenv',
+      'LANG',
+      'C.UTF-8',
+      '--',
+    ];
+  }
+
+  /** As root, bwrap runs as an unprivileged host user; otherwise as this process's user. */
+  private hostIdentity(): { uid?: number; gid?: number } {
+    return process.getuid?.() === 0 ? { uid: sandboxHostId, gid: sandboxHostId } : {};
+  }
+}
