@@ -33,6 +33,8 @@ fi
 # The sandbox: a Docker engine and the sandbox image, built offline when missing.
 ratchet_log "Docker and the sandbox image"
 bash "$(dirname "${BASH_SOURCE[0]}")/ensure-docker.sh"
+# The bubblewrap driver's root filesystem (an export of the image) and bwrap itself.
+bash "$(dirname "${BASH_SOURCE[0]}")/ensure-sandbox-rootfs.sh"
 
 ratchet_log "npm install"
 npm install --no-audit --no-fund

@@ -345,18 +345,28 @@ def collect(spec):
     wanted = [tuple(pair) for pair in spec.get("collect", [])]
     names = set(spec.get("collectNames", []))
     notes = []
-    seen = 0
     limit = spec.get("maxWalkEntries", 20000)
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories.sort()
-        for name in sorted(files + subdirectories):
-            seen += 1
-            if name in names:
-                relative = os.path.relpath(os.path.join(directory, name), root)
-                wanted.append((relative, relative))
-        if seen > limit:
-            notes.append("the work directory has more than %d entries; only the first were searched" % limit)
-            break
+    # scandir, one entry at a time: a directory of a million files must not
+    # cost this process (which has the job's memory limit) a list of them.
+    seen = 0
+    pending = [root]
+    while pending and seen <= limit:
+        directory = pending.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    notes.append("the work directory has more than %d entries; only the first were searched" % limit)
+                    break
+                if entry.name in names:
+                    relative = os.path.relpath(entry.path, root)
+                    wanted.append((relative, relative))
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
     archive = []
     budget = spec.get("maxCollectBytes", 8 << 20)
     count = 0

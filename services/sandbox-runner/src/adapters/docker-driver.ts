@@ -254,8 +254,9 @@ export class DockerDriver {
           Init: true,
           ...(this.runtime === undefined ? {} : { Runtime: this.runtime }),
           Tmpfs: {
-            [workDirectory]: `rw,exec,nosuid,nodev,size=${limits.workDirBytes},uid=10001,gid=10001,mode=0700`,
-            '/tmp': 'rw,exec,nosuid,nodev,size=67108864,uid=10001,gid=10001,mode=1777',
+            // nr_inodes: a million empty files would cost kernel memory, not tmpfs space.
+            [workDirectory]: `rw,exec,nosuid,nodev,size=${limits.workDirBytes},nr_inodes=${inodesFor(limits.workDirBytes)},uid=10001,gid=10001,mode=0700`,
+            '/tmp': `rw,exec,nosuid,nodev,size=67108864,nr_inodes=${inodesFor(67108864)},uid=10001,gid=10001,mode=1777`,
           },
         },
       });
@@ -275,6 +276,11 @@ export class DockerDriver {
     }
   }
 
+}
+
+/** One inode per KiB of a tmpfs, at least 4096. */
+function inodesFor(bytes: number): number {
+  return Math.max(4096, Math.floor(bytes / 1024));
 }
 
 function ended(stream: Duplex): Promise<void> {

@@ -149,7 +149,7 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
   const archive = session.outputArchive;
   const outputs = done === undefined ? { files: new Map<string, Buffer>(), rejected: [] } : await readOutputs(archive.data);
   const rejected = [...outputs.rejected, ...(archive.truncated ? ['the output archive was over its cap and was cut'] : [])];
-  const tampered = done === undefined ? [] : tamperedPaths(job, outputs.files);
+  const tampered = done === undefined ? [] : tamperedPaths(job, outputs.files, outputs.rejected);
   const framework = job.language === Language.LANGUAGE_PYTHON ? 'pytest' : 'node:test';
   let report = parseJUnit(job.testReportPath === '' ? undefined : outputs.files.get(reportEntryName)?.toString('utf8'), framework);
   const reportRefused = rejected.find((entry) => entry.startsWith(`${reportEntryName}:`));
@@ -193,7 +193,7 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
  * For a job with protected paths: those that changed or went missing, and
  * test configuration files the run created or changed.
  */
-export function tamperedPaths(job: SandboxJob, files: ReadonlyMap<string, Buffer>): string[] {
+export function tamperedPaths(job: SandboxJob, files: ReadonlyMap<string, Buffer>, rejected: readonly string[] = []): string[] {
   if (job.protectedPaths.length === 0) return [];
   const sent = new Map(job.files.map((file) => [file.path, file.content]));
   const tampered: string[] = [];
@@ -210,6 +210,11 @@ export function tamperedPaths(job: SandboxJob, files: ReadonlyMap<string, Buffer
     const before = sent.get(name);
     if (before === undefined) tampered.push(`${name} (created by the run)`);
     else if (!job.protectedPaths.includes(name) && digest(content) !== digest(Buffer.from(before, 'utf8'))) tampered.push(`${name} (changed)`);
+  }
+  // A test configuration file planted as a link or other non-file is refused, and still an attempt.
+  for (const entry of rejected) {
+    const name = entry.slice(0, entry.indexOf(': '));
+    if (configNames.has(name.split('/').at(-1) ?? '') && !job.protectedPaths.includes(name)) tampered.push(`${name} (${entry.slice(name.length + 2)})`);
   }
   return tampered;
 }
