@@ -18,10 +18,10 @@ const skippedDirectories = new Set(['node_modules', '.git', '__pycache__', '.pyt
  * @throws AppError INVALID_ARGUMENT when the directory is missing, empty, too
  *   big, or holds a non-UTF-8 file.
  */
-export async function readDirectoryFiles(directory: string, prefix: string): Promise<SourceFile[]> {
+export async function readDirectoryFiles(directory: string, prefix: string, option = '--tests'): Promise<SourceFile[]> {
   const root = path.resolve(directory);
   const info = await stat(root).catch(() => undefined);
-  if (info === undefined || !info.isDirectory()) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--tests ${directory}: not a directory; give a directory of test files`);
+  if (info === undefined || !info.isDirectory()) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option} ${directory}: not a directory; give a directory of files`);
   const files: SourceFile[] = [];
   const walk = async (current: string): Promise<void> => {
     for (const entry of await readdir(current, { withFileTypes: true })) {
@@ -31,9 +31,9 @@ export async function readDirectoryFiles(directory: string, prefix: string): Pro
         continue;
       }
       if (!entry.isFile()) continue;
-      if (files.length >= maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--tests ${directory}: more than ${maxFiles} files; point at the test directory only`);
+      if (files.length >= maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option} ${directory}: more than ${maxFiles} files; point at a smaller directory`);
       const size = (await stat(full)).size;
-      if (size > maxFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--tests: ${full} is ${size} bytes; test files over ${maxFileBytes} bytes are not accepted`);
+      if (size > maxFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option}: ${full} is ${size} bytes; files over ${maxFileBytes} bytes are not accepted`);
       const bytes = await readFile(full);
       const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: false });
       files.push({ path: `${prefix}${path.relative(root, full).split(path.sep).join('/')}`, content });
@@ -42,10 +42,10 @@ export async function readDirectoryFiles(directory: string, prefix: string): Pro
   try {
     await walk(root);
   } catch (error) {
-    if (error instanceof TypeError) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--tests ${directory}: a file is not UTF-8 text`, { cause: error });
+    if (error instanceof TypeError) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option} ${directory}: a file is not UTF-8 text`, { cause: error });
     throw error;
   }
-  if (files.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--tests ${directory}: no files found`);
+  if (files.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option} ${directory}: no files found`);
   return files.sort((left, right) => left.path.localeCompare(right.path));
 }
 

@@ -3,6 +3,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { Command, CommanderError } from 'commander';
 import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
+import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
 const exitConfig = 78;
@@ -118,6 +119,22 @@ function program(): Command {
         .option('--json', 'one JSON object'),
     ),
   ).action(async (taskId: string, options: Parameters<typeof showTask>[1]) => showTask(taskId, options));
+
+  command
+    .command('sandbox')
+    .description('the sandbox generated code runs in')
+    .command('run')
+    .description('run the files of a directory with a command in the sandbox and print the result (exit code, flags, test report); without a command, run its tests')
+    .argument('<dir>', 'the files to put in the work directory')
+    .argument('[command...]', 'after --: the program and its arguments, e.g. -- python3 -m pytest -q')
+    .option('--driver <driver>', 'docker or bwrap (default: sandbox.driver from config)')
+    .option('--lang <language>', 'python, typescript or javascript: which tests to run without a command', 'python')
+    .option('--timeout <seconds>', 'wall-clock limit of the run (default: sandbox.timeoutSeconds)')
+    .option('--report <path>', 'where the command writes a JUnit report to read back (default with no command: the tester\'s)')
+    .option('--json', 'one JSON object: exit code, flags, stdout, stderr, test report')
+    .action(async (directory: string, words: string[], options: SandboxRunOptions) => {
+      process.exitCode = (await runInSandbox(directory, words, options)) ? 0 : 1;
+    });
 
   command
     .command('demo')

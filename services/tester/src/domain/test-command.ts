@@ -12,10 +12,13 @@ export const reportPath = '/tmp/ratchet-junit.xml';
  * to `reportPath`: pytest through `python3 -m` (so the workspace root is on
  * `sys.path`), node's test runner with the spec reporter on stdout and the
  * JUnit reporter to the file (TypeScript through Node 24's type stripping).
+ * `workers` is the test files node runs at once (default 1): inside a
+ * CPU-limited sandbox the CPU count still shows the host's, so it is given
+ * explicitly. pytest runs tests in one process.
  */
-export function testCommand(language: LanguageName, testPaths: readonly string[]): string[] {
+export function testCommand(language: LanguageName, testPaths: readonly string[], workers = 1): string[] {
   if (language === 'python') return ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--junitxml=${reportPath}`, ...testPaths];
-  return ['node', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${reportPath}`, ...testPaths];
+  return ['node', '--test', `--test-concurrency=${Math.max(1, Math.floor(workers))}`, '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${reportPath}`, ...testPaths];
 }
 
 /**

@@ -39,7 +39,7 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           iteration: request.iteration,
           language: request.language,
           files: request.files,
-          commands: [{ name: 'tests', argv: testCommand(language, request.testPaths), workingDirectory: '', timeout: limits.timeout }],
+          commands: [{ name: 'tests', argv: testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
           env: {},
           limits,
           driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
