@@ -10,8 +10,9 @@
 # The code under test never writes to stdout itself: its output goes through
 # pipes this process reads, caps and frames, so it cannot forge a frame. This
 # process is made non-dumpable, so the code (same uid) can neither ptrace it
-# nor open its /proc/<pid>/fd. The code can kill or stop it; the runner then
-# sees no DONE frame and reports the job as failed, never as passed.
+# nor open its /proc/<pid>/fd. In Docker it is PID 1, whose namespace's own
+# processes cannot signal it; under bubblewrap the code can kill or stop it,
+# and the runner then sees no DONE frame and reports a failure, never a pass.
 # Only the standard library, and only its cheap modules (no json, re,
 # subprocess or tarfile): in a fresh sandbox its start is part of every job.
 import os
@@ -140,6 +141,20 @@ def others():
     return found
 
 
+def reap(pid):
+    """Reaps every exited child (as PID 1 in Docker, orphans are ours too); returns pid's status if it was among them."""
+    found = None
+    while True:
+        try:
+            done, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return found
+        if done == 0:
+            return found
+        if done == pid:
+            found = status
+
+
 def kill_everything_else(grace=2.0):
     """SIGKILLs every process the sandbox user owns except this one and init, until none is left."""
     end = time.monotonic() + grace
@@ -148,14 +163,8 @@ def kill_everything_else(grace=2.0):
             os.kill(-1, SIGKILL)
         except OSError:
             pass
-        # Reap our own children so they do not count as live.
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        # Reap our own children (and, as PID 1, orphans) so they do not count as live.
+        reap(None)
         if not others() or time.monotonic() > end:
             return
         time.sleep(0.005)
@@ -259,8 +268,8 @@ def run_command(index, command, spec, outputs, deadline):
             timed_out = True
             break
         if status is None:
-            done, waited = os.waitpid(pid, os.WNOHANG)
-            if done:
+            waited = reap(pid)
+            if waited is not None:
                 status = waited
                 exited_at = now
         # Pipes still open after the command exited belong to processes it left
@@ -285,7 +294,7 @@ def run_command(index, command, spec, outputs, deadline):
                 os.kill(pid, SIGKILL)
             except OSError:
                 pass
-        _, status = os.waitpid(pid, 0)
+        status = os.waitpid(pid, 0)[1]
     ended = time.monotonic_ns()
     os.close(stdout_fd)
     os.close(stderr_fd)

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
 import { createQueueCaller, NatsTransport } from '@ratchet/bus';
 import { Language, RunJobRequest, RunJobResponse, SandboxDriver, type SandboxJob } from '@ratchet/contracts';
+import { jobLabel } from '../src';
 import { startNatsServer, startNodeProcess, type NatsServerFixture, type NodeProcessFixture } from '@ratchet/testing';
 
 // Sandbox-runner processes (the built main.js) pulling jobs from the JetStream
@@ -66,6 +68,13 @@ afterAll(async () => {
   await Promise.all(runners.map((runner) => runner.kill()));
   await client?.close();
   await nats?.stop();
+  // A runner killed mid-job leaves its (stopped) container for the next runner's start to remove; these are this file's.
+  const leftovers = execFileSync('docker', ['ps', '-a', '--filter', `label=${jobLabel}`, '--format', `{{.ID}} {{.Label "${jobLabel}"}}`])
+    .toString()
+    .split('\n')
+    .filter((line) => line.includes(` queue-${process.pid}-`))
+    .map((line) => line.split(' ')[0] as string);
+  if (leftovers.length > 0) execFileSync('docker', ['rm', '-f', ...leftovers]);
 });
 
 describe('sandbox-runner processes on the job queue', () => {

@@ -56,9 +56,11 @@ const imageAdvice = 'build it with deploy/sandbox/build-image.sh (tools/ensure-d
 /**
  * Runs sandbox jobs in Docker: per job a container of its own with no
  * network, a read-only root filesystem, all capabilities dropped,
- * no-new-privileges, memory (no swap), pids and CPU limits, an init process,
- * a tmpfs /work and /tmp, and an unprivileged user. The container's process
- * is the supervisor (supervisor/supervisor.py), attached before start: the
+ * no-new-privileges, memory (no swap), pids and CPU limits, size- and
+ * inode-capped tmpfs /work and /tmp, and an unprivileged user. The
+ * container's process, PID 1, is the supervisor (supervisor/supervisor.py):
+ * it reaps orphans itself, and as PID 1 it ignores the code's signals (no
+ * kill, no stop from inside). It is attached before start: the
  * job goes to its stdin, frames come back on its stdout, so a job costs no
  * exec and, from the warm pool, no container start either. The container is
  * removed afterwards whatever happened, and is never used for a second job.
@@ -72,6 +74,7 @@ export class DockerDriver {
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Containers of finished jobs still being removed. */
   private readonly removals = new Set<Promise<unknown>>();
+  private leftoversRemoved: Promise<void> | undefined;
 
   constructor(options: DockerDriverOptions = {}) {
     this.docker = new Docker({ socketPath: options.socketPath ?? '/var/run/docker.sock' });
@@ -104,6 +107,7 @@ export class DockerDriver {
    * could not be made) and the containers of finished jobs are removed.
    */
   async warm(): Promise<void> {
+    this.leftoversRemoved ??= this.removeLeftovers();
     await this.pool.fill();
     await Promise.all([...this.removals]);
   }
@@ -179,6 +183,22 @@ export class DockerDriver {
     }
   }
 
+  /**
+   * Removes job containers that stopped over a minute ago: what runners that
+   * died (SIGKILL) left. Containers are not AutoRemove'd, because the runner
+   * reads a stopped container's OOMKilled flag after its supervisor died.
+   */
+  private async removeLeftovers(): Promise<void> {
+    const stopped = await this.docker.listContainers({ all: true, filters: { label: [jobLabel], status: ['exited', 'dead'] } }).catch(() => []);
+    await Promise.all(
+      stopped.map(async ({ Id }) => {
+        const container = this.docker.getContainer(Id);
+        const finishedAt = Date.parse((await container.inspect().catch(() => undefined))?.State.FinishedAt ?? '');
+        if (Number.isFinite(finishedAt) && Date.now() - finishedAt > 60_000) await container.remove({ force: true }).catch(() => undefined);
+      }),
+    );
+  }
+
   /** A pooled sandbox for a job with the pool's image and limits, or undefined. */
   private take(image: string, limits: EffectiveLimits): LaunchedSandbox | undefined {
     if (this.defaults === undefined || image !== this.image || !samePoolLimits(limits, this.defaults)) return undefined;
@@ -202,7 +222,8 @@ export class DockerDriver {
    * A started container running the supervisor, attached (before start, so
    * no frame is lost). Its life is bounded even if this runner dies: the
    * supervisor exits when no job arrives within `waitMs` plus a minute, or at
-   * the job's timeout, and AutoRemove deletes the container then.
+   * the job's timeout. A container left behind by a runner that died is
+   * removed by the next runner's warm().
    */
   private async launch(image: string, limits: EffectiveLimits, label: string, waitMs: number): Promise<LaunchedSandbox> {
     const container = await this.create(image, limits, label, Math.ceil(waitMs / 1000) + 60);
@@ -243,7 +264,6 @@ export class DockerDriver {
         Labels: { [jobLabel]: label },
         HostConfig: {
           NetworkMode: 'none',
-          AutoRemove: true,
           ReadonlyRootfs: true,
           CapDrop: ['ALL'],
           SecurityOpt: ['no-new-privileges'],
@@ -251,7 +271,6 @@ export class DockerDriver {
           MemorySwap: limits.memoryBytes,
           PidsLimit: limits.pids,
           NanoCpus: Math.round(limits.cpus * 1e9),
-          Init: true,
           ...(this.runtime === undefined ? {} : { Runtime: this.runtime }),
           Tmpfs: {
             // nr_inodes: a million empty files would cost kernel memory, not tmpfs space.
