@@ -22,7 +22,7 @@ fi
 
 if docker image inspect "$image" >/dev/null 2>&1; then
   image_id="$(docker image inspect -f '{{.Id}}' "$image")"
-  if [ -x "$dir/usr/bin/python3" ] && [ "$(cat "$dir/.ratchet-image-id" 2>/dev/null)" = "$image_id" ]; then
+  if [ -x "$dir/usr/bin/python3" ] && [ -c "$dir/dev/null" ] && [ "$(cat "$dir/.ratchet-image-id" 2>/dev/null)" = "$image_id" ]; then
     echo "ensure-sandbox-rootfs: $dir is the export of $image"
     exit 0
   fi
@@ -31,7 +31,9 @@ if docker image inspect "$image" >/dev/null 2>&1; then
   staging="$(mktemp -d "$(dirname "$dir")/.rootfs.XXXXXX")"
   container="$(docker create "$image" true)"
   trap 'docker rm -f "$container" >/dev/null 2>&1 || true; rm -rf "$staging"' EXIT
-  docker export "$container" | tar -x -C "$staging" --exclude=dev/* 
+  docker export "$container" | tar -x -C "$staging" --exclude='dev/*'
+  # bwrap mounts its own /dev; /dev/null is for chroot (the bench's like-for-like bare-host run).
+  mknod -m 0666 "$staging/dev/null" c 1 3 2>/dev/null || true
   echo "$image_id" >"$staging/.ratchet-image-id"
   # Readable by the unprivileged user bwrap runs as; writable by no one but root.
   chmod 0755 "$staging"

@@ -71,6 +71,8 @@ export class BubblewrapDriver {
   private readonly cgroups = JobCgroup.availability();
   private readonly running = new Set<LaunchedSandbox>();
   private readonly pool: WarmPool<LaunchedSandbox>;
+  /** Sandboxes of finished jobs being cleaned up. */
+  private readonly endings = new Set<Promise<void>>();
 
   constructor(options: BubblewrapDriverOptions = {}) {
     this.rootfs = options.rootfs ?? defaultRootfs();
@@ -88,7 +90,7 @@ export class BubblewrapDriver {
         await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
         return sandbox;
       },
-      discard: (sandbox) => void this.end(sandbox),
+      discard: (sandbox) => this.endLater(sandbox),
     });
   }
 
@@ -97,16 +99,21 @@ export class BubblewrapDriver {
     return this.pool.size;
   }
 
-  /** Fills the warm pool, if any, after removing cgroups that runners killed before they could. */
+  /**
+   * Fills the warm pool, if any (after removing cgroups that runners killed
+   * before they could), and waits for finished jobs' cleanup.
+   */
   async warm(): Promise<void> {
     if (this.cgroups.available) await JobCgroup.removeStale();
     await this.pool.fill();
+    await Promise.all([...this.endings]);
   }
 
-  /** Ends the pool and kills jobs still running. */
+  /** Ends the pool, kills jobs still running and waits for every sandbox's cleanup. */
   async close(): Promise<void> {
     await this.pool.close();
     await Promise.all([...this.running].map((sandbox) => this.end(sandbox)));
+    await Promise.all([...this.endings]);
   }
 
   /**
@@ -172,7 +179,9 @@ export class BubblewrapDriver {
     } finally {
       clearTimeout(backstop);
       signal?.removeEventListener('abort', kill);
-      await this.end(sandbox);
+      // The result does not wait for the cgroup's removal; close() does.
+      this.endLater(sandbox);
+      this.pool.replenish();
     }
   }
 
@@ -214,6 +223,11 @@ export class BubblewrapDriver {
   private async kill(sandbox: LaunchedSandbox): Promise<void> {
     if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) sandbox.child.kill('SIGKILL');
     await sandbox.cgroup?.killAll();
+  }
+
+  private endLater(sandbox: LaunchedSandbox): void {
+    const ending = this.end(sandbox).finally(() => this.endings.delete(ending));
+    this.endings.add(ending);
   }
 
   /** Kills what is left of a sandbox and removes its cgroup. */

@@ -180,6 +180,7 @@ export class DockerDriver {
       sandbox.stream.destroy();
       // The result does not wait for the removal (about 100 ms); close() does.
       this.removeLater(sandbox.container);
+      this.pool.replenish();
     }
   }
 

@@ -17,8 +17,10 @@ export interface WarmPoolOptions<T extends Launched> {
 
 /**
  * Pre-started, single-use sandboxes: a job takes one (or none, and starts
- * its own), the pool refills in the background, empties after `idleMs`
- * without a job, and waits 5 s after a failed start before trying again.
+ * its own); the pool refills in the background when the job has finished
+ * (`replenish`), so starting its replacement does not compete for CPU with
+ * the job itself; it empties after `idleMs` without a job, and waits 5 s
+ * after a failed start before trying again.
  */
 export class WarmPool<T extends Launched> {
   private readonly ready: { sandbox: T; createdAt: number }[] = [];
@@ -40,7 +42,7 @@ export class WarmPool<T extends Launched> {
     return this.ready.length;
   }
 
-  /** A ready sandbox, or undefined when none is; starts refilling either way. */
+  /** A ready sandbox, or undefined when none is. Call replenish() when the job is done. */
   take(): T | undefined {
     if (this.options.size === 0) return undefined;
     this.lastUsed = Date.now();
@@ -50,8 +52,12 @@ export class WarmPool<T extends Launched> {
       if (Date.now() - entry.createdAt < this.options.idleMs && !entry.sandbox.ended) taken = entry.sandbox;
       else this.options.discard(entry.sandbox);
     }
-    this.refill();
     return taken;
+  }
+
+  /** Starts the sandboxes the pool lacks, in the background. */
+  replenish(): void {
+    this.refill();
   }
 
   /** Resolves once the pool is full, or a start failed. */
