@@ -23,8 +23,8 @@ export const sandboxConfigSection = configSection({
   cpus: z.number().positive().default(1),
   outputLimitKb: z.number().int().min(1).default(256),
   workDirMb: z.number().int().min(1).default(64),
-  /** Started, idle containers kept ready for test runs (each used once, then removed); 0 creates one per run. */
-  warmPool: z.number().int().min(0).max(64).default(0),
+  /** Sandboxes started ahead for test runs, each used once, then removed and replaced after the run; 0 starts one per run. */
+  warmPool: z.number().int().min(0).max(64).default(2),
   /** An idle warm pool is emptied after this long, seconds (the next run refills it). */
   warmIdleSeconds: z.number().int().min(5).default(300),
 });
