@@ -30,7 +30,7 @@ interface Case {
   readonly files?: Record<string, string>;
   readonly timeoutSeconds?: number;
   readonly job?: Partial<SandboxJob>;
-  readonly check: (result: SandboxJobResult, output: { stdout: string; stderr: string }) => void;
+  readonly check: (result: SandboxJobResult, output: { stdout: string; stderr: string }, driver: string) => void;
 }
 
 const pytest = ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--junitxml=/tmp/report.xml', 'tests'];
@@ -83,12 +83,15 @@ const cases: Case[] = [
   {
     name: 'inode exhaustion',
     program: 'import os, time\nos.mkdir("many")\nend = time.monotonic() + 3\ncount = 0\ntry:\n    while time.monotonic() < end:\n        open("many/%d" % count, "w").close()\n        count += 1\nexcept OSError as error:\n    print("error", error.errno)\nprint("made", count)\n',
-    check: (result, { stdout }) => {
+    check: (result, { stdout }, driver) => {
       // Docker's tmpfs has an inode cap (ENOSPC, errno 28). bubblewrap cannot
       // set one: the inodes' kernel memory fills the job's memory cgroup and
-      // the whole sandbox is OOM-killed, which the result says.
-      if (result.oomKilled) expect(result.testReport?.parsed).toBe(false);
-      else expect(stdout).toMatch(/error 28\nmade \d+/);
+      // the whole sandbox is OOM-killed, which the result says; on a slow
+      // machine the program may also run out of time first, and the bounded
+      // walk of the work directory still returns a result.
+      if (driver === 'docker') expect(stdout).toMatch(/error 28\nmade \d+/);
+      else if (result.oomKilled) expect(result.testReport?.parsed).toBe(false);
+      else expect(stdout).toMatch(/made \d+/);
     },
   },
   {
@@ -417,7 +420,7 @@ describe.each(drivers)('abuse suite on the %s driver', (driverName, makeDriver) 
   it.each(cases.map((testCase) => [testCase.name, testCase] as const))('%s', async (_name, testCase) => {
     const marker = `abuse-marker-${process.pid}-${counter + 1}`;
     const result = await driver.run(job(testCase, marker));
-    testCase.check(result, { stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') });
+    testCase.check(result, { stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') }, driverName);
     // Nothing it started runs on after the job (Docker removes its container a moment after the result).
     await waitFor(() => !hostProcesses().some((line) => line.includes(marker)), `a process of "${testCase.name}" outlived its job`);
     // The next job runs normally.

@@ -9,6 +9,7 @@ import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } fr
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
+import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
 
@@ -34,17 +35,14 @@ export interface BubblewrapDriverOptions {
 }
 
 /** A started bwrap sandbox, held back by `read` until its cgroup was joined, its supervisor then waiting for the job. */
-interface LaunchedSandbox {
+interface LaunchedSandbox extends SupervisedSandbox {
   readonly child: ChildProcess;
-  readonly session: SupervisorSession;
   readonly cgroup: JobCgroup | undefined;
-  readonly closed: Promise<void>;
   ended: boolean;
 }
 
 /** Host uid and gid a root runner runs bwrap as, so the sandbox maps to no one with rights on the host. */
 const sandboxHostId = 10001;
-const backstopGraceMs = 5_000;
 
 /** Where the root filesystem is by default for this user. */
 export function defaultRootfs(): string {
@@ -85,11 +83,7 @@ export class BubblewrapDriver {
     this.pool = new WarmPool({
       size: defaults === undefined ? 0 : Math.max(0, options.warmPool ?? 0),
       idleMs,
-      launch: async () => {
-        const sandbox = await this.launch(defaults as EffectiveLimits, 'pool', Math.ceil(idleMs / 1000) + 60);
-        await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
-        return sandbox;
-      },
+      launch: () => this.launch(defaults as EffectiveLimits, 'pool', Math.ceil(idleMs / 1000) + 60),
       discard: (sandbox) => this.endLater(sandbox),
     });
   }
@@ -150,17 +144,14 @@ export class BubblewrapDriver {
     const pooled = this.defaults !== undefined && samePoolLimits(limits, this.defaults) ? this.pool.take() : undefined;
     const sandbox = pooled ?? (await this.launch(limits, job.jobId));
     this.running.add(sandbox);
-    let killedAtDeadline = false;
-    const kill = () => void this.kill(sandbox);
-    signal?.addEventListener('abort', kill, { once: true });
-    const backstop = setTimeout(() => {
-      killedAtDeadline = true;
-      kill();
-    }, limits.timeoutMs + backstopGraceMs);
     try {
-      sandbox.child.stdin?.end(jobInput(job, limits, sandbox.cgroup === undefined ? { extraRlimits: { nproc: limits.pids, as: limits.memoryBytes } } : {}));
-      await Promise.race([sandbox.session.whenDone(), sandbox.closed]);
-      if (signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `sandbox job ${job.jobId} was cancelled`);
+      const { killedAtDeadline } = await superviseJob(sandbox, {
+        jobId: job.jobId,
+        timeoutMs: limits.timeoutMs,
+        signal,
+        send: () => sandbox.child.stdin?.end(jobInput(job, limits, sandbox.cgroup === undefined ? { extraRlimits: { nproc: limits.pids, as: limits.memoryBytes } } : {})),
+        kill: () => this.kill(sandbox),
+      });
       if (!sandbox.session.ready && sandbox.session.diagnosticText !== '') {
         throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap could not start the sandbox: ${sandbox.session.diagnosticText}`);
       }
@@ -177,8 +168,6 @@ export class BubblewrapDriver {
       const peak = sandbox.cgroup === undefined ? 0 : await sandbox.cgroup.peakMemory();
       return peak > 0 && result.resourceUsage !== undefined ? { ...result, resourceUsage: { ...result.resourceUsage, peakMemoryBytes: peak } } : result;
     } finally {
-      clearTimeout(backstop);
-      signal?.removeEventListener('abort', kill);
       // The result does not wait for the cgroup's removal; close() does.
       this.endLater(sandbox);
       this.pool.replenish();

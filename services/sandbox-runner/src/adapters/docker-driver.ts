@@ -6,6 +6,7 @@ import Docker from 'dockerode';
 import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
+import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
 
@@ -34,17 +35,11 @@ export interface DockerDriverOptions {
 }
 
 /** A container whose supervisor is attached: its stdin takes the job, its stdout the frames. */
-interface LaunchedSandbox {
+interface LaunchedSandbox extends SupervisedSandbox {
   readonly container: Docker.Container;
   readonly stream: Duplex;
-  readonly session: SupervisorSession;
-  /** Resolves when the attach stream ends (the container stopped or was killed). */
-  readonly closed: Promise<void>;
   ended: boolean;
 }
-
-/** After its timeout, the supervisor gets this long to end the job before the runner kills the container, ms. */
-const backstopGraceMs = 5_000;
 
 /** The uid:gid jobs run as; the image has a `sandbox` user with this id and nothing owned by it. */
 const sandboxUser = '10001:10001';
@@ -87,12 +82,7 @@ export class DockerDriver {
     this.pool = new WarmPool({
       size: defaults === undefined ? 0 : Math.max(0, options.warmPool ?? 0),
       idleMs,
-      launch: async () => {
-        const sandbox = await this.launch(this.image, defaults as EffectiveLimits, `pool-${this.runnerId}`, idleMs);
-        // Pooled means the supervisor is loaded and waiting: a job starts its first command at once.
-        await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
-        return sandbox;
-      },
+      launch: () => this.launch(this.image, defaults as EffectiveLimits, `pool-${this.runnerId}`, idleMs),
       discard: (sandbox) => this.discard(sandbox),
     });
   }
@@ -151,19 +141,14 @@ export class DockerDriver {
     const started = performance.now();
     const input = jobInput(job, limits);
     const sandbox = this.take(image, limits) ?? (await this.launch(image, limits, job.jobId, 0));
-    let killedAtDeadline = false;
-    const kill = () => sandbox.container.kill().catch(() => undefined);
-    const onAbort = () => void kill();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // The supervisor ends the job at its timeout; this catches a supervisor the code stopped or killed.
-    const backstop = setTimeout(() => {
-      killedAtDeadline = true;
-      void kill();
-    }, limits.timeoutMs + backstopGraceMs);
     try {
-      sandbox.stream.write(input);
-      await Promise.race([sandbox.session.whenDone(), sandbox.closed]);
-      if (signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `sandbox job ${job.jobId} was cancelled`);
+      const { killedAtDeadline } = await superviseJob(sandbox, {
+        jobId: job.jobId,
+        timeoutMs: limits.timeoutMs,
+        signal,
+        send: () => sandbox.stream.write(input),
+        kill: () => sandbox.container.kill().catch(() => undefined),
+      });
       const hostOomKilled = sandbox.session.done === undefined ? (await sandbox.container.inspect().catch(() => undefined))?.State.OOMKilled === true : false;
       return await resultOf(job, limits, sandbox.session, {
         driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
@@ -175,8 +160,6 @@ export class DockerDriver {
         hostOomKilled,
       });
     } finally {
-      clearTimeout(backstop);
-      signal?.removeEventListener('abort', onAbort);
       sandbox.stream.destroy();
       // The result does not wait for the removal (about 100 ms); close() does.
       this.removeLater(sandbox.container);

@@ -1,15 +1,11 @@
-/** A started sandbox whose supervisor waits for a job. */
-export interface Launched {
-  /** True once the sandbox is gone (killed, or its supervisor gave up waiting). */
-  readonly ended: boolean;
-}
+import type { SupervisedSandbox } from './supervised-job';
 
-export interface WarmPoolOptions<T extends Launched> {
+export interface WarmPoolOptions<T extends SupervisedSandbox> {
   /** Sandboxes kept ready; 0 turns the pool off. */
   readonly size: number;
   /** A pool idle this long is emptied; a pooled sandbox is never older, ms. */
   readonly idleMs: number;
-  /** Starts one sandbox and resolves when its supervisor is ready for a job. */
+  /** Starts one sandbox (the pool waits for its supervisor to be ready). */
   readonly launch: () => Promise<T>;
   /** Ends a sandbox that will not be used. */
   readonly discard: (sandbox: T) => void;
@@ -22,7 +18,7 @@ export interface WarmPoolOptions<T extends Launched> {
  * the job itself; it empties after `idleMs` without a job, and waits 5 s
  * after a failed start before trying again.
  */
-export class WarmPool<T extends Launched> {
+export class WarmPool<T extends SupervisedSandbox> {
   private readonly ready: { sandbox: T; createdAt: number }[] = [];
   private filling = 0;
   private lastUsed = Date.now();
@@ -80,7 +76,9 @@ export class WarmPool<T extends Launched> {
       this.filling += 1;
       void this.options
         .launch()
-        .then((sandbox) => {
+        .then(async (sandbox) => {
+          // Pooled means the supervisor is loaded and waiting: a job starts its first command at once.
+          await Promise.race([sandbox.session.whenReady(), sandbox.closed]);
           if (this.closed || sandbox.ended) this.options.discard(sandbox);
           else this.ready.push({ sandbox, createdAt: Date.now() });
         })
