@@ -134,7 +134,7 @@ console.log(`\nDistributed mode, ${tasks} tasks x 2 iterations (one fails, one p
 console.log('| measure | n | p50 | p90 |\n|---|---|---|---|');
 console.log(row('orchestration overhead per iteration (CODING to next CODING, minus the sandbox)', iterationOverheads));
 console.log(row('per task outside iterations (submit, retrieve, plan; learn, finish)', taskOverheads));
-console.log(row('sandbox: 10-test pytest file via the job queue, fresh Docker container (TESTING phase)', sandboxMs));
+console.log(row('sandbox: 10-test pytest file via the job queue, Docker warm pool (TESTING phase)', sandboxMs));
 for (const [name, values] of phaseMs) console.log(row(`  of which inside ${name} (service calls; the rest is transitions and events)`, values));
 console.log(`\nSandbox-job throughput, ${jobs} 10-test pytest jobs at once, each runner one job at a time (${os.cpus().length} CPUs)\n`);
 console.log('| runners | jobs/s |\n|---|---|');

@@ -8,7 +8,7 @@
 //    and the bus. Goal: under 20 ms p50. The per-task work outside the
 //    iterations (retrieve, plan, learn) is reported on its own line.
 // 2. Sandbox time for a 10-test pytest file through the real path (tester ->
-//    sandbox runner -> fresh Docker container) next to bare
+//    sandbox runner -> Docker, from the warm pool config/cli.yaml sets) next to bare
 //    `python3 -m pytest` on the same files on the host, in the same run.
 //
 // Run with `npm run bench` (builds first) or
@@ -135,6 +135,6 @@ console.log(`\nEmbedded loop, ${tasks} tasks x 3 iterations (two fail, one passe
 console.log('| measure | n | p50 | p90 |\n|---|---|---|---|');
 console.log(row('loop overhead per iteration (CODING to next CODING, minus the sandbox)', iterationOverheads));
 console.log(row('per task outside iterations (submit, retrieve, plan; learn, finish)', taskOverheads));
-console.log(row('sandbox: 10-test pytest file, fresh Docker container (TESTING phase)', sandboxMs));
+console.log(row('sandbox: 10-test pytest file, Docker warm pool of config/cli.yaml (TESTING phase)', sandboxMs));
 console.log(row(`bare host: python3 -m pytest, same file (${hostPytest})`, bare));
 console.log(`\nsandbox / bare at p50: ${(percentile(sandboxMs, 50) / percentile(bare, 50)).toFixed(2)}x; loop overhead goal < 20 ms p50: ${percentile(iterationOverheads, 50) < 20 ? 'met' : 'NOT met'}`);

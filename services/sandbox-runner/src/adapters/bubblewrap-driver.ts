@@ -32,6 +32,8 @@ export interface BubblewrapDriverOptions {
   readonly warmPool?: number;
   /** See DockerDriverOptions.warmIdleMs. Default 300000. */
   readonly warmIdleMs?: number;
+  /** false: limit by setrlimit even where cgroups could be used (what an unprivileged runner gets). Default: cgroups when writable. */
+  readonly cgroups?: boolean;
 }
 
 /** A started bwrap sandbox, held back by `read` until its cgroup was joined, its supervisor then waiting for the job. */
@@ -66,7 +68,7 @@ export class BubblewrapDriver {
   private readonly defaults: EffectiveLimits | undefined;
   private readonly bwrap: string;
   private readonly image: string;
-  private readonly cgroups = JobCgroup.availability();
+  private readonly cgroups: { available: boolean; detail: string };
   private readonly running = new Set<LaunchedSandbox>();
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Sandboxes of finished jobs being cleaned up. */
@@ -78,6 +80,7 @@ export class BubblewrapDriver {
     this.runnerId = options.runnerId ?? `bwrap-${randomUUID().slice(0, 8)}`;
     this.bwrap = options.bwrap ?? 'bwrap';
     this.image = options.image ?? 'ratchet-sandbox:1';
+    this.cgroups = options.cgroups === false ? { available: false, detail: 'cgroups turned off by the cgroups option' } : JobCgroup.availability();
     const defaults = this.defaults;
     const idleMs = options.warmIdleMs ?? 300_000;
     this.pool = new WarmPool({

@@ -1,0 +1,107 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { Language, SandboxDriver, type SandboxJob } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { BubblewrapDriver, type EffectiveLimits } from '../src';
+
+// Real bubblewrap over the exported sandbox image (tools/ensure-sandbox-rootfs.sh).
+// The abuse suite covers hostile programs; this covers the driver's own duties.
+jest.setTimeout(60_000);
+
+const limits: EffectiveLimits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeoutMs: 20_000, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 };
+let counter = 0;
+
+function job(argv: string[], overrides: Partial<SandboxJob> = {}): SandboxJob {
+  counter += 1;
+  return {
+    jobId: `bwrap-${process.pid}-${counter}`,
+    taskId: 'task',
+    iteration: 1,
+    language: Language.LANGUAGE_PYTHON,
+    files: [],
+    commands: [{ name: 'run', argv, workingDirectory: '', timeout: undefined }],
+    env: {},
+    limits: undefined,
+    driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+    image: '',
+    testReportPath: '',
+    protectedPaths: [],
+    enqueuedAt: undefined,
+    deadline: undefined,
+    ...overrides,
+  };
+}
+
+/** This file's job cgroups still present (v1 or v2 layout). */
+function leftoverCgroups(): string[] {
+  const parents = ['/sys/fs/cgroup/ratchet-sandbox', '/sys/fs/cgroup/memory/ratchet-sandbox', '/sys/fs/cgroup/pids/ratchet-sandbox'];
+  return parents.flatMap((parent) => {
+    try {
+      return readdirSync(parent, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && entry.name.startsWith(`bwrap-${process.pid}-`))
+        .map((entry) => entry.name);
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe('BubblewrapDriver', () => {
+  const pooled = new BubblewrapDriver({ defaults: limits, warmPool: 2, runnerId: `bwrap-test-${process.pid}` });
+  afterAll(() => pooled.close());
+
+  it('runs jobs from its warm pool, never one sandbox twice, and refills after each job', async () => {
+    await pooled.warm();
+    expect(pooled.warmSandboxes).toBe(2);
+    const first = await pooled.run(job(['sh', '-c', 'echo secret > /work/left-behind; echo $$']));
+    const second = await pooled.run(job(['sh', '-c', 'ls /work; echo "$GREETING"'], { env: { GREETING: 'hello' } }));
+    expect(first.exitCode).toBe(0);
+    expect(second.stdout.toString()).not.toContain('left-behind');
+    expect(second.stdout.toString()).toContain('hello');
+    expect(second.driver).toBe(SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP);
+    const startupMs = (second.startup?.seconds ?? 0) * 1000 + (second.startup?.nanos ?? 0) / 1e6;
+    expect(startupMs).toBeGreaterThan(0);
+    await pooled.warm();
+    expect(pooled.warmSandboxes).toBe(2);
+  });
+
+  it('limits memory and processes with a cgroup per job, and removes it afterwards', async () => {
+    const driver = new BubblewrapDriver({ defaults: limits });
+    try {
+      expect(await driver.ping()).toMatch(/limits by cgroup v[12]/);
+      const bomb = await driver.run(job(['python3', '-c', 'x = bytearray(400 << 20)']));
+      expect(bomb.oomKilled).toBe(true);
+      expect(bomb.resourceUsage?.peakMemoryBytes).toBeGreaterThan(100 << 20);
+      const threads = await driver.run(job(['python3', '-c', 'import threading, time\nn = 0\ntry:\n    while True:\n        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n        n += 1\nexcept RuntimeError:\n    print("threads", n)\n']));
+      expect(Number(/threads (\d+)/.exec(threads.stdout.toString())?.[1])).toBeLessThan(limits.pids);
+    } finally {
+      await driver.close();
+    }
+    expect(leftoverCgroups()).toEqual([]);
+  });
+
+  it('falls back to setrlimit without cgroups, and says so', async () => {
+    const driver = new BubblewrapDriver({ defaults: limits, cgroups: false });
+    try {
+      expect(await driver.ping()).toContain('limits by setrlimit only');
+      const bomb = await driver.run(job(['python3', '-c', 'x = bytearray(400 << 20)']));
+      expect(bomb.exitCode).toBe(1);
+      expect(bomb.stderr.toString()).toContain('MemoryError');
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('says what to install or build when bwrap or the root filesystem is missing', async () => {
+    await expect(new BubblewrapDriver({ rootfs: '/nonexistent/rootfs' }).ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('tools/ensure-sandbox-rootfs.sh') });
+    await expect(new BubblewrapDriver({ bwrap: '/nonexistent/bwrap' }).ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('apt-get install bubblewrap') });
+    await expect(pooled.run(job(['true'], { image: 'python:3.12' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('use the docker driver') });
+  });
+
+  it('kills the job and ends it CANCELLED when the caller aborts', async () => {
+    const controller = new AbortController();
+    const running = pooled.run(job(['sleep', '30']), controller.signal);
+    setTimeout(() => controller.abort(), 300);
+    await expect(running).rejects.toMatchObject({ code: ErrorCode.CANCELLED });
+  });
+});
