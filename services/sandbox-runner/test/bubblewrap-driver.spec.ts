@@ -65,6 +65,28 @@ describe('BubblewrapDriver', () => {
     expect(pooled.warmSandboxes).toBe(2);
   });
 
+  it('runs pytest with hypothesis, and JavaScript and TypeScript with node\'s test runner, reading the JUnit reports', async () => {
+    const python = await pooled.run(
+      job(['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--junitxml=/tmp/report.xml', 'tests'], {
+        files: [{ path: 'tests/test_sort.py', content: 'from hypothesis import given, strategies as st\n\n@given(st.lists(st.integers()))\ndef test_sorted_is_idempotent(items):\n    assert sorted(sorted(items)) == sorted(items)\n' }],
+        testReportPath: '/tmp/report.xml',
+        protectedPaths: ['tests/test_sort.py'],
+      }),
+    );
+    expect(python.testReport).toMatchObject({ parsed: true, total: 1, passed: 1 });
+    const node = await pooled.run(
+      job(['node', '--test', '--test-concurrency=1', '--test-reporter=junit', '--test-reporter-destination=/tmp/report.xml', 'tests/a.test.js', 'tests/b.test.ts'], {
+        language: Language.LANGUAGE_TYPESCRIPT,
+        files: [
+          { path: 'tests/a.test.js', content: "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => assert.strictEqual(1 + 1, 2));\n" },
+          { path: 'tests/b.test.ts', content: "import test from 'node:test';\nimport assert from 'node:assert';\nconst double = (value: number): number => value * 2;\ntest('doubles', () => assert.strictEqual(double(2), 5));\n" },
+        ],
+        testReportPath: '/tmp/report.xml',
+      }),
+    );
+    expect(node.testReport).toMatchObject({ parsed: true, total: 2, passed: 1, failed: 1 });
+  });
+
   it('limits memory and processes with a cgroup per job, and removes it afterwards', async () => {
     const driver = new BubblewrapDriver({ defaults: limits });
     try {

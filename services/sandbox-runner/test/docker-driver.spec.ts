@@ -164,6 +164,17 @@ describe('DockerDriver', () => {
     expect(result.oomKilled).toBe(true);
   });
 
+  it('kills and removes the container when the caller cancels, and ends CANCELLED', async () => {
+    const controller = new AbortController();
+    const cancelled = job({}, ['sleep', '60']);
+    const running = driver.run(cancelled, controller.signal);
+    setTimeout(() => controller.abort(), 500);
+    await expect(running).rejects.toMatchObject({ code: ErrorCode.CANCELLED });
+    await driver.warm(); // waits for the removal
+    const left = execFileSync('docker', ['ps', '-a', '--filter', `label=${jobLabel}=${cancelled.jobId}`, '-q']).toString().trim();
+    expect(left).toBe('');
+  });
+
   it('says how long the job took to reach its first instruction', async () => {
     const result = await sh('true');
     const startupMs = (result.startup?.seconds ?? 0) * 1000 + (result.startup?.nanos ?? 0) / 1e6;
