@@ -21,8 +21,8 @@ export { parseJUnit } from './domain/junit';
 export interface Sandbox {
   readonly runnerId: string;
   run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult>;
-  /** Resolves when the driver can run jobs; throws AppError saying what to fix. */
-  ping(): Promise<unknown>;
+  /** Resolves, with what it checked, when the driver can run jobs; throws AppError saying what to fix. */
+  ping(): Promise<string>;
   warm(): Promise<void>;
   close(): Promise<void>;
 }
@@ -122,7 +122,7 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
         required: true,
         check: () =>
           driver.ping().then(
-            (detail) => ({ ok: true, detail: typeof detail === 'string' ? detail : 'engine up, image present' }),
+            (detail) => ({ ok: true, detail }),
             (error: unknown) => ({ ok: false, detail: AppError.from(error).message }),
           ),
       },

@@ -128,7 +128,8 @@ export class BubblewrapDriver {
     if (probe.status !== 0) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap cannot make a sandbox here: ${probe.stderr.toString().trim()}; unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)`);
     }
-    return this.cgroups.available ? `bwrap ok, limits by ${this.cgroups.detail}` : `bwrap ok, limits by setrlimit only (${this.cgroups.detail})`;
+    const limitsBy = this.cgroups.available ? `limits by ${this.cgroups.detail}` : `limits by setrlimit only (${this.cgroups.detail})`;
+    return `bwrap ok, ${limitsBy}, ${this.pool.size} warm`;
   }
 
   /**

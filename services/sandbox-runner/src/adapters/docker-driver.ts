@@ -109,18 +109,20 @@ export class DockerDriver {
   }
 
   /**
-   * Checks that the engine answers and the default image exists.
+   * Checks that the engine answers and the default image exists; says so,
+   * with the runtime and the number of warm containers.
    *
    * @throws AppError UNAVAILABLE (retryable) when Docker is unreachable;
    *   FAILED_PRECONDITION when the image is missing.
    */
-  async ping(): Promise<void> {
+  async ping(): Promise<string> {
     try {
       await this.docker.ping();
     } catch (error) {
       throw unreachable(error);
     }
     await this.checkImage(this.image);
+    return `engine up, image ${this.image} present${this.runtime === undefined ? '' : `, runtime ${this.runtime}`}, ${this.pool.size} warm`;
   }
 
   /**
