@@ -9,6 +9,7 @@ import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } fr
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
+import { PrivateTmpfs } from './private-tmpfs';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -40,11 +41,14 @@ export interface BubblewrapDriverOptions {
 interface LaunchedSandbox extends SupervisedSandbox {
   readonly child: ChildProcess;
   readonly cgroup: JobCgroup | undefined;
+  readonly files: PrivateTmpfs | undefined;
   ended: boolean;
 }
 
 /** Host uid and gid a root runner runs bwrap as, so the sandbox maps to no one with rights on the host. */
 const sandboxHostId = 10001;
+/** Size of a sandbox's /tmp, as in Docker. */
+const tmpBytes = 64 << 20;
 
 /** Where the root filesystem is by default for this user. */
 export function defaultRootfs(): string {
@@ -69,6 +73,8 @@ export class BubblewrapDriver {
   private readonly bwrap: string;
   private readonly image: string;
   private readonly cgroups: { available: boolean; detail: string };
+  /** Root mounts each sandbox a tmpfs of its own, with an inode cap. */
+  private readonly privateTmpfs = process.getuid?.() === 0;
   private readonly running = new Set<LaunchedSandbox>();
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Sandboxes of finished jobs being cleaned up. */
@@ -102,6 +108,7 @@ export class BubblewrapDriver {
    */
   async warm(): Promise<void> {
     if (this.cgroups.available) await JobCgroup.removeStale();
+    if (this.privateTmpfs) await PrivateTmpfs.removeStale();
     await this.pool.fill();
     await Promise.all([...this.endings]);
   }
@@ -185,19 +192,25 @@ export class BubblewrapDriver {
    * `idleSeconds`.
    */
   private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60): Promise<LaunchedSandbox> {
-    const cgroup = this.cgroups.available ? await JobCgroup.create(`${name}-${randomUUID().slice(0, 8)}`, limits) : undefined;
-    const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes), ...supervisorArgv(idleSeconds)], {
+    const unique = `${name}-${randomUUID().slice(0, 8)}`;
+    const cgroup = this.cgroups.available ? await JobCgroup.create(unique, limits) : undefined;
+    const files = this.privateTmpfs ? await PrivateTmpfs.create(unique, limits.workDirBytes + tmpBytes, sandboxHostId).catch(async (error: unknown) => {
+      await cgroup?.remove();
+      throw error;
+    }) : undefined;
+    const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes, files), ...supervisorArgv(idleSeconds)], {
       stdio: ['pipe', 'pipe', 'pipe'],
       // Nothing of the runner's environment: bwrap's own process is visible as /proc/1 inside.
       env: {},
       ...this.hostIdentity(),
     });
     const session = new SupervisorSession(limits.outputLimitBytes);
-    const sandbox: LaunchedSandbox = { child, session, cgroup, ended: false, closed: new Promise((resolve) => child.once('close', () => resolve())) };
+    const sandbox: LaunchedSandbox = { child, session, cgroup, files, ended: false, closed: new Promise((resolve) => child.once('close', () => resolve())) };
     void sandbox.closed.then(async () => {
       sandbox.ended = true;
       // Also when the supervisor gave up waiting in the pool.
       await cgroup?.remove();
+      await files?.remove();
     });
     child.stdout.on('data', (chunk: Buffer) => session.accept(chunk));
     child.stderr.on('data', (chunk: Buffer) => session.acceptDiagnostics(chunk));
@@ -229,10 +242,13 @@ export class BubblewrapDriver {
     await sandbox.closed;
     this.running.delete(sandbox);
     await sandbox.cgroup?.remove();
+    await sandbox.files?.remove();
   }
 
   /** bwrap's arguments up to the command. */
-  private namespaceArguments(workDirBytes: number): string[] {
+  private namespaceArguments(workDirBytes: number, files?: PrivateTmpfs): string[] {
+    // With a private tmpfs (root), /work and /tmp are its directories, with an inode cap; otherwise bwrap's own tmpfs.
+    const writable = files === undefined ? ['--size', String(workDirBytes), '--tmpfs', workDirectory, '--size', String(tmpBytes), '--tmpfs', '/tmp'] : ['--bind', files.work, workDirectory, '--bind', files.tmp, '/tmp'];
     return [
       '--unshare-all',
       '--unshare-user',
@@ -254,14 +270,7 @@ export class BubblewrapDriver {
       '/proc',
       '--dev',
       '/dev',
-      '--size',
-      String(workDirBytes),
-      '--tmpfs',
-      workDirectory,
-      '--size',
-      String(64 << 20),
-      '--tmpfs',
-      '/tmp',
+      ...writable,
       '--chdir',
       workDirectory,
       '--clearenv',

@@ -3,7 +3,7 @@ import { PassThrough, type Duplex } from 'node:stream';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import Docker from 'dockerode';
-import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
+import { effectiveLimits, samePoolLimits, tmpfsInodes, validateJob, type EffectiveLimits } from '../domain/job-limits';
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
@@ -260,8 +260,8 @@ export class DockerDriver {
           ...(this.runtime === undefined ? {} : { Runtime: this.runtime }),
           Tmpfs: {
             // nr_inodes: a million empty files would cost kernel memory, not tmpfs space.
-            [workDirectory]: `rw,exec,nosuid,nodev,size=${limits.workDirBytes},nr_inodes=${inodesFor(limits.workDirBytes)},uid=10001,gid=10001,mode=0700`,
-            '/tmp': `rw,exec,nosuid,nodev,size=67108864,nr_inodes=${inodesFor(67108864)},uid=10001,gid=10001,mode=1777`,
+            [workDirectory]: `rw,exec,nosuid,nodev,size=${limits.workDirBytes},nr_inodes=${tmpfsInodes(limits.workDirBytes)},uid=10001,gid=10001,mode=0700`,
+            '/tmp': `rw,exec,nosuid,nodev,size=67108864,nr_inodes=${tmpfsInodes(67108864)},uid=10001,gid=10001,mode=1777`,
           },
         },
       });
@@ -281,11 +281,6 @@ export class DockerDriver {
     }
   }
 
-}
-
-/** One inode per KiB of a tmpfs, at least 4096. */
-function inodesFor(bytes: number): number {
-  return Math.max(4096, Math.floor(bytes / 1024));
 }
 
 function ended(stream: Duplex): Promise<void> {

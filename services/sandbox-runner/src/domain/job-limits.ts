@@ -85,3 +85,8 @@ function positive(value: number | undefined): number | undefined {
 export function samePoolLimits(limits: EffectiveLimits, pooled: EffectiveLimits): boolean {
   return limits.memoryBytes === pooled.memoryBytes && limits.pids === pooled.pids && limits.cpus === pooled.cpus && limits.workDirBytes === pooled.workDirBytes && limits.outputLimitBytes === pooled.outputLimitBytes;
 }
+
+/** Inodes of a tmpfs of `bytes`: one per KiB, at least 4096, so empty files cannot fill the kernel's memory instead. */
+export function tmpfsInodes(bytes: number): number {
+  return Math.max(4096, Math.floor(bytes / 1024));
+}
