@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Language, SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
+import { type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { BubblewrapDriver, DockerDriver, type EffectiveLimits, type Sandbox } from '../src';
+import { sandboxJob } from './jobs';
 
 // Hostile programs against both drivers, each with the outcome that makes it
 // harmless. After each one the next job must run normally and nothing the
@@ -397,23 +398,11 @@ describe.each(drivers)('abuse suite on the %s driver', (driverName, makeDriver) 
   function job(testCase: Case, marker: string): SandboxJob {
     counter += 1;
     const files = { ...(testCase.program === undefined ? {} : { 'p.py': testCase.program }), ...testCase.files };
-    return {
-      jobId: `abuse-${driverName}-${process.pid}-${counter}`,
+    return sandboxJob(`abuse-${driverName}-${process.pid}-${counter}`, testCase.argv ?? ['python3', 'p.py', marker], files, {
       taskId: 'abuse',
-      iteration: 1,
-      language: Language.LANGUAGE_PYTHON,
-      files: Object.entries(files).map(([file, content]) => ({ path: file, content })),
-      commands: [{ name: 'run', argv: testCase.argv ?? ['python3', 'p.py', marker], workingDirectory: '', timeout: undefined }],
-      env: {},
       limits: { ...toLimits(limits), ...(testCase.timeoutSeconds === undefined ? {} : { timeout: { seconds: testCase.timeoutSeconds, nanos: 0 } }) },
-      driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
-      image: '',
-      testReportPath: '',
-      protectedPaths: [],
-      enqueuedAt: undefined,
-      deadline: undefined,
       ...testCase.job,
-    };
+    });
   }
 
   it.each(cases.map((testCase) => [testCase.name, testCase] as const))('%s', async (_name, testCase) => {

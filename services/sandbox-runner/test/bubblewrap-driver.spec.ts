@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { Language, SandboxDriver, type SandboxJob } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { BubblewrapDriver, type EffectiveLimits } from '../src';
+import { sandboxJob } from './jobs';
 
 // Real bubblewrap over the exported sandbox image (tools/ensure-sandbox-rootfs.sh).
 // The abuse suite covers hostile programs; this covers the driver's own duties.
@@ -13,23 +14,7 @@ let counter = 0;
 
 function job(argv: string[], overrides: Partial<SandboxJob> = {}): SandboxJob {
   counter += 1;
-  return {
-    jobId: `bwrap-${process.pid}-${counter}`,
-    taskId: 'task',
-    iteration: 1,
-    language: Language.LANGUAGE_PYTHON,
-    files: [],
-    commands: [{ name: 'run', argv, workingDirectory: '', timeout: undefined }],
-    env: {},
-    limits: undefined,
-    driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
-    image: '',
-    testReportPath: '',
-    protectedPaths: [],
-    enqueuedAt: undefined,
-    deadline: undefined,
-    ...overrides,
-  };
+  return sandboxJob(`bwrap-${process.pid}-${counter}`, argv, {}, overrides);
 }
 
 /** This file's job cgroups still present (v1 or v2 layout). */

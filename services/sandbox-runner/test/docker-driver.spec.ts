@@ -5,6 +5,7 @@ import { Language, SandboxDriver, SandboxRunnerServiceDefinition, TestCaseStatus
 import { ErrorCode } from '@ratchet/errors';
 import { hostService } from '@ratchet/runtime';
 import { createSandboxRunnerService, DockerDriver, jobLabel } from '../src';
+import { sandboxJob } from './jobs';
 
 // Real Docker engine and the real sandbox image; tools/ensure-docker.sh sets both up.
 jest.setTimeout(60_000);
@@ -15,23 +16,8 @@ const jobPrefix = `test-${process.pid}-`;
 
 function job(files: Record<string, string>, argv: string[], overrides: Partial<SandboxJob> = {}): SandboxJob {
   counter += 1;
-  return {
-    jobId: `${jobPrefix}${counter}`,
-    taskId: 'task',
-    iteration: 1,
-    language: Language.LANGUAGE_PYTHON,
-    files: Object.entries(files).map(([path, content]) => ({ path, content })),
-    commands: [{ name: 'run', argv, workingDirectory: '', timeout: undefined }],
-    env: {},
-    limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 },
-    driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
-    image: '',
-    testReportPath: '',
-    protectedPaths: [],
-    enqueuedAt: undefined,
-    deadline: undefined,
-    ...overrides,
-  };
+  const limits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 };
+  return sandboxJob(`${jobPrefix}${counter}`, argv, files, { limits, driver: SandboxDriver.SANDBOX_DRIVER_DOCKER, ...overrides });
 }
 
 const sh = (script: string, overrides: Partial<SandboxJob> = {}) => driver.run(job({}, ['sh', '-c', script], overrides));

@@ -4,8 +4,9 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
 import { createQueueCaller, NatsTransport } from '@ratchet/bus';
-import { Language, RunJobRequest, RunJobResponse, SandboxDriver, type SandboxJob } from '@ratchet/contracts';
+import { RunJobRequest, RunJobResponse, SandboxDriver } from '@ratchet/contracts';
 import { jobLabel } from '../src';
+import { sandboxJob } from './jobs';
 import { startNatsServer, startNodeProcess, type NatsServerFixture, type NodeProcessFixture } from '@ratchet/testing';
 
 // Sandbox-runner processes (the built main.js) pulling jobs from the JetStream
@@ -40,22 +41,11 @@ async function startRunner(): Promise<NodeProcessFixture> {
 let counter = 0;
 function shellJob(script: string): RunJobRequest {
   counter += 1;
-  const job: SandboxJob = {
-    jobId: `queue-${process.pid}-${counter}`,
-    taskId: 'task',
-    iteration: 1,
-    language: Language.LANGUAGE_PYTHON,
-    files: [],
-    commands: [{ name: 'run', argv: ['sh', '-c', script], workingDirectory: '', timeout: undefined }],
-    env: {},
+  const job = sandboxJob(`queue-${process.pid}-${counter}`, ['sh', '-c', script], {}, {
     limits: { memoryBytes: 128 << 20, pids: 32, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 4096, workDirBytes: 4 << 20 },
     driver: SandboxDriver.SANDBOX_DRIVER_DOCKER,
-    image: '',
-    testReportPath: '',
-    protectedPaths: [],
     enqueuedAt: new Date(),
-    deadline: undefined,
-  };
+  });
   return { job };
 }
 
