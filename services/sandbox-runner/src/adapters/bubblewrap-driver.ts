@@ -42,6 +42,8 @@ interface LaunchedSandbox extends SupervisedSandbox {
   readonly child: ChildProcess;
   readonly cgroup: JobCgroup | undefined;
   readonly files: PrivateTmpfs | undefined;
+  /** Resolves when the sandbox is gone and its cgroup and tmpfs are removed. */
+  readonly released: Promise<void>;
   ended: boolean;
 }
 
@@ -193,11 +195,18 @@ export class BubblewrapDriver {
    */
   private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60): Promise<LaunchedSandbox> {
     const unique = `${name}-${randomUUID().slice(0, 8)}`;
-    const cgroup = this.cgroups.available ? await JobCgroup.create(unique, limits) : undefined;
-    const files = this.privateTmpfs ? await PrivateTmpfs.create(unique, limits.workDirBytes + tmpBytes, sandboxHostId).catch(async (error: unknown) => {
+    // Both before bwrap starts, and independent of each other: made at once.
+    const [cgroupMade, filesMade] = await Promise.allSettled([
+      this.cgroups.available ? JobCgroup.create(unique, limits) : Promise.resolve(undefined),
+      this.privateTmpfs ? PrivateTmpfs.create(unique, limits.workDirBytes + tmpBytes, sandboxHostId) : Promise.resolve(undefined),
+    ]);
+    const cgroup = cgroupMade.status === 'fulfilled' ? cgroupMade.value : undefined;
+    const files = filesMade.status === 'fulfilled' ? filesMade.value : undefined;
+    if (cgroupMade.status === 'rejected' || filesMade.status === 'rejected') {
       await cgroup?.remove();
-      throw error;
-    }) : undefined;
+      await files?.remove();
+      throw cgroupMade.status === 'rejected' ? cgroupMade.reason : (filesMade as PromiseRejectedResult).reason;
+    }
     const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes, files), ...supervisorArgv(idleSeconds)], {
       stdio: ['pipe', 'pipe', 'pipe'],
       // Nothing of the runner's environment: bwrap's own process is visible as /proc/1 inside.
@@ -205,13 +214,14 @@ export class BubblewrapDriver {
       ...this.hostIdentity(),
     });
     const session = new SupervisorSession(limits.outputLimitBytes);
-    const sandbox: LaunchedSandbox = { child, session, cgroup, files, ended: false, closed: new Promise((resolve) => child.once('close', () => resolve())) };
-    void sandbox.closed.then(async () => {
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    // Once the sandbox is gone (its job ended, or its supervisor gave up waiting in the pool), its cgroup and tmpfs go too, once.
+    const released = closed.then(async () => {
       sandbox.ended = true;
-      // Also when the supervisor gave up waiting in the pool.
       await cgroup?.remove();
       await files?.remove();
     });
+    const sandbox: LaunchedSandbox = { child, session, cgroup, files, ended: false, closed, released };
     child.stdout.on('data', (chunk: Buffer) => session.accept(chunk));
     child.stderr.on('data', (chunk: Buffer) => session.acceptDiagnostics(chunk));
     child.stdin.on('error', () => undefined); // a sandbox that died early closes its stdin
@@ -239,10 +249,8 @@ export class BubblewrapDriver {
   /** Kills what is left of a sandbox and removes its cgroup. */
   private async end(sandbox: LaunchedSandbox): Promise<void> {
     await this.kill(sandbox);
-    await sandbox.closed;
+    await sandbox.released;
     this.running.delete(sandbox);
-    await sandbox.cgroup?.remove();
-    await sandbox.files?.remove();
   }
 
   /** bwrap's arguments up to the command. */
