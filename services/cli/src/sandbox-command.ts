@@ -76,8 +76,11 @@ function isTestFile(file: string, language: LanguageName): boolean {
 }
 
 /** One JSON object: what a script needs to judge a run. */
+function seconds(value: { seconds: number; nanos: number } | undefined): number | null {
+  return value === undefined ? null : value.seconds + value.nanos / 1e9;
+}
+
 function resultJson(result: SandboxJobResult, driver: string) {
-  const seconds = (value: { seconds: number; nanos: number } | undefined) => (value === undefined ? null : value.seconds + value.nanos / 1e9);
   return {
     driver,
     runnerId: result.runnerId,
@@ -127,10 +130,9 @@ function printResult(result: SandboxJobResult, driver: string, reportExpected: b
   const stderr = result.stderr.toString('utf8').trimEnd();
   if (stdout !== '') output.out(stdout);
   if (stderr !== '') output.err(stderr);
-  const json = resultJson(result, driver);
   const flags = [result.timedOut && 'timed out', result.oomKilled && 'out of memory', result.stdoutTruncated && 'stdout truncated', result.stderrTruncated && 'stderr truncated'].filter((flag) => flag !== false);
   output.err('');
-  output.err(`exit ${result.exitCode}${flags.length > 0 ? ` (${flags.join(', ')})` : ''} · ${json.wallSeconds?.toFixed(2)} s · ${driver} sandbox, runner ${result.runnerId}`);
+  output.err(`exit ${result.exitCode}${flags.length > 0 ? ` (${flags.join(', ')})` : ''} · ${seconds(result.resourceUsage?.wallTime)?.toFixed(2)} s · ${driver} sandbox, runner ${result.runnerId}`);
   const report = result.testReport;
   if (report !== undefined && reportExpected) {
     if (report.parsed) output.err(`tests: ${report.passed} passed, ${report.failed} failed, ${report.errored} errored, ${report.skipped} skipped of ${report.total}`);
