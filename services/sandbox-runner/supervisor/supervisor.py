@@ -358,7 +358,7 @@ def collect(spec):
     # scandir, one entry at a time: a directory of a million files must not
     # cost this process (which has the job's memory limit) a list of them.
     seen = 0
-    pending = [root]
+    pending = [root] if names else []
     while pending and seen <= limit:
         directory = pending.pop()
         try:

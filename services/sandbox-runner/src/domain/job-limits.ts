@@ -1,6 +1,7 @@
 import { workspacePathProblem } from '@ratchet/agent';
 import type { SandboxJob, SandboxLimits } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { msOf } from './durations';
 
 /** Limits of a job, in plain units, after defaults and maxima. */
 export interface EffectiveLimits {
@@ -35,7 +36,7 @@ export const maxJobFiles = 1_000;
 
 /** A job's limits with unset (0) values taken from `defaults`. */
 export function effectiveLimits(limits: SandboxLimits | undefined, defaults: EffectiveLimits = defaultLimits): EffectiveLimits {
-  const timeoutMs = limits?.timeout === undefined ? 0 : limits.timeout.seconds * 1000 + Math.floor(limits.timeout.nanos / 1e6);
+  const timeoutMs = msOf(limits?.timeout);
   return {
     memoryBytes: positive(limits?.memoryBytes) ?? defaults.memoryBytes,
     pids: positive(limits?.pids) ?? defaults.pids,

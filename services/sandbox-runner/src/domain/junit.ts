@@ -1,5 +1,6 @@
 import { TestCaseStatus, type TestCase, type TestReport } from '@ratchet/contracts';
 import { XMLParser } from 'fast-xml-parser';
+import { durationFromMs } from './durations';
 
 /** Longest failure detail kept per case, in characters. */
 const maxDetailChars = 4_000;
@@ -50,7 +51,7 @@ export function parseJUnit(xml: string | undefined, framework: string): TestRepo
     failed: count(TestCaseStatus.TEST_CASE_STATUS_FAILED),
     errored: count(TestCaseStatus.TEST_CASE_STATUS_ERRORED),
     skipped: count(TestCaseStatus.TEST_CASE_STATUS_SKIPPED),
-    duration: toDuration(seconds),
+    duration: durationFromMs(seconds * 1000),
     cases,
     parsed: true,
     parseError: '',
@@ -81,7 +82,7 @@ function toCase(element: Element, suite: string, framework: string): TestCase {
     suite: framework === 'pytest' ? classname : suite,
     file: attribute(element, 'file'),
     status,
-    duration: toDuration(Number.parseFloat(attribute(element, 'time')) || 0),
+    duration: durationFromMs((Number.parseFloat(attribute(element, 'time')) || 0) * 1000),
     failureMessage: message === '' ? detail.split('\n')[0] ?? '' : message,
     failureDetail: detail.length > maxDetailChars ? `${detail.slice(0, maxDetailChars)}\n...` : detail,
   };
@@ -114,7 +115,3 @@ function text(element: Element | string): string {
   return typeof value === 'string' ? value : '';
 }
 
-function toDuration(seconds: number) {
-  const whole = Math.floor(seconds);
-  return { seconds: whole, nanos: Math.round((seconds - whole) * 1e9) };
-}

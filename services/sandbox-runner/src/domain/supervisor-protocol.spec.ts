@@ -95,9 +95,16 @@ describe('jobInput', () => {
   it('sends the spec as JSON and the files as length-prefixed records, with worker counts and the job env', () => {
     const input = jobInput(job(), { memoryBytes: 1, pids: 2, cpus: 2.5, timeoutMs: 3000, outputLimitBytes: 4, workDirBytes: 5 });
     const specLength = input.readUInt32BE(0);
-    const spec = JSON.parse(input.subarray(4, 4 + specLength).toString()) as { env: Record<string, string>; collect: string[][]; rlimits: Record<string, number> };
+    const spec = JSON.parse(input.subarray(4, 4 + specLength).toString()) as { env: Record<string, string>; collect: string[][]; collectNames: string[]; rlimits: Record<string, number> };
     expect(spec.env).toMatchObject({ GREETING: 'hi', RATCHET_CPUS: '2', OMP_NUM_THREADS: '2', HOME: '/tmp' });
-    expect(spec.collect[0]).toEqual(['/tmp/r.xml', '.ratchet-report/junit.xml']);
+    // Only what the result needs comes back: the report and the protected file, not the code.
+    expect(spec.collect).toEqual([
+      ['/tmp/r.xml', '.ratchet-report/junit.xml'],
+      ['tests/test_calc.py', 'tests/test_calc.py'],
+    ]);
+    expect(spec.collectNames).toContain('conftest.py');
+    const unprotected = jobInput(job({ protectedPaths: [], testReportPath: '' }), { memoryBytes: 1, pids: 2, cpus: 1, timeoutMs: 3000, outputLimitBytes: 4, workDirBytes: 5 });
+    expect(JSON.parse(unprotected.subarray(4, 4 + unprotected.readUInt32BE(0)).toString())).toMatchObject({ collect: [], collectNames: [] });
     expect(spec.rlimits).toMatchObject({ fsize: 5, cpu: 4, core: 0 });
     const files = input.subarray(8 + specLength);
     expect(input.readUInt32BE(4 + specLength)).toBe(files.length);

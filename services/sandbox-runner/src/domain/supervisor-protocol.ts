@@ -1,5 +1,6 @@
 import type { SandboxJob } from '@ratchet/contracts';
 import tar from 'tar-stream';
+import { msOf } from './durations';
 import type { EffectiveLimits } from './job-limits';
 
 /**
@@ -63,8 +64,10 @@ export function commandEnvironment(job: SandboxJob, limits: EffectiveLimits): Re
  * preceded by its length (u32, big-endian).
  */
 export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: SpecOptions = {}): Buffer {
+  // Read back only what the result needs: the report, and, to check them,
+  // the protected files and any test configuration file the walk finds.
   const collect: [string, string][] = job.testReportPath === '' ? [] : [[job.testReportPath, reportEntryName]];
-  for (const file of job.files) collect.push([file.path, file.path]);
+  for (const protectedPath of job.protectedPaths) collect.push([protectedPath, protectedPath]);
   const spec = {
     workDir: workDirectory,
     timeoutMs: limits.timeoutMs,
@@ -74,7 +77,7 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
       name: command.name,
       argv: command.argv,
       cwd: command.workingDirectory,
-      timeoutMs: command.timeout === undefined ? 0 : command.timeout.seconds * 1000 + Math.floor(command.timeout.nanos / 1e6),
+      timeoutMs: msOf(command.timeout),
     })),
     rlimits: {
       core: 0,
@@ -85,7 +88,7 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
       ...(options.extraRlimits?.as === undefined ? {} : { as: options.extraRlimits.as }),
     },
     collect,
-    collectNames: testConfigNames,
+    collectNames: job.protectedPaths.length === 0 ? [] : testConfigNames,
     maxCollectBytes,
     maxCollectFiles,
   };

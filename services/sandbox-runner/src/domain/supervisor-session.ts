@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Language, type CommandResult, type SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { CappedBuffer } from './capped-buffer';
+import { durationFromMs } from './durations';
 import type { EffectiveLimits } from './job-limits';
 import { parseJUnit } from './junit';
 import { FrameReader, FrameType, maxCollectBytes, readOutputs, reportEntryName, testConfigNames } from './supervisor-protocol';
@@ -132,7 +133,7 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
     commandResults.push({
       name: command.name,
       exitCode,
-      duration: duration((ended?.durationNs ?? 0) / 1e6),
+      duration: durationFromMs((ended?.durationNs ?? 0) / 1e6),
       timedOut: ended?.timedOut ?? context.killedAtDeadline,
     });
   }
@@ -170,8 +171,8 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
     timedOut,
     oomKilled,
     resourceUsage: {
-      wallTime: duration(context.wallMs),
-      cpuTime: done?.cpuNs === undefined ? undefined : duration(done.cpuNs / 1e6),
+      wallTime: durationFromMs(context.wallMs),
+      cpuTime: done?.cpuNs === undefined ? undefined : durationFromMs(done.cpuNs / 1e6),
       peakMemoryBytes: done?.peakMemoryBytes ?? 0,
       peakPids: 0,
     },
@@ -185,7 +186,7 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
     tamperedPaths: tampered,
     rejectedOutputs: rejected,
     // A clock the sandbox does not share (gVisor) gives nonsense; leave it unset then.
-    startup: startupNs !== undefined && startupNs >= 0 && startupNs / 1e6 <= context.wallMs ? duration(startupNs / 1e6) : undefined,
+    startup: startupNs !== undefined && startupNs >= 0 && startupNs / 1e6 <= context.wallMs ? durationFromMs(startupNs / 1e6) : undefined,
   };
 }
 
@@ -227,7 +228,3 @@ function emptyReport(framework: string) {
   return { framework, total: 0, passed: 0, failed: 0, errored: 0, skipped: 0, duration: undefined, cases: [], parsed: false, parseError: '' };
 }
 
-export function duration(ms: number) {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
-}
