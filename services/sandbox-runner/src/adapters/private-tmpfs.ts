@@ -47,10 +47,13 @@ export class PrivateTmpfs {
     return mounted;
   }
 
-  /** Unmounts (lazily, should a process still hold it) and removes the mount point. */
+  /**
+   * Unmounts (lazily, should a process still hold it) and removes the mount
+   * point. Never throws: what cannot go now goes in removeStale().
+   */
   async remove(): Promise<void> {
     await run('umount', ['-l', this.directory]).catch(() => undefined);
-    await rm(this.directory, { recursive: true, force: true });
+    await rm(this.directory, { recursive: true, force: true }).catch(() => undefined);
   }
 
   /** Removes what runners that died (SIGKILL) left: mount points older than ten minutes. */
