@@ -161,6 +161,20 @@ describe('DockerDriver', () => {
     expect(left).toBe('');
   });
 
+  it("removes a dead runner's leftovers on warm(): a stopped container and one created but never started", async () => {
+    const stopped = execFileSync('docker', ['run', '-d', '--label', `${jobLabel}=${jobPrefix}leftover-stopped`, 'ratchet-sandbox:1', 'true']).toString().trim();
+    const created = execFileSync('docker', ['create', '--label', `${jobLabel}=${jobPrefix}leftover-created`, 'ratchet-sandbox:1', 'true']).toString().trim();
+    execFileSync('docker', ['wait', stopped]);
+    // Older than the threshold; a runner between create and start is milliseconds old.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const sweeper = new DockerDriver({ leftoverAgeMs: 1_000, runnerId: `test-${process.pid}-sweeper` });
+    await sweeper.warm();
+    await sweeper.close();
+    const exists = (id: string) => execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `id=${id}`]).toString().trim() !== '';
+    expect(exists(stopped)).toBe(false);
+    expect(exists(created)).toBe(false);
+  });
+
   it('says how long the job took to reach its first instruction', async () => {
     const result = await sh('true');
     const startupMs = (result.startup?.seconds ?? 0) * 1000 + (result.startup?.nanos ?? 0) / 1e6;

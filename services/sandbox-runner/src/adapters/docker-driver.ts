@@ -28,6 +28,11 @@ export interface DockerDriverOptions {
   /** A pool idle this long is emptied (and refilled by the next job); a pooled container is never older. Default 300000. */
   readonly warmIdleMs?: number;
   /**
+   * How old a stopped (or never started) job container must be before
+   * warm() removes it as a dead runner's leftover, ms. Default 60000.
+   */
+  readonly leftoverAgeMs?: number;
+  /**
    * OCI runtime registered with the Docker daemon, for example `runsc`
    * (gVisor); default the daemon's own (runc). See deploy/sandbox/README.md.
    */
@@ -66,6 +71,7 @@ export class DockerDriver {
   private readonly defaults: EffectiveLimits | undefined;
   readonly runnerId: string;
   private readonly runtime: string | undefined;
+  private readonly leftoverAgeMs: number;
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Containers of finished jobs still being removed. */
   private readonly removals = new Set<Promise<unknown>>();
@@ -77,6 +83,7 @@ export class DockerDriver {
     this.defaults = options.defaults;
     this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
     this.runtime = options.runtime;
+    this.leftoverAgeMs = options.leftoverAgeMs ?? 60_000;
     const defaults = this.defaults;
     const idleMs = options.warmIdleMs ?? 300_000;
     this.pool = new WarmPool({
@@ -97,7 +104,7 @@ export class DockerDriver {
    * could not be made) and the containers of finished jobs are removed.
    */
   async warm(): Promise<void> {
-    this.leftoversRemoved ??= this.removeLeftovers();
+    await (this.leftoversRemoved ??= this.removeLeftovers());
     await this.pool.fill();
     await Promise.all([...this.removals]);
   }
@@ -170,17 +177,18 @@ export class DockerDriver {
   }
 
   /**
-   * Removes job containers that stopped over a minute ago: what runners that
-   * died (SIGKILL) left. Containers are not AutoRemove'd, because the runner
+   * Removes job containers that stopped, or were created and never started,
+   * over a minute ago: what runners that died (SIGKILL) left. Containers are not AutoRemove'd, because the runner
    * reads a stopped container's OOMKilled flag after its supervisor died.
    */
   private async removeLeftovers(): Promise<void> {
-    const stopped = await this.docker.listContainers({ all: true, filters: { label: [jobLabel], status: ['exited', 'dead'] } }).catch(() => []);
+    const stopped = await this.docker.listContainers({ all: true, filters: { label: [jobLabel], status: ['created', 'exited', 'dead'] } }).catch(() => []);
     await Promise.all(
-      stopped.map(async ({ Id }) => {
+      stopped.map(async ({ Id, State, Created }) => {
         const container = this.docker.getContainer(Id);
-        const finishedAt = Date.parse((await container.inspect().catch(() => undefined))?.State.FinishedAt ?? '');
-        if (Number.isFinite(finishedAt) && Date.now() - finishedAt > 60_000) await container.remove({ force: true }).catch(() => undefined);
+        // Never started (its runner died between create and start): its age counts from creation.
+        const since = State === 'created' ? Created * 1000 : Date.parse((await container.inspect().catch(() => undefined))?.State.FinishedAt ?? '');
+        if (Number.isFinite(since) && Date.now() - since > this.leftoverAgeMs) await container.remove({ force: true }).catch(() => undefined);
       }),
     );
   }
