@@ -76,7 +76,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     const safety = await createSafetyService();
     closers.push(() => safety.close());
-    const sandbox = createSandboxRunnerService(sandboxRunnerOptionsOf(config.sandbox));
+    const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
     const memory = await createMemoryService({ db });

@@ -40,7 +40,8 @@ export async function runInSandbox(directory: string, command: readonly string[]
   }
   const config = loadCliConfig(configDirectory());
   const settings = { ...config.sandbox, ...(driverName === undefined ? {} : { driver: driverName as 'docker' | 'bwrap' }), ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }), warmPool: 0 };
-  const driver = createDriver(sandboxRunnerOptionsOf(settings, `cli-${process.pid}`));
+  // What the driver changes on the host (a state directory it repairs) is said on stderr, as the CLI's other notes.
+  const driver = createDriver({ ...sandboxRunnerOptionsOf(settings, `cli-${process.pid}`), logger: { warn: (_fields, message) => output.err(message) } });
   try {
     await driver.ping();
     const argv = command.length > 0 ? [...command] : testCommand(language, testFiles, settings.cpus);

@@ -3,12 +3,12 @@ import type { CallContext } from '@ratchet/bus';
 import { SandboxDriver, type RunJobRequest, type RunJobResponse, type SandboxJob, type SandboxJobResult, type SandboxLimits } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from '@ratchet/runtime';
-import { BubblewrapDriver } from './adapters/bubblewrap-driver';
+import { BubblewrapDriver, type SandboxLogger } from './adapters/bubblewrap-driver';
 import { DockerDriver } from './adapters/docker-driver';
 import { defaultLimits, effectiveLimits } from './domain/job-limits';
 
 export { BubblewrapDriver, defaultRootfs } from './adapters/bubblewrap-driver';
-export type { BubblewrapDriverOptions } from './adapters/bubblewrap-driver';
+export type { BubblewrapDriverOptions, SandboxLogger } from './adapters/bubblewrap-driver';
 export { DockerDriver, jobLabel } from './adapters/docker-driver';
 export type { DockerDriverOptions } from './adapters/docker-driver';
 export { stripControlSequences } from './domain/terminal-text';
@@ -47,6 +47,8 @@ export interface SandboxRunnerOptions {
   /** Warm pool size and idle time (see DockerDriverOptions). Default none. */
   readonly warmPool?: number;
   readonly warmIdleMs?: number;
+  /** bwrap: told what the driver changed on the host (see BubblewrapDriverOptions.logger). */
+  readonly logger?: SandboxLogger;
 }
 
 export interface SandboxRunnerService {
@@ -82,6 +84,7 @@ export function createDriver(options: SandboxRunnerOptions = {}): Sandbox {
       ...(options.runnerId === undefined ? {} : { runnerId: options.runnerId }),
       ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool }),
       ...(options.warmIdleMs === undefined ? {} : { warmIdleMs: options.warmIdleMs }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
       defaults,
     });
   }

@@ -26,7 +26,7 @@ main({
   definition: SandboxRunnerServiceDefinition,
   schema: extendConfigSchema({ sandbox: sandboxConfigSection, runner: runnerConfigSection }),
   start: async ({ config, transport, logger }) => {
-    const service = createSandboxRunnerService(sandboxRunnerOptionsOf(config.sandbox, `${hostname()}-${process.pid}`));
+    const service = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox, `${hostname()}-${process.pid}`), logger });
     // Filled in the background: jobs that come first get fresh containers.
     void service.driver.warm();
     const consumer = await serveFromQueue(

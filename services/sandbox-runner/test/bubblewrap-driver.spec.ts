@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import { Language, SandboxDriver, type SandboxJob } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
-import { BubblewrapDriver, type EffectiveLimits } from '../src';
+import { BubblewrapDriver, defaultRootfs, type EffectiveLimits } from '../src';
 import { sandboxJob } from './jobs';
 
 // Real bubblewrap over the exported sandbox image (tools/ensure-sandbox-rootfs.sh).
@@ -103,6 +105,105 @@ describe('BubblewrapDriver', () => {
     await expect(new BubblewrapDriver({ rootfs: '/nonexistent/rootfs' }).ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('tools/ensure-sandbox-rootfs.sh') });
     await expect(new BubblewrapDriver({ bwrap: '/nonexistent/bwrap' }).ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('apt-get install bubblewrap') });
     await expect(pooled.run(job(['true'], { image: 'python:3.12' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('use the docker driver') });
+  });
+
+  describe('host state it did not make itself', () => {
+    // Each test gets state directories of its own under /run, so the other
+    // sandbox suites running at the same time keep theirs.
+    const made: string[] = [];
+    const stateDirectory = (name: string): string => {
+      const directory = `/run/ratchet-sandbox-test-${process.pid}-${name}`;
+      made.push(directory);
+      return directory;
+    };
+    afterAll(() => {
+      for (const directory of made) {
+        execFileSync('sh', ['-c', `umount -l '${directory}' 2>/dev/null; rm -rf '${directory}'`]);
+      }
+    });
+    const recordingLogger = () => {
+      const lines: string[] = [];
+      return { lines, warn: (_fields: Record<string, unknown>, message: string) => void lines.push(message) };
+    };
+    const permissions = (directory: string) => {
+      const found = statSync(directory);
+      return { mode: found.mode & 0o7777, uid: found.uid, gid: found.gid };
+    };
+
+    it('repairs a state directory left 0700 root, logging what it changed, and runs the job', async () => {
+      // What a new machine got from an older runner: mkdir(..., { mode: 0o700 }) of the shared parent.
+      const directory = stateDirectory('repair');
+      mkdirSync(directory);
+      chmodSync(directory, 0o700);
+      const logger = recordingLogger();
+      const driver = new BubblewrapDriver({ defaults: limits, stateDirectory: directory, logger });
+      try {
+        // A runner's start repairs it.
+        await driver.warm();
+        expect(permissions(directory)).toEqual({ mode: 0o711, uid: 0, gid: 0 });
+        expect(logger.lines).toEqual([`repaired the sandbox state directory ${directory}: mode 0700 -> 0711`]);
+        // Broken again while the runner runs (another owner, too open): the next job repairs it and runs.
+        chownSync(directory, 4242, 4242);
+        chmodSync(directory, 0o700);
+        const result = await driver.run(job(['sh', '-c', 'echo written > /work/out.txt; cat /work/out.txt; id -u']));
+        expect(result.exitCode).toBe(0);
+        expect(result.stdout.toString()).toBe('written\n10001\n');
+        expect(permissions(directory)).toEqual({ mode: 0o711, uid: 0, gid: 0 });
+        expect(logger.lines[1]).toBe(`repaired the sandbox state directory ${directory}: mode 0700 -> 0711, owner 4242:4242 -> 0:0`);
+      } finally {
+        await driver.close();
+      }
+      // Each sandbox's own tmpfs went with it.
+      expect(readdirSync(directory)).toEqual([]);
+    });
+
+    it('makes a missing state directory 0711 root whatever the umask', async () => {
+      const directory = stateDirectory('umask');
+      const logger = recordingLogger();
+      const previous = process.umask(0o077);
+      const driver = new BubblewrapDriver({ defaults: limits, stateDirectory: directory, logger });
+      try {
+        const result = await driver.run(job(['true']));
+        expect(result.exitCode).toBe(0);
+      } finally {
+        process.umask(previous);
+        await driver.close();
+      }
+      expect(permissions(directory)).toEqual({ mode: 0o711, uid: 0, gid: 0 });
+      expect(logger.lines).toEqual([]);
+    });
+
+    it('says what is wrong and how to fix it where it cannot repair the state directory', async () => {
+      const link = stateDirectory('link');
+      symlinkSync('/tmp', link);
+      const linked = new BubblewrapDriver({ defaults: limits, stateDirectory: link });
+      await expect(linked.ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: `${link} is a symbolic link, not a directory; the sandbox runner keeps its sandboxes' file systems there and will not follow or replace it: remove it (rm ${link}) and start the runner again` });
+      await expect(linked.run(job(['true']))).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('is a symbolic link') });
+      await linked.close();
+
+      // A read-only file system: chmod fails with EROFS.
+      const readOnly = stateDirectory('read-only');
+      mkdirSync(readOnly);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,mode=0700,size=1m', 'ratchet-test', readOnly]);
+      const driver = new BubblewrapDriver({ defaults: limits, stateDirectory: readOnly });
+      const expected = `the sandbox directory ${readOnly} is mode 0700, owner 0:0, and the runner cannot change it (EROFS); it needs mode 0711, owner 0:0: as root, chown 0:0 ${readOnly} && chmod 0711 ${readOnly}`;
+      await expect(driver.ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expected });
+      await expect(driver.run(job(['true']))).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expected });
+      await driver.close();
+    });
+
+    it('names the directory that keeps the sandbox user from the root filesystem, instead of bwrap\'s EACCES', async () => {
+      const parent = stateDirectory('closed-parent');
+      mkdirSync(parent);
+      chmodSync(parent, 0o700);
+      const rootfs = path.join(parent, 'rootfs');
+      symlinkSync(defaultRootfs(), rootfs);
+      const driver = new BubblewrapDriver({ defaults: limits, rootfs, stateDirectory: stateDirectory('closed-parent-state') });
+      const expected = `bubblewrap runs sandboxes as host uid 10001, which cannot enter ${parent} (mode 0700, owner 0:0) on the way to the sandbox root filesystem ${rootfs}; let it through (chmod o+x ${parent}) or move the root filesystem (sandbox.rootfs) to a directory everyone may enter, such as /var/lib/ratchet/sandbox-rootfs`;
+      await expect(driver.ping()).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expected });
+      await expect(driver.run(job(['true']))).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expected });
+      await driver.close();
+    });
   });
 
   it('kills the job and ends it CANCELLED when the caller aborts', async () => {

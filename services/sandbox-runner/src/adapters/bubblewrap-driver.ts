@@ -7,9 +7,11 @@ import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
 import { jobInput, workDirectory } from '../domain/supervisor-protocol';
+import { octalMode } from '../domain/host-access';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
-import { PrivateTmpfs } from './private-tmpfs';
+import { blockedOnTheWay } from './host-directory';
+import { defaultStateDirectory, PrivateTmpfs } from './private-tmpfs';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -35,7 +37,18 @@ export interface BubblewrapDriverOptions {
   readonly warmIdleMs?: number;
   /** false: limit by setrlimit even where cgroups could be used (what an unprivileged runner gets). Default: cgroups when writable. */
   readonly cgroups?: boolean;
+  /** As root: where each sandbox's tmpfs is mounted; the runner keeps it mode 0711 and its own. Default /run/ratchet-sandbox. */
+  readonly stateDirectory?: string;
+  /** Told what the driver changed on the host (a state directory it repaired). Default: a process warning. */
+  readonly logger?: SandboxLogger;
 }
+
+/** Where a driver says what it changed on the host; a pino logger is one. */
+export interface SandboxLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+const warningLogger: SandboxLogger = { warn: (_fields, message) => process.emitWarning(message, { code: 'RATCHET_SANDBOX_HOST' }) };
 
 /** A started bwrap sandbox, held back by `read` until its cgroup was joined, its supervisor then waiting for the job. */
 interface LaunchedSandbox extends SupervisedSandbox {
@@ -49,6 +62,7 @@ interface LaunchedSandbox extends SupervisedSandbox {
 
 /** Host uid and gid a root runner runs bwrap as, so the sandbox maps to no one with rights on the host. */
 const sandboxHostId = 10001;
+const sandboxHostUser = { uid: sandboxHostId, gid: sandboxHostId };
 /** Size of a sandbox's /tmp, as in Docker. */
 const tmpBytes = 64 << 20;
 
@@ -77,6 +91,8 @@ export class BubblewrapDriver {
   private readonly cgroups: { available: boolean; detail: string };
   /** Root mounts each sandbox a tmpfs of its own, with an inode cap. */
   private readonly privateTmpfs = process.getuid?.() === 0;
+  private readonly stateDirectory: string;
+  private readonly logger: SandboxLogger;
   private readonly running = new Set<LaunchedSandbox>();
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Sandboxes of finished jobs being cleaned up. */
@@ -88,6 +104,8 @@ export class BubblewrapDriver {
     this.runnerId = options.runnerId ?? `bwrap-${randomUUID().slice(0, 8)}`;
     this.bwrap = options.bwrap ?? 'bwrap';
     this.image = options.image ?? 'ratchet-sandbox:1';
+    this.stateDirectory = options.stateDirectory ?? defaultStateDirectory;
+    this.logger = options.logger ?? warningLogger;
     this.cgroups = options.cgroups === false ? { available: false, detail: 'cgroups turned off by the cgroups option' } : JobCgroup.availability();
     const defaults = this.defaults;
     const idleMs = options.warmIdleMs ?? 300_000;
@@ -105,13 +123,23 @@ export class BubblewrapDriver {
   }
 
   /**
-   * Fills the warm pool, if any (after removing cgroups that runners killed
-   * before they could), and waits for finished jobs' cleanup.
+   * Repairs the host directories the driver keeps (logging what it
+   * changed), removes cgroups and tmpfs mounts that killed runners left,
+   * fills the warm pool, if any, and waits for finished jobs' cleanup. Never
+   * throws: a host it cannot prepare is logged here and reported by ping()
+   * and run().
    */
   async warm(): Promise<void> {
+    const prepared = await this.prepareHost().then(
+      () => true,
+      (error: unknown) => {
+        this.logger.warn({ err: AppError.from(error).message }, `the bubblewrap sandbox cannot start on this host: ${AppError.from(error).message}`);
+        return false;
+      },
+    );
     if (this.cgroups.available) await JobCgroup.removeStale();
-    if (this.privateTmpfs) await PrivateTmpfs.removeStale();
-    await this.pool.fill();
+    if (this.privateTmpfs) await PrivateTmpfs.removeStale(this.stateDirectory);
+    if (prepared) await this.pool.fill();
     await Promise.all([...this.endings]);
   }
 
@@ -132,6 +160,7 @@ export class BubblewrapDriver {
     if (!existsSync(path.join(this.rootfs, 'usr', 'bin', 'python3'))) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox root filesystem ${this.rootfs} is missing or has no python3; make it with tools/ensure-sandbox-rootfs.sh (or set sandbox.rootfs)`);
     }
+    await this.prepareHost();
     const probe = spawnSync(this.bwrap, [...this.namespaceArguments(64 << 20), 'true'], { env: {}, timeout: 10_000, ...this.hostIdentity() });
     if (probe.error !== undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap is not installed (${probe.error.message}); apt-get install bubblewrap`);
     if (probe.status !== 0) {
@@ -198,7 +227,7 @@ export class BubblewrapDriver {
     // Both before bwrap starts, and independent of each other: made at once.
     const [cgroupMade, filesMade] = await Promise.allSettled([
       this.cgroups.available ? JobCgroup.create(unique, limits) : Promise.resolve(undefined),
-      this.privateTmpfs ? PrivateTmpfs.create(unique, limits.workDirBytes + tmpBytes, sandboxHostId) : Promise.resolve(undefined),
+      this.prepareHost().then(() => (this.privateTmpfs ? PrivateTmpfs.create(this.stateDirectory, unique, limits.workDirBytes + tmpBytes, sandboxHostId) : undefined)),
     ]);
     const cgroup = cgroupMade.status === 'fulfilled' ? cgroupMade.value : undefined;
     const files = filesMade.status === 'fulfilled' ? filesMade.value : undefined;
@@ -233,6 +262,38 @@ export class BubblewrapDriver {
     } catch (error) {
       await this.end(sandbox);
       throw error;
+    }
+  }
+
+  /**
+   * Before any sandbox starts: the state directory exists with its mode and
+   * owner (repaired and logged when something else left it wrong), and, as
+   * root, the sandbox user that bwrap runs as can reach the root filesystem
+   * and the state directory. A few stat calls, so it runs before every
+   * launch: what changed on the host since the last one is caught too.
+   *
+   * @throws AppError FAILED_PRECONDITION naming the directory in the way and the command that fixes it.
+   */
+  private async prepareHost(): Promise<void> {
+    if (this.privateTmpfs) {
+      const { repaired } = await PrivateTmpfs.prepare(this.stateDirectory);
+      if (repaired.length > 0) {
+        this.logger.warn({ directory: this.stateDirectory, repaired }, `repaired the sandbox state directory ${this.stateDirectory}: ${repaired.join(', ')}`);
+      }
+    }
+    if (process.getuid?.() !== 0) return;
+    const targets = [
+      { target: this.rootfs, what: 'root filesystem', elsewhere: 'or move the root filesystem (sandbox.rootfs) to a directory everyone may enter, such as /var/lib/ratchet/sandbox-rootfs' },
+      ...(this.privateTmpfs ? [{ target: this.stateDirectory, what: 'state directory', elsewhere: 'or choose another state directory' }] : []),
+    ];
+    for (const { target, what, elsewhere } of targets) {
+      const blocked = await blockedOnTheWay(target, sandboxHostUser);
+      if (blocked !== undefined) {
+        throw new AppError(
+          ErrorCode.FAILED_PRECONDITION,
+          `bubblewrap runs sandboxes as host uid ${sandboxHostId}, which cannot enter ${blocked.path} (mode ${octalMode(blocked.mode)}, owner ${blocked.uid}:${blocked.gid}) on the way to the sandbox ${what} ${target}; let it through (chmod o+x ${blocked.path}) ${elsewhere}`,
+        );
+      }
     }
   }
 

@@ -3,10 +3,17 @@ import { chmod, chown, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { tmpfsInodes } from '../domain/job-limits';
+import { ensureHostDirectory, type HostDirectoryOutcome } from './host-directory';
 
 const run = promisify(execFile);
-/** Where the per-sandbox file systems are mounted on the host. */
-const base = '/run/ratchet-sandbox';
+/** Where the per-sandbox file systems are mounted on the host by default. */
+export const defaultStateDirectory = '/run/ratchet-sandbox';
+/**
+ * The state directory's mode: the runner's alone to change and list, but
+ * enterable by everyone, since bwrap (running as the sandbox user) must reach
+ * its sandbox's tmpfs below it. Each tmpfs is 0700 and the sandbox user's.
+ */
+const stateDirectoryMode = 0o711;
 
 /**
  * One sandbox's writable file system: a tmpfs with a size and an inode cap
@@ -27,13 +34,24 @@ export class PrivateTmpfs {
   }
 
   /**
-   * Mounts a tmpfs of `bytes` for sandbox `name`, owned by `owner`.
+   * Makes `base`, the directory the tmpfs mounts go under, root's with mode
+   * 0711, whatever an earlier run, another version or a person left there.
+   *
+   * @throws AppError FAILED_PRECONDITION from ensureHostDirectory, saying how to fix what it cannot.
+   */
+  static prepare(base: string): Promise<HostDirectoryOutcome> {
+    return ensureHostDirectory(base, { mode: stateDirectoryMode, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
+  }
+
+  /**
+   * Mounts a tmpfs of `bytes` for sandbox `name` under `base` (made ready
+   * by prepare()), owned by `owner`.
    *
    * @throws the mount's error (not root, no tmpfs).
    */
-  static async create(name: string, bytes: number, owner: number): Promise<PrivateTmpfs> {
+  static async create(base: string, name: string, bytes: number, owner: number): Promise<PrivateTmpfs> {
     const directory = path.join(base, name);
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    await mkdir(directory, { mode: 0o700 });
     await run('mount', ['-t', 'tmpfs', '-o', `size=${bytes},nr_inodes=${tmpfsInodes(bytes)},uid=${owner},gid=${owner},mode=0700,nosuid,nodev`, 'ratchet-sandbox', directory]);
     const mounted = new PrivateTmpfs(directory);
     for (const [sub, mode] of [
@@ -56,8 +74,8 @@ export class PrivateTmpfs {
     await rm(this.directory, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  /** Removes what runners that died (SIGKILL) left: mount points older than ten minutes. */
-  static async removeStale(): Promise<void> {
+  /** Removes what runners that died (SIGKILL) left under `base`: mount points older than ten minutes. */
+  static async removeStale(base: string): Promise<void> {
     for (const entry of await readdir(base).catch(() => [] as string[])) {
       const directory = path.join(base, entry);
       const age = Date.now() - ((await stat(directory).catch(() => undefined))?.mtimeMs ?? Date.now());
