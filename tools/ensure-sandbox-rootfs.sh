@@ -14,6 +14,13 @@ dir="${RATCHET_SANDBOX_ROOTFS:-$default_dir}"
 image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:1}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# As root, bwrap runs sandboxes as uid 10001, which must be able to enter the
+# default directory's parent whatever the umask made it (or an older run left).
+if [ "$(id -u)" -eq 0 ] && [ "$dir" = /var/lib/ratchet/sandbox-rootfs ]; then
+  mkdir -p /var/lib/ratchet
+  chmod 0755 /var/lib/ratchet
+fi
+
 if ! command -v bwrap >/dev/null; then
   echo "ensure-sandbox-rootfs: installing bubblewrap"
   as_root apt-get update -qq
