@@ -111,6 +111,8 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
   }
   let started: StartedService<D> = {};
   if (spec.start !== undefined) {
+    // Opening stores can take seconds (an embedded database's first start); say so.
+    logger.info({}, 'connected to NATS; opening what the service needs');
     try {
       started = await spec.start({ config, transport, logger, signal: stopping.signal });
     } catch (error) {

@@ -49,7 +49,9 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
     it('serves Health on the bus and exits 0 on SIGTERM', async () => {
       const service = await start({ RATCHET_BUS_NATS_URL: nats.url });
       try {
-        await service.waitForLine(/"msg":"ready"/);
+        // A liveness bound, not a speed target: an embedded store's first start
+        // (PGlite's initdb for memory) takes several seconds on a loaded CI host.
+        await service.waitForLine(/"msg":"ready"/, 40_000);
         const transport = await NatsTransport.connect({ url: nats.url, name: 'health-probe' });
         try {
           const { name, fullName, methods } = spec.definition;
@@ -74,7 +76,7 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
       } finally {
         await service.kill();
       }
-    }, 30_000);
+    }, 60_000);
 
     it('refuses a bad config at start, naming the key and the variable to fix', async () => {
       const service = await start({ RATCHET_BUS_NATS_URL: nats.url, RATCHET_BUS_MAX_ATTEMPTS: 'lots' });
