@@ -43,6 +43,12 @@ export enum TaskStatus {
   TASK_STATUS_FAILED = 12,
   /** TASK_STATUS_CANCELLED - Terminal: cancelled by a client. */
   TASK_STATUS_CANCELLED = 13,
+  /** TASK_STATUS_AUDITING - Optional security audit of the change before tests run. */
+  TASK_STATUS_AUDITING = 14,
+  /** TASK_STATUS_REPROMPTING - Turning the goal into a structured spec before retrieval and planning. */
+  TASK_STATUS_REPROMPTING = 15,
+  /** TASK_STATUS_AWAITING_ANSWER - Waiting for a person to answer the reprompter's clarifying questions. */
+  TASK_STATUS_AWAITING_ANSWER = 16,
   UNRECOGNIZED = -1,
 }
 
@@ -90,6 +96,15 @@ export function taskStatusFromJSON(object: any): TaskStatus {
     case 13:
     case "TASK_STATUS_CANCELLED":
       return TaskStatus.TASK_STATUS_CANCELLED;
+    case 14:
+    case "TASK_STATUS_AUDITING":
+      return TaskStatus.TASK_STATUS_AUDITING;
+    case 15:
+    case "TASK_STATUS_REPROMPTING":
+      return TaskStatus.TASK_STATUS_REPROMPTING;
+    case 16:
+    case "TASK_STATUS_AWAITING_ANSWER":
+      return TaskStatus.TASK_STATUS_AWAITING_ANSWER;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -127,6 +142,12 @@ export function taskStatusToJSON(object: TaskStatus): string {
       return "TASK_STATUS_FAILED";
     case TaskStatus.TASK_STATUS_CANCELLED:
       return "TASK_STATUS_CANCELLED";
+    case TaskStatus.TASK_STATUS_AUDITING:
+      return "TASK_STATUS_AUDITING";
+    case TaskStatus.TASK_STATUS_REPROMPTING:
+      return "TASK_STATUS_REPROMPTING";
+    case TaskStatus.TASK_STATUS_AWAITING_ANSWER:
+      return "TASK_STATUS_AWAITING_ANSWER";
     case TaskStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -156,6 +177,10 @@ export enum Phase {
   PHASE_REFLECTING = 7,
   /** PHASE_LEARNING - Recording lessons after success. */
   PHASE_LEARNING = 8,
+  /** PHASE_AUDITING - Security audit. */
+  PHASE_AUDITING = 9,
+  /** PHASE_REPROMPTING - Turning the goal into a spec. */
+  PHASE_REPROMPTING = 10,
   UNRECOGNIZED = -1,
 }
 
@@ -188,6 +213,12 @@ export function phaseFromJSON(object: any): Phase {
     case 8:
     case "PHASE_LEARNING":
       return Phase.PHASE_LEARNING;
+    case 9:
+    case "PHASE_AUDITING":
+      return Phase.PHASE_AUDITING;
+    case 10:
+    case "PHASE_REPROMPTING":
+      return Phase.PHASE_REPROMPTING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -215,6 +246,10 @@ export function phaseToJSON(object: Phase): string {
       return "PHASE_REFLECTING";
     case Phase.PHASE_LEARNING:
       return "PHASE_LEARNING";
+    case Phase.PHASE_AUDITING:
+      return "PHASE_AUDITING";
+    case Phase.PHASE_REPROMPTING:
+      return "PHASE_REPROMPTING";
     case Phase.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
