@@ -9,3 +9,5 @@ export type { RoleCallOptions, RoleCallResult } from './role-call';
 export { checkWorkspacePath, workspacePathProblem } from './workspace-path';
 export { configDirectoryOf, databaseConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from './settings';
 export type { SandboxSettings } from './settings';
+export { durationFromMs, msOf } from './durations';
+export { isTerminal, isWaiting, phaseName, phaseOfStatus, statusName, stopReasonName, terminalStatuses, toIterationView } from './task-status';

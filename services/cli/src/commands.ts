@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { languageToProto, parseLanguageName } from '@ratchet/agent';
 import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
-import { isTerminal, statusName, stopReasonName, toIterationView } from '@ratchet/orchestrator';
+import { isTerminal, languageToProto, parseLanguageName, statusName, stopReasonName, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, readDirectoryFiles, writeFiles } from './files';

@@ -1,5 +1,5 @@
 import { ApprovalDecision, ApprovalKind, Phase, TaskEvent, TaskStatus, TestCaseStatus, type Usage } from '@ratchet/contracts';
-import { phaseName, statusName, stopReasonName } from '@ratchet/orchestrator';
+import { phaseName, statusName, stopReasonName } from '@ratchet/agent';
 
 /** Dollars with enough digits to show small model costs. */
 export function formatCost(usd: number): string {

@@ -1,7 +1,7 @@
 import { workspacePathProblem } from '@ratchet/agent';
 import type { SandboxJob, SandboxLimits } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { msOf } from './durations';
+import { msOf } from '@ratchet/agent';
 
 /** Limits of a job, in plain units, after defaults and maxima. */
 export interface EffectiveLimits {

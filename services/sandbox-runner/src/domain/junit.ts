@@ -1,6 +1,6 @@
 import { TestCaseStatus, type TestCase, type TestReport } from '@ratchet/contracts';
 import { XMLParser } from 'fast-xml-parser';
-import { durationFromMs } from './durations';
+import { durationFromMs } from '@ratchet/agent';
 
 /** Longest failure detail kept per case, in characters. */
 const maxDetailChars = 4_000;

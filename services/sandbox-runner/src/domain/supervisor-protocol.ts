@@ -1,6 +1,6 @@
 import type { SandboxJob } from '@ratchet/contracts';
 import tar from 'tar-stream';
-import { msOf } from './durations';
+import { msOf } from '@ratchet/agent';
 import type { EffectiveLimits } from './job-limits';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Language, type CommandResult, type SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { CappedBuffer } from './capped-buffer';
-import { durationFromMs } from './durations';
+import { durationFromMs } from '@ratchet/agent';
 import type { EffectiveLimits } from './job-limits';
 import { parseJUnit } from './junit';
 import { FrameReader, FrameType, maxCollectBytes, readOutputs, reportEntryName, testConfigNames } from './supervisor-protocol';

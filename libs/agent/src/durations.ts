@@ -1,6 +1,6 @@
 import type { Duration } from '@ratchet/contracts';
 
-/** A protobuf Duration of `ms` milliseconds. */
+/** A protobuf Duration of `ms` milliseconds (fractions kept as nanoseconds). */
 export function durationFromMs(ms: number): Duration {
   const seconds = Math.floor(ms / 1000);
   return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
