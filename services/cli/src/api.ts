@@ -168,16 +168,16 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
     submitTask: () => Promise.reject(new AppError(ErrorCode.INTERNAL, 'this embedded view only reads history')),
     async *watchTask(taskId) {
       // Nothing else can be driving it (the data directory is this process's), so the stored events are all there is.
-      const task = await store.get(taskId);
-      yield* await store.events(task.id);
+      const task = await store.tasks.get(taskId);
+      yield* await store.events.list(task.id);
     },
     async getTask(taskId, view) {
-      const task = await store.get(taskId);
+      const task = await store.tasks.get(taskId);
       const full = view !== TaskView.TASK_VIEW_BASIC;
-      return { task: toTaskProto(task, full), iterations: full ? (await store.iterations(task.id)).map(toIterationProto) : [], approvals: full ? await store.approvals(task.id) : [] };
+      return { task: toTaskProto(task, full), iterations: full ? (await store.iterations.list(task.id)).map(toIterationProto) : [], approvals: full ? await store.approvals.list(task.id) : [] };
     },
     async listTasks(request) {
-      const page = await store.list({ statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });
+      const page = await store.tasks.list({ statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });
       return { tasks: page.tasks.map((task) => toTaskProto(task, false)), nextPageToken: '' };
     },
     cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),

@@ -48,7 +48,7 @@ export async function runDemo(options: DemoOptions, output: Output = consoleOutp
     let secondLessons: string[];
     try {
       const store = await TaskStore.open(db);
-      secondLessons = (await store.get(second.task.id)).lessons.map((lesson) => lesson.title);
+      secondLessons = (await store.tasks.get(second.task.id)).lessons.map((lesson) => lesson.title);
     } finally {
       await db.close();
     }

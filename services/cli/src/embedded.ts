@@ -16,7 +16,7 @@ import { createCoderService } from '@ratchet/coder';
 import { openPglite } from '@ratchet/db';
 import { createRoleModels, type RoleModels } from '@ratchet/llm';
 import { createMemoryService } from '@ratchet/memory';
-import { createOrchestratorService, driverSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
+import { agentClients, createOrchestratorService, loopSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
@@ -101,24 +101,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
       hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, prompts }).implementation }, { transport, logger }),
     );
 
-    // Model-backed calls get the model deadline; the bus does not retry them
-    // (a retry would be a second, paid model call with the same prompt).
-    const modelClient = { defaultTimeoutMs: config.orchestrator.modelCallTimeoutMs, maxAttempts: 1 };
     const orchestrator = await createOrchestratorService({
       db,
-      clients: {
-        planner: createClient(transport, PlannerServiceDefinition, modelClient),
-        coder: createClient(transport, CoderServiceDefinition, modelClient),
-        tester: createClient(transport, TesterServiceDefinition, modelClient),
-        reflector: createClient(transport, ReflectorServiceDefinition, modelClient),
-        safety: createClient(transport, SafetyServiceDefinition),
-        memory: createClient(transport, MemoryServiceDefinition),
-      },
+      clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
       publish: async (events) => {
         for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
       },
       // Embedded mode fails fast (Docker down is not a blip to wait out).
-      settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { maxPauses: 0 }),
+      settings: loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { maxPauses: 0 }),
       maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
       logger,
     });

@@ -1,6 +1,8 @@
 import { configSection } from '@ratchet/config';
+import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
-import type { DriverSettings } from './task-driver';
+import type { LoopPolicy } from './domain/policy';
+import type { PhaseSettings } from './runner/phases';
 
 /**
  * The `orchestrator` config section: loop defaults for every task, and how
@@ -20,6 +22,10 @@ export const orchestratorConfigSection = configSection({
   modelCallTimeoutMs: z.number().int().positive().default(300_000),
   /** Re-plans allowed before no progress ends a task. */
   maxReplans: z.number().int().nonnegative().default(2),
+  /** The same failure (error signature and failing tests) this many times in a row asks for a re-plan. */
+  noProgressReplanAfter: z.number().int().min(2).max(100).default(2),
+  /** The same failure this many times in a row ends the task (no progress). */
+  noProgressStopAfter: z.number().int().min(2).max(100).default(3),
   lessonLimit: z.number().int().min(1).max(50).default(5),
   lessonMinScore: z.number().min(0).max(1).default(0.2),
   /** Tasks one replica drives at once. */
@@ -36,22 +42,49 @@ export const orchestratorConfigSection = configSection({
 
 export type OrchestratorSettings = Readonly<z.infer<typeof orchestratorConfigSection>>;
 
-/** The driver's settings from the section; the sandbox timeout bounds a test run's deadline. */
-export function driverSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number } = {}): DriverSettings {
+/** How the loop runs every task: the phases' deadlines and retrieval, the policy, and how often a retryable failure pauses a task. */
+export interface LoopSettings {
+  readonly phases: PhaseSettings;
+  readonly policy: LoopPolicy;
+  /** Times in a row a phase that failed with a retryable error runs again before the task fails. */
+  readonly maxPauses: number;
+}
+
+/**
+ * The loop's settings from the section; the sandbox timeout bounds a test
+ * run's deadline.
+ *
+ * @throws AppError CONFIG_INVALID when noProgressStopAfter is not above noProgressReplanAfter.
+ */
+export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number } = {}): LoopSettings {
+  if (settings.noProgressStopAfter <= settings.noProgressReplanAfter) {
+    throw new AppError(
+      ErrorCode.CONFIG_INVALID,
+      `orchestrator.noProgressStopAfter (${settings.noProgressStopAfter}) must be greater than orchestrator.noProgressReplanAfter (${settings.noProgressReplanAfter}): a task re-plans before it stops (RATCHET_ORCHESTRATOR_NO_PROGRESS_STOP_AFTER)`,
+    );
+  }
+  const defaultBudget = {
+    maxIterations: settings.maxIterations,
+    maxTokens: settings.maxTokens,
+    maxCostUsd: settings.maxCostUsd,
+    maxWallTimeMs: settings.maxWallTimeSeconds * 1000,
+  };
   return {
-    defaultBudget: {
-      maxIterations: settings.maxIterations,
-      maxTokens: settings.maxTokens,
-      maxCostUsd: settings.maxCostUsd,
-      maxWallTimeMs: settings.maxWallTimeSeconds * 1000,
+    phases: {
+      defaultBudget,
+      modelCallTimeoutMs: settings.modelCallTimeoutMs,
+      // The test run waits for a runner slot as well as the run itself.
+      testRunTimeoutMs: (sandboxTimeoutSeconds + 60) * 1000,
+      serviceCallTimeoutMs: 30_000,
+      lessonLimit: settings.lessonLimit,
+      lessonMinScore: settings.lessonMinScore,
     },
-    modelCallTimeoutMs: settings.modelCallTimeoutMs,
-    // The test run waits for a runner slot as well as the run itself.
-    testRunTimeoutMs: (sandboxTimeoutSeconds + 60) * 1000,
-    serviceCallTimeoutMs: 30_000,
-    lessonLimit: settings.lessonLimit,
-    lessonMinScore: settings.lessonMinScore,
-    maxReplans: settings.maxReplans,
+    policy: {
+      defaultBudget,
+      maxReplans: settings.maxReplans,
+      noProgress: { replanAfter: settings.noProgressReplanAfter, stopAfter: settings.noProgressStopAfter },
+      phases: { reprompt: false, review: false, audit: false },
+    },
     maxPauses: options.maxPauses ?? settings.maxPauses,
   };
 }

@@ -1,24 +1,15 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { databaseConfigSection, sandboxConfigSection } from '@ratchet/agent';
-import { createClient } from '@ratchet/bus';
 import { configSection, extendConfigSchema } from '@ratchet/config';
-import {
-  CoderServiceDefinition,
-  MemoryServiceDefinition,
-  OrchestratorServiceDefinition,
-  PlannerServiceDefinition,
-  ReflectorServiceDefinition,
-  SafetyServiceDefinition,
-  TaskEvent,
-  TesterServiceDefinition,
-} from '@ratchet/contracts';
+import { OrchestratorServiceDefinition, TaskEvent } from '@ratchet/contracts';
 import { openPostgresWithRetry, type Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { GrpcServer } from '@ratchet/grpc-api';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
-import { driverSettingsOf, orchestratorConfigSection } from './config';
+import { agentClients } from './agent-clients';
+import { loopSettingsOf, orchestratorConfigSection } from './config';
 import { createOrchestratorService, type OrchestratorService } from './orchestrator-service';
 
 const schema = extendConfigSchema({
@@ -50,6 +41,8 @@ main({
     if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the orchestrator keeps tasks in Postgres: set RATCHET_DATABASE_URL (or database.url in config/orchestrator.yaml)');
     const { grpc } = config;
     if ((grpc.certFile === undefined) !== (grpc.keyFile === undefined)) throw new AppError(ErrorCode.CONFIG_INVALID, 'TLS needs both grpc.certFile and grpc.keyFile (RATCHET_GRPC_CERT_FILE, RATCHET_GRPC_KEY_FILE)');
+    // Checked before anything listens: a bad loop setting is a config error at start.
+    const settings = loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds);
     const tokens = grpc.tokens.split(',').map((token) => token.trim()).filter((token) => token !== '');
     if (tokens.length === 0) logger.warn({}, 'gRPC clients are not authenticated: set RATCHET_GRPC_TOKENS unless this network is trusted');
     const server = new GrpcServer({
@@ -79,7 +72,6 @@ main({
 
     const stopping = new AbortController();
     let published: Promise<void> = Promise.resolve();
-    const modelClient = { defaultTimeoutMs: config.orchestrator.modelCallTimeoutMs, maxAttempts: 1 };
     const connecting = (async () => {
       const db = await openPostgresWithRetry({ connectionString: url, maxConnections: config.database.maxConnections, statementTimeoutMs: config.database.statementTimeoutMs }, stopping.signal, (error, attempt, retryInMs) =>
         logger.warn({ attempt, retryInMs, err: error.message }, 'Postgres not reachable yet'),
@@ -87,15 +79,7 @@ main({
       state.db = db;
       state.orchestrator = await createOrchestratorService({
         db,
-        clients: {
-          // Model-backed calls are not retried by the bus: a retry would be a second, paid model call.
-          planner: createClient(transport, PlannerServiceDefinition, modelClient),
-          coder: createClient(transport, CoderServiceDefinition, modelClient),
-          tester: createClient(transport, TesterServiceDefinition, modelClient),
-          reflector: createClient(transport, ReflectorServiceDefinition, modelClient),
-          safety: createClient(transport, SafetyServiceDefinition),
-          memory: createClient(transport, MemoryServiceDefinition),
-        },
+        clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
         // Events are stored with each transition; the bus only tells watchers sooner, so the
         // driver does not wait for it. Publications go out in order, one batch after another;
         // while NATS is down they fail and watchers fall back to reading the store.
@@ -110,7 +94,7 @@ main({
           return Promise.resolve();
         },
         live: (taskId) => transport.readEvents(taskId),
-        settings: driverSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds),
+        settings,
         maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
         owner: config.orchestrator.instanceId ?? `${hostname()}:${process.pid}`,
         leaseMs: config.orchestrator.leaseMs,

@@ -4,6 +4,8 @@ import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
 import { TaskStore } from '../src';
+import type { Decision } from '../src/domain/decide';
+import type { NewEvent } from '../src/domain/events';
 import type { IterationRecord, TaskRecord } from '../src/domain/records';
 
 jest.setTimeout(90_000);
@@ -36,26 +38,17 @@ function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     requestId: '',
     createdAt: created,
     updatedAt: created,
+    version: 0,
     ...overrides,
   };
 }
 
-function emptyIteration(taskId: string, number: number): IterationRecord {
-  return {
-    taskId,
-    number,
-    phase: Phase.PHASE_CODING,
-    files: [],
-    safetyFindings: [],
-    hypothesis: '',
-    retrievedLessonIds: [],
-    reflectionLessons: [],
-    failureId: '',
-    output: '',
-    usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, modelCalls: 0 },
-    startedAt: new Date('2026-11-22T12:00:00Z'),
-  };
+/** A decision as `decide` would make it: the task with `patch`, and what else the transition writes. */
+function change(task: TaskRecord, patch: Partial<TaskRecord>, extra: { iterations?: IterationRecord[]; events?: NewEvent[]; gate?: Decision['gate']; decidedGate?: Decision['decidedGate'] } = {}): Decision {
+  return { task: { ...task, ...patch }, iterations: extra.iterations ?? [], events: extra.events ?? [], changed: true, ...(extra.gate === undefined ? {} : { gate: extra.gate }), ...(extra.decidedGate === undefined ? {} : { decidedGate: extra.decidedGate }) };
 }
+
+const logLine = (message: string): NewEvent => ({ time: new Date(), iteration: 0, payload: { $case: 'logLine', logLine: { level: 2, message, service: 's', attributes: {} } } });
 
 function storeContract(name: string, open: () => Promise<Database>) {
   describe(`TaskStore on ${name}`, () => {
@@ -70,15 +63,14 @@ function storeContract(name: string, open: () => Promise<Database>) {
       await db.close();
     });
 
-    it('stores a transition atomically: task row, iteration and numbered events', async () => {
-      const record = task();
-      const created = await store.create(record, [{ time: new Date(), iteration: 0, payload: { $case: 'logLine', logLine: { level: 2, message: 'hello', service: 's', attributes: {} } } }], { leaseMs: 60_000 });
+    it('stores a transition atomically: task row, iteration and numbered events, and bumps the version', async () => {
+      const created = await store.tasks.create(task(), [logLine('hello')], { leaseMs: 60_000 });
       expect(created.created).toBe(true);
       expect(created.events.map((event) => event.sequence)).toEqual([1]);
-      record.status = TaskStatus.TASK_STATUS_CODING;
-      record.currentIteration = 1;
-      record.usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001, modelCalls: 1 };
-      record.plan = { summary: 'p', steps: [{ number: 1, description: 'd', paths: ['a.py'] }], files: [], testStrategy: 't', language: 1, dependencies: [], appliedLessonIds: [] };
+      expect(created.task.version).toBe(1);
+      const record = created.task;
+      const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001, modelCalls: 1 };
+      const plan = { summary: 'p', steps: [{ number: 1, description: 'd', paths: ['a.py'] }], files: [], testStrategy: 't', language: 1, dependencies: [], appliedLessonIds: [] };
       const iteration: IterationRecord = {
         taskId: record.id,
         number: 1,
@@ -104,110 +96,100 @@ function storeContract(name: string, open: () => Promise<Database>) {
         failureId: 'f1',
         fingerprint: { errorSignature: 'E: x', failingTests: ['s::t'] },
         output: 'out',
-        usage: record.usage,
+        usage,
         startedAt: new Date('2026-11-22T12:00:00Z'),
         completedAt: new Date('2026-11-22T12:00:03Z'),
       };
-      const events = await store.save({ task: record, iteration, events: [{ time: new Date(), iteration: 0, payload: { $case: 'phaseStarted', phaseStarted: { phase: Phase.PHASE_CODING, attempt: 1 } } }] });
-      expect(events[0]).toMatchObject({ sequence: 2, iteration: 1, taskId: record.id });
-      const loaded = await store.get(record.id);
-      expect(loaded).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, labels: { team: 'core' }, budget: record.budget, usage: record.usage });
+      const phaseStarted: NewEvent = { time: new Date(), iteration: 1, payload: { $case: 'phaseStarted', phaseStarted: { phase: Phase.PHASE_CODING, attempt: 1 } } };
+      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, usage, plan }, { iterations: [iteration], events: [phaseStarted] }));
+      expect(saved.version).toBe(2);
+      expect(saved.events[0]).toMatchObject({ sequence: 2, iteration: 1, taskId: record.id });
+      const loaded = await store.tasks.get(record.id);
+      expect(loaded).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, labels: { team: 'core' }, budget: record.budget, usage, version: 2 });
       expect(loaded.plan?.steps[0]?.paths).toEqual(['a.py']);
       expect(loaded.workspace).toEqual(record.workspace);
-      // A second store on the same database reads it back from the tables; the writer answers from what it wrote.
+      // A second store on the same database reads the same rows back.
       const reader = await TaskStore.open(db);
-      const [stored] = await reader.iterations(record.id);
-      expect(stored).toEqual(iteration);
-      expect(await reader.iteration(record.id, 1)).toEqual(iteration);
-      expect(await store.iterations(record.id)).toEqual([iteration]);
-      expect((await store.events(record.id)).map((event) => event.payload?.$case)).toEqual(['logLine', 'phaseStarted']);
-      expect((await store.events(record.id, 2)).length).toBe(1);
-      expect(await store.unfinished()).toContain(record.id);
+      expect(await reader.iterations.list(record.id)).toEqual([iteration]);
+      expect(await reader.iterations.get(record.id, 1)).toEqual(iteration);
+      await expect(reader.iterations.get(record.id, 2)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+      expect((await store.events.list(record.id)).map((event) => event.payload?.$case)).toEqual(['logLine', 'phaseStarted']);
+      expect((await store.events.list(record.id, 2)).length).toBe(1);
+      expect(await store.tasks.unfinished()).toContain(record.id);
     });
 
-    it('answers iteration reads from what it wrote, as copies, until the task ends or is forgotten', async () => {
-      const record = task();
-      await store.create(record, [], { leaseMs: 60_000 });
-      record.status = TaskStatus.TASK_STATUS_CODING;
-      record.currentIteration = 1;
-      const iteration = { ...emptyIteration(record.id, 1), hypothesis: 'first' };
-      await store.save({ task: record, iteration, events: [] });
-      iteration.hypothesis = 'changed after the save';
-      const read = await store.iteration(record.id, 1);
-      expect(read.hypothesis).toBe('first');
-      read.hypothesis = 'changed by a reader';
-      expect((await store.iteration(record.id, 1)).hypothesis).toBe('first');
-      // Another writer (a replica that took the task over) changes the row; forget() makes this store read it.
-      await db.query(`UPDATE orchestrator.iterations SET hypothesis = 'from elsewhere' WHERE task_id = $1`, [record.id]);
-      expect((await store.iteration(record.id, 1)).hypothesis).toBe('first');
-      store.forget(record.id);
-      expect((await store.iteration(record.id, 1)).hypothesis).toBe('from elsewhere');
-      await expect(store.iteration(record.id, 2)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    it('writes a large column only when the record holds a new value for it', async () => {
+      const { task: record } = await store.tasks.create(task({ generatedTests: [{ path: 'tests/test_a.py', content: 'def test(): pass\n' }] }), [], { leaseMs: 60_000 });
+      // Someone changes the column behind the writer's back; a transition that keeps the field (same value) leaves it alone...
+      await db.query(`UPDATE orchestrator.tasks SET generated_tests = '[]' WHERE id = $1`, [record.id]);
+      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_RETRIEVING }));
+      expect((await store.tasks.get(record.id)).generatedTests).toEqual([]);
+      // ...and one that sets a new value writes it.
+      const next = { ...record, status: TaskStatus.TASK_STATUS_RETRIEVING, version: saved.version };
+      await store.transitions.save(next, change(next, { generatedTests: [{ path: 'tests/test_b.py', content: 'x' }] }));
+      expect((await store.tasks.get(record.id)).generatedTests.map((file) => file.path)).toEqual(['tests/test_b.py']);
     });
 
     it('lets one replica at a time drive a task: leases, take-over after expiry, release, cancel requests', async () => {
       const first = await TaskStore.open(db, { owner: 'replica-a' });
       const second = await TaskStore.open(db, { owner: 'replica-b' });
-      const record = task();
-      await first.create(record, [], { leaseMs: 60_000 });
-      expect(await second.claim({ ids: [record.id] }, 60_000)).toEqual([]);
-      record.status = TaskStatus.TASK_STATUS_RETRIEVING;
-      await expect(second.save({ task: record, events: [] })).rejects.toMatchObject({ code: ErrorCode.ABORTED });
-      await first.save({ task: record, events: [] });
+      const { task: record } = await first.tasks.create(task(), [], { leaseMs: 60_000 });
+      expect(await second.leases.claim({ ids: [record.id] }, 60_000)).toEqual([]);
+      const retrieving = change(record, { status: TaskStatus.TASK_STATUS_RETRIEVING }, { events: [logLine('r')] });
+      await expect(second.transitions.save(record, retrieving)).rejects.toMatchObject({ code: ErrorCode.ABORTED, message: expect.stringContaining('no longer leased') });
+      const { version } = await first.transitions.save(record, retrieving);
+      const current = { ...retrieving.task, version };
 
       // A cancel asked of the replica that does not drive the task reaches the one that does.
-      await second.requestCancel(record.id, 'stop it');
-      expect(await first.renew([record.id], 60_000)).toEqual(new Map([[record.id, 'stop it']]));
+      await second.leases.requestCancel(record.id, 'stop it');
+      expect(await first.leases.renew([record.id], 60_000)).toEqual(new Map([[record.id, 'stop it']]));
 
       // The lease runs out (it is renewed for 1 ms): the other replica takes the task, and the first can no longer write.
-      await first.renew([record.id], 1);
+      await first.leases.renew([record.id], 1);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await second.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
-      expect(await first.renew([record.id], 60_000)).toEqual(new Map());
-      await expect(first.save({ task: record, events: [] })).rejects.toMatchObject({ code: ErrorCode.ABORTED });
+      expect(await second.leases.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
+      expect(await first.leases.renew([record.id], 60_000)).toEqual(new Map());
+      await expect(first.transitions.save(current, change(current, { status: TaskStatus.TASK_STATUS_PLANNING }, { events: [logLine('p')] }))).rejects.toMatchObject({ code: ErrorCode.ABORTED });
 
       // Released, any replica takes it at once; a replica restarted under the same name takes its own back.
-      await second.release();
-      expect(await first.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
+      await second.leases.release();
+      expect(await first.leases.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
       const restarted = await TaskStore.open(db, { owner: 'replica-a' });
-      expect(await restarted.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
+      expect(await restarted.leases.claim({ ids: [record.id] }, 60_000)).toEqual([record.id]);
 
       // A task nobody holds is taken by claim({ limit }); a finished one never is.
-      const unowned = task();
-      await first.create(unowned, []);
-      const finished = task({ status: TaskStatus.TASK_STATUS_SUCCEEDED });
-      await first.create(finished, []);
-      const taken = await second.claim({ limit: 100 }, 60_000);
+      const { task: unowned } = await first.tasks.create(task(), []);
+      const { task: finished } = await first.tasks.create(task({ status: TaskStatus.TASK_STATUS_SUCCEEDED }), []);
+      const taken = await second.leases.claim({ limit: 100 }, 60_000);
       expect(taken).toContain(unowned.id);
       expect(taken).not.toContain(finished.id);
       expect(taken).not.toContain(record.id);
     });
 
-    it('lets only one of two drivers that read the same state advance a task', async () => {
+    it('lets only one of two writers that read the same version advance a task', async () => {
       const owner = await TaskStore.open(db, { owner: 'replica-c' });
-      const record = task();
-      await owner.create(record, [], { leaseMs: 60_000 });
-      // Two drivers of one task in one owner (or two processes given one owner id) each read it...
-      const one = await owner.get(record.id);
-      const other = await owner.get(record.id);
-      one.status = TaskStatus.TASK_STATUS_RETRIEVING;
-      other.status = TaskStatus.TASK_STATUS_RETRIEVING;
-      await owner.save({ task: one, events: [{ time: new Date(), iteration: 0, payload: { $case: 'logLine', logLine: { level: 1, message: 'one', service: 't', attributes: {} } } }] });
+      await owner.tasks.create(task(), [], { leaseMs: 60_000 });
+      const { task: record } = await owner.tasks.create(task(), [], { leaseMs: 60_000 });
+      // Two runners of one task in one owner (or two processes given one owner id) each read it...
+      const one = await owner.tasks.get(record.id);
+      const other = await owner.tasks.get(record.id);
+      const saved = await owner.transitions.save(one, change(one, { status: TaskStatus.TASK_STATUS_RETRIEVING }, { events: [logLine('one')] }));
       // ...and the second to write is turned away instead of recording the transition twice.
-      await expect(owner.save({ task: other, events: [] })).rejects.toMatchObject({ code: ErrorCode.ABORTED, message: expect.stringContaining('saved by another driver') });
-      // The winner goes on writing; a fresh read can too.
-      one.status = TaskStatus.TASK_STATUS_PLANNING;
-      await owner.save({ task: one, events: [] });
-      const fresh = await owner.get(record.id);
+      await expect(owner.transitions.save(other, change(other, { status: TaskStatus.TASK_STATUS_RETRIEVING }, { events: [logLine('other')] }))).rejects.toMatchObject({
+        code: ErrorCode.ABORTED,
+        message: expect.stringContaining('changed by someone else'),
+      });
+      // The winner goes on writing at its new version; a fresh read can too.
+      const next = { ...one, status: TaskStatus.TASK_STATUS_RETRIEVING, version: saved.version };
+      await owner.transitions.save(next, change(next, { status: TaskStatus.TASK_STATUS_PLANNING }));
+      const fresh = await owner.tasks.get(record.id);
       expect(fresh.status).toBe(TaskStatus.TASK_STATUS_PLANNING);
-      expect(await owner.events(record.id)).toHaveLength(1);
+      expect((await owner.events.list(record.id)).map((event) => event.payload?.$case === 'logLine' && event.payload.logLine.message)).toEqual(['one']);
     });
 
     it('keeps a task waiting on a gate out of the work pool until one decision moves it on', async () => {
       const owner = await TaskStore.open(db, { owner: 'replica-d' });
-      const record = task({ approvalKinds: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], approvalTimeoutMs: 1 });
-      await owner.create(record, [], { leaseMs: 60_000 });
-      record.status = TaskStatus.TASK_STATUS_AWAITING_APPROVAL;
+      const { task: record } = await owner.tasks.create(task({ approvalKinds: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], approvalTimeoutMs: 1 }), [], { leaseMs: 60_000 });
       const gate = {
         gateId: `gate-${record.id}`,
         taskId: record.id,
@@ -221,56 +203,57 @@ function storeContract(name: string, open: () => Promise<Database>) {
         requestedAt: new Date(),
         decidedAt: undefined,
       };
-      await owner.save({ task: record, events: [], gate });
-      const waiting = await owner.get(record.id);
+      await owner.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL }, { gate }));
+      const waiting = await owner.tasks.get(record.id);
       expect(waiting.pendingGateId).toBe(gate.gateId);
       expect(waiting.approvalKinds).toEqual([ApprovalKind.APPROVAL_KIND_FINAL_RESULT]);
       // Nobody looking for work takes it, even once its lease is gone.
-      await owner.release([record.id]);
-      expect(await owner.claim({ limit: 100 }, 60_000)).not.toContain(record.id);
+      await owner.leases.release([record.id]);
+      expect(await owner.leases.claim({ limit: 100 }, 60_000)).not.toContain(record.id);
       // Its 1 ms timeout has passed.
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await owner.expiredGates()).toContainEqual({ taskId: record.id, gateId: gate.gateId });
+      expect(await owner.approvals.expired()).toContainEqual({ taskId: record.id, gateId: gate.gateId });
+      await expect(owner.approvals.get(record.id, 'no-such-gate')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
 
-      await expect(owner.decide(record.id, 'no-such-gate', { decision: ApprovalDecision.APPROVAL_DECISION_APPROVED, approver: 'ann', comment: '', next: TaskStatus.TASK_STATUS_LEARNING, reason: 'approved' }, () => [])).rejects.toMatchObject({
-        code: ErrorCode.NOT_FOUND,
-      });
-      const rejection = { decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it', next: TaskStatus.TASK_STATUS_PLANNING, reason: 'rejected by ann: rename it' };
-      const { gate: decided, events } = await owner.decide(record.id, gate.gateId, rejection, (done) => [
-        { time: new Date(), iteration: done.iteration, payload: { $case: 'approvalDecided', approvalDecided: { gate: done } } },
-      ]);
-      expect(decided).toMatchObject({ decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it' });
-      expect(events.map((event) => event.payload?.$case)).toEqual(['approvalDecided']);
-      const moved = await owner.get(record.id);
+      const rejected = { ...gate, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it', decidedAt: new Date() };
+      const rejection = change(waiting, { status: TaskStatus.TASK_STATUS_PLANNING, replanReason: 'rejected by ann: rename it', pendingGateId: '' }, { decidedGate: rejected, events: [logLine('decided')] });
+      const { events } = await owner.transitions.save(waiting, rejection, { lease: { lease: 'take', leaseMs: 60_000 } });
+      expect(events).toHaveLength(1);
+      const moved = await owner.tasks.get(record.id);
       expect(moved).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanReason: 'rejected by ann: rename it', pendingGateId: '' });
-      // A second decision on the same gate changes nothing.
-      await expect(owner.decide(record.id, gate.gateId, rejection, () => [])).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('already decided: REJECTED by ann') });
-      expect(await owner.approvals(record.id)).toEqual([expect.objectContaining({ gateId: gate.gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED })]);
-      expect(await owner.expiredGates()).not.toContainEqual({ taskId: record.id, gateId: gate.gateId });
+      expect(await owner.approvals.get(record.id, gate.gateId)).toMatchObject({ decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann', comment: 'rename it' });
+      // A second decision on the same gate changes nothing: not the gate, not the task.
+      const again = { ...moved, status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL };
+      await db.query(`UPDATE orchestrator.tasks SET status = 'TASK_STATUS_AWAITING_APPROVAL' WHERE id = $1`, [record.id]);
+      await expect(owner.transitions.save(again, change(again, { status: TaskStatus.TASK_STATUS_LEARNING }, { decidedGate: { ...gate, decision: ApprovalDecision.APPROVAL_DECISION_APPROVED, approver: 'bob' } }))).rejects.toMatchObject({
+        code: ErrorCode.FAILED_PRECONDITION,
+        message: expect.stringContaining('no longer pending'),
+      });
+      expect((await owner.tasks.get(record.id)).status).toBe(TaskStatus.TASK_STATUS_AWAITING_APPROVAL);
+      expect(await owner.approvals.list(record.id)).toEqual([expect.objectContaining({ gateId: gate.gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann' })]);
+      expect(await owner.approvals.expired()).not.toContainEqual({ taskId: record.id, gateId: gate.gateId });
     });
 
     it('returns the existing task for a repeated request id instead of a second one', async () => {
-      const first = await store.create(task({ requestId: `req-${name}` }), []);
-      const again = await store.create(task({ requestId: `req-${name}` }), []);
+      const first = await store.tasks.create(task({ requestId: `req-${name}` }), []);
+      const again = await store.tasks.create(task({ requestId: `req-${name}` }), []);
       expect(again.created).toBe(false);
       expect(again.task.id).toBe(first.task.id);
     });
 
     it('finds a task by a unique id prefix and explains an unknown id', async () => {
-      const record = task();
-      await store.create(record, []);
-      expect((await store.get(record.id.slice(0, 8))).id).toBe(record.id);
-      await expect(store.get('zzzzzzzz-none')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: expect.stringContaining('ratchet history') });
+      const { task: record } = await store.tasks.create(task(), []);
+      expect((await store.tasks.get(record.id.slice(0, 8))).id).toBe(record.id);
+      await expect(store.tasks.get('zzzzzzzz-none')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: expect.stringContaining('ratchet history') });
     });
 
     it('lists newest first, filters by status and pages', async () => {
-      const done = task({ status: TaskStatus.TASK_STATUS_SUCCEEDED });
-      await store.create(done, []);
-      const page = await store.list({ statuses: [], pageSize: 2, offset: 0 });
+      const { task: done } = await store.tasks.create(task({ status: TaskStatus.TASK_STATUS_SUCCEEDED }), []);
+      const page = await store.tasks.list({ statuses: [], pageSize: 2, offset: 0 });
       expect(page.tasks).toHaveLength(2);
       expect(page.more).toBe(true);
       expect(page.tasks[0]!.createdAt.getTime()).toBeGreaterThanOrEqual(page.tasks[1]!.createdAt.getTime());
-      const succeeded = await store.list({ statuses: [TaskStatus.TASK_STATUS_SUCCEEDED], pageSize: 10, offset: 0 });
+      const succeeded = await store.tasks.list({ statuses: [TaskStatus.TASK_STATUS_SUCCEEDED], pageSize: 10, offset: 0 });
       expect(succeeded.tasks.map((found) => found.id)).toContain(done.id);
       expect(new Set(succeeded.tasks.map((found) => found.status))).toEqual(new Set([TaskStatus.TASK_STATUS_SUCCEEDED]));
     });

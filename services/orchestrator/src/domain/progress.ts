@@ -21,12 +21,11 @@ export function failingTestsOf(report: TestReport | undefined): string[] {
 
 /**
  * No-progress detection over the failed iterations so far, oldest first:
- * the same failing tests with the same error signature in the last two
- * iterations asks for a re-plan, in the last three ends the task. `replanAt`
- * is the number of repeats that triggers a re-plan (default 2), `stopAt` the
- * number that stops (default 3).
+ * the same failing tests with the same error signature in the last
+ * `replanAt` iterations asks for a re-plan, in the last `stopAt` ends the
+ * task (the loop's policy sets both: 2 and 3 by default).
  */
-export function judgeProgress(history: readonly FailureFingerprint[], replanAt = 2, stopAt = 3): { verdict: ProgressVerdict; repeats: number } {
+export function judgeProgress(history: readonly FailureFingerprint[], replanAt: number, stopAt: number): { verdict: ProgressVerdict; repeats: number } {
   const last = history[history.length - 1];
   if (last === undefined) return { verdict: ProgressVerdict.CONTINUE, repeats: 0 };
   let repeats = 0;

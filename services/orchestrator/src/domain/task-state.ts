@@ -1,57 +1,83 @@
+import { isTerminal, statusName } from '@ratchet/agent';
+import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { StopReason, TaskStatus } from '@ratchet/contracts';
+import { InputKind } from './inputs';
+
+const S = TaskStatus;
+type Row = Readonly<Partial<Record<InputKind, readonly TaskStatus[]>>>;
 
 /**
- * Which status may follow which: the loop of ARCHITECTURE.md. Terminal
- * statuses have no successors; CANCELLED and FAILED may follow any live one.
+ * The loop of ARCHITECTURE.md as data: for each status, the inputs it
+ * accepts and the statuses each may lead to (`decide` chooses among them by
+ * the input's content and the policy). Every status change of a task is a
+ * row here; anything else is refused.
  */
-const successors: Readonly<Partial<Record<TaskStatus, readonly TaskStatus[]>>> = {
-  [TaskStatus.TASK_STATUS_QUEUED]: [TaskStatus.TASK_STATUS_RETRIEVING],
-  [TaskStatus.TASK_STATUS_RETRIEVING]: [TaskStatus.TASK_STATUS_PLANNING],
-  [TaskStatus.TASK_STATUS_PLANNING]: [TaskStatus.TASK_STATUS_CODING],
-  // CODING -> REFLECTING: the coder's reply stayed invalid, a failed attempt like a failing test.
-  [TaskStatus.TASK_STATUS_CODING]: [TaskStatus.TASK_STATUS_SAFETY_CHECK, TaskStatus.TASK_STATUS_REFLECTING],
-  [TaskStatus.TASK_STATUS_SAFETY_CHECK]: [TaskStatus.TASK_STATUS_TESTING, TaskStatus.TASK_STATUS_REVIEWING, TaskStatus.TASK_STATUS_REFLECTING],
-  [TaskStatus.TASK_STATUS_REVIEWING]: [TaskStatus.TASK_STATUS_TESTING, TaskStatus.TASK_STATUS_REFLECTING],
-  [TaskStatus.TASK_STATUS_TESTING]: [TaskStatus.TASK_STATUS_LEARNING, TaskStatus.TASK_STATUS_REFLECTING],
-  [TaskStatus.TASK_STATUS_REFLECTING]: [TaskStatus.TASK_STATUS_CODING, TaskStatus.TASK_STATUS_PLANNING],
-  [TaskStatus.TASK_STATUS_LEARNING]: [TaskStatus.TASK_STATUS_SUCCEEDED],
-  [TaskStatus.TASK_STATUS_AWAITING_APPROVAL]: [
-    TaskStatus.TASK_STATUS_PLANNING,
-    TaskStatus.TASK_STATUS_CODING,
-    TaskStatus.TASK_STATUS_TESTING,
-    TaskStatus.TASK_STATUS_LEARNING,
-  ],
+const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
+  [S.TASK_STATUS_QUEUED]: { [InputKind.START]: [S.TASK_STATUS_REPROMPTING, S.TASK_STATUS_RETRIEVING] },
+  [S.TASK_STATUS_REPROMPTING]: { [InputKind.REPROMPTED]: [S.TASK_STATUS_RETRIEVING], [InputKind.QUESTION_ASKED]: [S.TASK_STATUS_AWAITING_ANSWER] },
+  [S.TASK_STATUS_AWAITING_ANSWER]: { [InputKind.ANSWERED]: [S.TASK_STATUS_REPROMPTING] },
+  [S.TASK_STATUS_RETRIEVING]: { [InputKind.LESSONS_RETRIEVED]: [S.TASK_STATUS_PLANNING] },
+  [S.TASK_STATUS_PLANNING]: { [InputKind.PLANNED]: [S.TASK_STATUS_CODING] },
+  // An invalid reply is a failed attempt, like a failing test: the reflector looks at it.
+  [S.TASK_STATUS_CODING]: { [InputKind.CODED]: [S.TASK_STATUS_SAFETY_CHECK], [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING] },
+  [S.TASK_STATUS_SAFETY_CHECK]: {
+    [InputKind.SAFETY_PASSED]: [S.TASK_STATUS_REVIEWING, S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING],
+    [InputKind.SAFETY_BLOCKED]: [S.TASK_STATUS_REFLECTING],
+  },
+  [S.TASK_STATUS_REVIEWING]: { [InputKind.REVIEWED]: [S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING] },
+  [S.TASK_STATUS_AUDITING]: { [InputKind.AUDITED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING] },
+  [S.TASK_STATUS_TESTING]: {
+    // Generated tests are stored before they run, so a restart does not ask the tester's model again.
+    [InputKind.TESTS_WRITTEN]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING],
+    [InputKind.TESTS_REJECTED]: [S.TASK_STATUS_REFLECTING],
+    [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING],
+    [InputKind.TESTS_PASSED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_AWAITING_APPROVAL],
+    [InputKind.TESTS_FAILED]: [S.TASK_STATUS_REFLECTING],
+  },
+  // After a reflection: code again, re-plan, or stop (no progress, out of iterations).
+  [S.TASK_STATUS_REFLECTING]: { [InputKind.REFLECTED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_PLANNING, S.TASK_STATUS_FAILED] },
+  [S.TASK_STATUS_LEARNING]: { [InputKind.LEARNED]: [S.TASK_STATUS_SUCCEEDED] },
+  [S.TASK_STATUS_AWAITING_APPROVAL]: { [InputKind.APPROVED]: [S.TASK_STATUS_LEARNING], [InputKind.REJECTED]: [S.TASK_STATUS_PLANNING] },
+  [S.TASK_STATUS_FAILED]: { [InputKind.RESUMED]: [S.TASK_STATUS_PLANNING] },
 };
 
-const terminal = new Set<TaskStatus>([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED, TaskStatus.TASK_STATUS_CANCELLED]);
+/** Inputs every live (non-terminal) status accepts; HANDED_OVER keeps the status (another replica drives on). */
+const anyLiveStatus = (status: TaskStatus): Row => ({
+  [InputKind.STOPPED]: [S.TASK_STATUS_FAILED],
+  [InputKind.ERRORED]: [S.TASK_STATUS_FAILED],
+  [InputKind.CANCELLED]: [S.TASK_STATUS_CANCELLED],
+  [InputKind.HANDED_OVER]: [status],
+});
 
-/** True for SUCCEEDED, FAILED and CANCELLED. */
-export function isTerminal(status: TaskStatus): boolean {
-  return terminal.has(status);
-}
+/** Every status a task can be in, the unspecified one aside. */
+export const allStatuses: readonly TaskStatus[] = Object.values(TaskStatus).filter(
+  (value): value is TaskStatus => typeof value === 'number' && value !== TaskStatus.TASK_STATUS_UNSPECIFIED && value !== TaskStatus.UNRECOGNIZED,
+);
 
-/** Whether `to` may follow `from`. */
-export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
-  if (isTerminal(from)) return false;
-  if (to === TaskStatus.TASK_STATUS_FAILED || to === TaskStatus.TASK_STATUS_CANCELLED) return true;
-  if (to === TaskStatus.TASK_STATUS_AWAITING_APPROVAL) return true;
-  return successors[from]?.includes(to) ?? false;
+/** The inputs `status` accepts, with the statuses each may lead to. */
+export function transitionsFrom(status: TaskStatus): Row {
+  return { ...table[status], ...(isTerminal(status) ? {} : anyLiveStatus(status)) };
 }
 
 /**
- * @throws AppError FAILED_PRECONDITION naming both statuses when `to` may not follow `from`.
+ * The statuses `input` may lead to from `status`.
+ *
+ * @throws AppError FAILED_PRECONDITION when the table has no such row, naming what the status accepts.
  */
-export function assertTransition(from: TaskStatus, to: TaskStatus): void {
-  if (!canTransition(from, to)) throw new AppError(ErrorCode.FAILED_PRECONDITION, `a task cannot go from ${statusName(from)} to ${statusName(to)}`);
+export function allowedNext(status: TaskStatus, input: InputKind): readonly TaskStatus[] {
+  const row = transitionsFrom(status);
+  const next = row[input];
+  if (next === undefined) {
+    const accepted = Object.keys(row);
+    throw new AppError(
+      ErrorCode.FAILED_PRECONDITION,
+      `a ${statusName(status)} task does not take '${input}'${accepted.length === 0 ? '; it has ended' : `; it takes ${accepted.map((kind) => `'${kind}'`).join(', ')}`}`,
+    );
+  }
+  return next;
 }
 
-/** `PLANNING` for TASK_STATUS_PLANNING: for messages and output. */
-export function statusName(status: TaskStatus): string {
-  return (TaskStatus[status] ?? String(status)).replace(/^TASK_STATUS_/, '');
-}
-
-/** `max iterations` for STOP_REASON_MAX_ITERATIONS. */
-export function stopReasonName(reason: StopReason): string {
-  return (StopReason[reason] ?? String(reason)).replace(/^STOP_REASON_/, '').toLowerCase().replace(/_/g, ' ');
+/** Whether some input moves a task from `from` to `to`. */
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return Object.values(transitionsFrom(from)).some((next) => next?.includes(to) === true);
 }

@@ -1,0 +1,94 @@
+import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, TaskStatus, taskStatusToJSON, type TaskEvent } from '@ratchet/contracts';
+import type { Database } from '@ratchet/db';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { NewEvent } from '../../domain/events';
+import type { TaskRecord } from '../../domain/records';
+import { insertEvents, numbered } from './events';
+import { terminalNames } from './leases';
+import { json, schema, taskFromRow, taskParams, type TaskRow } from './rows';
+
+const pending = approvalDecisionToJSON(ApprovalDecision.APPROVAL_DECISION_PENDING);
+const awaiting = taskStatusToJSON(TaskStatus.TASK_STATUS_AWAITING_APPROVAL);
+/** A task row with the gate it waits on, if any. */
+const selectTasks = `SELECT t.*, CASE WHEN t.status = '${awaiting}' THEN (SELECT a.gate_id FROM ${schema}.approvals a WHERE a.task_id = t.id AND a.decision = '${pending}' ORDER BY a.requested_at DESC LIMIT 1) END AS pending_gate_id FROM ${schema}.tasks t`;
+
+export interface ListTasksQuery {
+  readonly statuses: readonly TaskStatus[];
+  readonly pageSize: number;
+  /** Offset into the newest-first list; opaque to callers. */
+  readonly offset: number;
+}
+
+/** Tasks: created here, changed only by transitions, read by everyone. */
+export class TaskRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly owner: string,
+  ) {}
+
+  /**
+   * Inserts a new task with its first events. With a non-empty `requestId`
+   * that was seen before, returns the existing task instead (idempotent
+   * submit). With `leaseMs` the new task is this owner's from the start;
+   * without, any replica may take it.
+   */
+  async create(task: TaskRecord, events: readonly NewEvent[], options: { leaseMs?: number } = {}): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
+    return this.db.transaction(async (tx) => {
+      if (task.requestId !== '') {
+        const existing = await tx.query<TaskRow>(`${selectTasks} WHERE request_id = $1`, [task.requestId]);
+        const row = existing.rows[0];
+        if (row !== undefined) return { task: taskFromRow(row), created: false, events: [] };
+      }
+      await tx.query(
+        `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
+           workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at,
+           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28)`,
+        [
+          ...taskParams(task),
+          events.length,
+          options.leaseMs === undefined ? null : this.owner,
+          options.leaseMs ?? 0,
+          json(task.approvalKinds.map((kind) => approvalKindToJSON(kind))),
+          task.approvalTimeoutMs,
+        ],
+      );
+      const stored = numbered(task.id, events.map((event) => ({ ...event, iteration: event.iteration || task.currentIteration })), 1);
+      await insertEvents(tx, stored);
+      return { task: { ...task, version: events.length }, created: true, events: stored };
+    });
+  }
+
+  /**
+   * The task with this id, or the only task whose id starts with it (at
+   * least 6 characters), as users type ids from `ratchet history`.
+   *
+   * @throws AppError NOT_FOUND when none matches; INVALID_ARGUMENT when a prefix is ambiguous.
+   */
+  async get(idOrPrefix: string): Promise<TaskRecord> {
+    const exact = await this.db.query<TaskRow>(`${selectTasks} WHERE id = $1`, [idOrPrefix]);
+    if (exact.rows[0] !== undefined) return taskFromRow(exact.rows[0]);
+    if (idOrPrefix.length >= 6 && /^[\w-]+$/.test(idOrPrefix)) {
+      const matches = await this.db.query<TaskRow>(`${selectTasks} WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
+      if (matches.rows.length === 1) return taskFromRow(matches.rows[0] as TaskRow);
+      if (matches.rows.length > 1) throw new AppError(ErrorCode.INVALID_ARGUMENT, `task id prefix ${idOrPrefix} matches several tasks; give more characters`);
+    }
+    throw new AppError(ErrorCode.NOT_FOUND, `no task ${idOrPrefix}; \`ratchet history\` lists the tasks`);
+  }
+
+  /** Tasks newest first, optionally only those in `statuses`. */
+  async list(query: ListTasksQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
+    const names = query.statuses.map((status) => taskStatusToJSON(status));
+    const result = await this.db.query<TaskRow>(
+      `${selectTasks} WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [names, query.pageSize + 1, query.offset],
+    );
+    return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
+  }
+
+  /** Ids of tasks not yet SUCCEEDED, FAILED or CANCELLED, oldest first. */
+  async unfinished(): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>(`SELECT id FROM ${schema}.tasks WHERE status NOT IN (${terminalNames}) ORDER BY created_at`);
+    return result.rows.map((row) => row.id);
+  }
+}

@@ -1,0 +1,520 @@
+import { durationFromMs, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import {
+  ApprovalDecision,
+  ApprovalKind,
+  LogLevel,
+  Phase,
+  StopReason,
+  TaskStatus,
+  type ApprovalGate,
+  type ErrorDetail,
+  type Lesson,
+  type ScoredLesson,
+  type SourceFile,
+  type TestReport,
+} from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { event, phaseCompleted, type NewEvent } from './events';
+import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
+import { IterationErrorCode } from './iteration-errors';
+import type { LoopPolicy } from './policy';
+import { failingTestsOf, ProgressVerdict } from './progress';
+import { emptyUsage, type IterationRecord, type TaskRecord, type TaskState } from './records';
+import { elapsedMs, firstStop, progressOf, StopMoment } from './stop-conditions';
+import { allowedNext } from './task-state';
+
+/** What one input does to a task: the records to write and the events to append, all in one transaction. */
+export interface Decision {
+  /** The task after the input; `version` is still the one it was read at. */
+  readonly task: TaskRecord;
+  /** Iterations this input changed or began, oldest first. */
+  readonly iterations: readonly IterationRecord[];
+  /** Events in order, each with its iteration (the task's current one unless it says otherwise). */
+  readonly events: readonly NewEvent[];
+  /** A gate this input raises (the task goes AWAITING_APPROVAL). */
+  readonly gate?: ApprovalGate;
+  /** A gate this input decides; written only if it is still pending. */
+  readonly decidedGate?: ApprovalGate;
+  /** False when nothing changes (a hand-over): there is nothing to write. */
+  readonly changed: boolean;
+}
+
+/** The part of a decision a rule makes; `decide` adds the status change itself. */
+interface Step {
+  readonly to: TaskStatus;
+  readonly reason: string;
+  readonly task?: Partial<Omit<TaskRecord, 'id' | 'status' | 'statusReason' | 'version'>>;
+  /** The task's current iteration after the rule (a new one, or the current one changed). */
+  readonly iteration?: IterationRecord;
+  /** Iterations finished by this input, written before `iteration`. */
+  readonly finished?: readonly IterationRecord[];
+  readonly events?: readonly NewEvent[];
+  readonly stopReason?: StopReason;
+  readonly gate?: ApprovalGate;
+  readonly decidedGate?: ApprovalGate;
+}
+
+type Rule<K extends TaskInput['kind']> = (state: TaskState, input: InputOf<K>, policy: LoopPolicy) => Step;
+
+/**
+ * The loop's one transition function: the task's next status, records and
+ * events for `input`, with no store, bus or clock. Every change of a task's
+ * status goes through here, and only rows of the transition table
+ * (`domain/task-state.ts`) are accepted.
+ *
+ * @throws AppError FAILED_PRECONDITION when the task's status does not take `input`.
+ */
+export function decide(state: TaskState, input: TaskInput, policy: LoopPolicy): Decision {
+  const { task } = state;
+  const allowed = allowedNext(task.status, input.kind);
+  if (input.kind === InputKind.HANDED_OVER) return { task, iterations: [], events: [], changed: false };
+  const step = (rules[input.kind] as Rule<typeof input.kind>)(state, input as never, policy);
+  if (!allowed.includes(step.to)) {
+    throw new AppError(ErrorCode.INTERNAL, `the rule for '${input.kind}' chose ${statusName(step.to)}, which the table does not allow from ${statusName(task.status)}`);
+  }
+  return finish(state, input, step);
+}
+
+/** Applies a rule's step: the status change, the derived iteration phase, and the closing events of a terminal status. */
+function finish(state: TaskState, input: TaskInput, step: Step): Decision {
+  const from = state.task.status;
+  const at = input.at;
+  const terminal = isTerminal(step.to) && !isTerminal(from);
+  let task: TaskRecord = { ...state.task, ...step.task, status: step.to, statusReason: step.reason, updatedAt: at };
+  const events = [...(step.events ?? [])];
+  if (step.to !== from) {
+    events.push(event(at, { $case: 'taskStatusChanged', taskStatusChanged: { fromStatus: from, toStatus: step.to, reason: step.reason } }, eventIteration(step)));
+    const phase = phaseOfStatus(step.to);
+    if (phase !== Phase.PHASE_UNSPECIFIED) events.push(event(at, { $case: 'phaseStarted', phaseStarted: { phase, attempt: 1 } }, eventIteration(step)));
+  }
+  if (terminal) {
+    task = { ...task, stopReason: step.stopReason ?? StopReason.STOP_REASON_UNSPECIFIED, completedAt: at };
+    events.push(
+      event(at, {
+        $case: 'taskCompleted',
+        taskCompleted: {
+          status: step.to,
+          reason: task.stopReason,
+          reasonDetail: step.reason,
+          usage: task.usage,
+          iterations: task.currentIteration,
+          duration: durationFromMs(elapsedMs(task, at)),
+        },
+      }),
+    );
+  }
+  const iterationPhase = phaseOfIteration(step.to);
+  const current = step.iteration === undefined ? undefined : iterationPhase === undefined ? step.iteration : { ...step.iteration, phase: iterationPhase };
+  return {
+    task,
+    iterations: [...(step.finished ?? []), ...(current === undefined ? [] : [current])],
+    events: events.map((item) => (item.iteration === 0 ? { ...item, iteration: task.currentIteration } : item)),
+    ...(step.gate === undefined ? {} : { gate: step.gate }),
+    ...(step.decidedGate === undefined ? {} : { decidedGate: step.decidedGate }),
+    changed: true,
+  };
+}
+
+/** Approval events carry the gate's iteration; the rest are the task's current one (0). */
+function eventIteration(step: Step): number {
+  return step.decidedGate?.iteration ?? 0;
+}
+
+/**
+ * The phase an iteration shows while the task is in `status`: the phase of
+ * an iteration status, LEARNING while a passing result waits for approval,
+ * and unchanged otherwise (planning belongs to the task, and a stopped
+ * iteration keeps the phase it stopped in).
+ */
+function phaseOfIteration(status: TaskStatus): Phase | undefined {
+  switch (status) {
+    case TaskStatus.TASK_STATUS_CODING:
+    case TaskStatus.TASK_STATUS_SAFETY_CHECK:
+    case TaskStatus.TASK_STATUS_REVIEWING:
+    case TaskStatus.TASK_STATUS_AUDITING:
+    case TaskStatus.TASK_STATUS_TESTING:
+    case TaskStatus.TASK_STATUS_REFLECTING:
+    case TaskStatus.TASK_STATUS_LEARNING:
+      return phaseOfStatus(status);
+    case TaskStatus.TASK_STATUS_AWAITING_APPROVAL:
+      return Phase.PHASE_LEARNING;
+    default:
+      return undefined;
+  }
+}
+
+/** The task's current iteration. @throws AppError INTERNAL when it has none (a phase ran before planning). */
+function currentIteration(state: TaskState): IterationRecord {
+  const iteration = state.iterations.find((candidate) => candidate.number === state.task.currentIteration);
+  if (iteration === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${state.task.id} has no iteration ${state.task.currentIteration}`);
+  return iteration;
+}
+
+/** Iteration `task.currentIteration + 1`, begun at `at`. */
+function newIteration(task: TaskRecord, previous: IterationRecord | undefined, at: Date, usage = emptyUsage()): IterationRecord {
+  return {
+    taskId: task.id,
+    number: task.currentIteration + 1,
+    phase: Phase.PHASE_CODING,
+    ...(task.plan === undefined ? {} : { plan: task.plan }),
+    files: previous?.files ?? [],
+    safetyFindings: [],
+    hypothesis: '',
+    retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
+    reflectionLessons: [],
+    failureId: '',
+    output: '',
+    usage,
+    startedAt: at,
+  };
+}
+
+const lessonsOf = (scored: readonly ScoredLesson[]): Lesson[] => scored.flatMap((item) => (item.lesson === undefined ? [] : [item.lesson]));
+const lessonRefs = (scored: readonly ScoredLesson[]) => scored.map((item) => ({ lessonId: item.lesson?.id ?? '', title: item.lesson?.title ?? '', score: item.score }));
+const failure = (code: IterationErrorCode, message: string, detail = ''): ErrorDetail => ({ code, message, retryable: false, signature: '', detail });
+
+/** Later files replace earlier ones with the same path; result in path order. */
+export function mergeFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
+  const byPath = new Map<string, SourceFile>();
+  for (const group of groups) for (const file of group) byPath.set(file.path, file);
+  return [...byPath.values()].sort((left, right) => left.path.localeCompare(right.path));
+}
+
+/** `3/5 tests passed`, or why there is no report. */
+export function testSummary(report: TestReport | undefined): string {
+  return report === undefined || !report.parsed ? `no test report (${report?.parseError ?? 'none'})` : `${report.passed}/${report.total} tests passed`;
+}
+
+/** The events of a finished test run, and the iteration with its report. */
+function ranTests(state: TaskState, input: TestRun): { iteration: IterationRecord; events: NewEvent[]; summary: string } {
+  const summary = testSummary(input.report);
+  return {
+    iteration: { ...currentIteration(state), ...(input.report === undefined ? {} : { testReport: input.report }), output: input.output },
+    summary,
+    events: [
+      event(input.at, {
+        $case: 'testRunCompleted',
+        testRunCompleted: { report: input.report, exitCode: input.exitCode, timedOut: input.timedOut, oomKilled: input.oomKilled, jobId: input.jobId, runnerId: input.runnerId },
+      }),
+      phaseCompleted(input.at, Phase.PHASE_TESTING, input.startedAt, emptyUsage(), summary),
+    ],
+  };
+}
+
+function iterationCompleted(iteration: IterationRecord, at: Date, passed: boolean, signature: string): NewEvent {
+  return event(
+    at,
+    {
+      $case: 'iterationCompleted',
+      iterationCompleted: {
+        testsPassed: passed,
+        testsPassedCount: iteration.testReport?.passed ?? 0,
+        testsTotalCount: iteration.testReport?.total ?? 0,
+        errorSignature: signature,
+        usage: iteration.usage,
+        duration: durationFromMs((iteration.completedAt ?? at).getTime() - iteration.startedAt.getTime()),
+      },
+    },
+    iteration.number,
+  );
+}
+
+/** The gate before a passing result is accepted: what passed, and the files, for the approver. */
+function finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: string, gateId: string, at: Date): ApprovalGate {
+  const files = task.resultFiles.map((file) => `- \`${file.path}\` (${Buffer.byteLength(file.content, 'utf8')} bytes)`).join('\n');
+  return {
+    gateId,
+    taskId: task.id,
+    iteration: iteration.number,
+    kind: ApprovalKind.APPROVAL_KIND_FINAL_RESULT,
+    summary: `Iteration ${iteration.number} passed its tests (${summary}). Approve to accept the result; reject with a comment to have it reworked.`,
+    detail: `Goal: ${task.goal}\n\nPlan: ${task.plan?.summary ?? ''}\n\nFiles:\n${files}`,
+    decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
+    approver: '',
+    comment: '',
+    requestedAt: at,
+    decidedAt: undefined,
+  };
+}
+
+/** Where a change goes after the safety check: the optional phases the policy turns on, then the tests. */
+function afterSafety(policy: LoopPolicy): TaskStatus {
+  if (policy.phases.review) return TaskStatus.TASK_STATUS_REVIEWING;
+  return policy.phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING;
+}
+
+/** One rule per input kind: what the input means in the status the table allows it in. */
+const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
+  [InputKind.START]: (_state, input, policy) => ({
+    to: policy.phases.reprompt ? TaskStatus.TASK_STATUS_REPROMPTING : TaskStatus.TASK_STATUS_RETRIEVING,
+    reason: '',
+    task: { startedAt: input.at },
+  }),
+
+  [InputKind.REPROMPTED]: (state, input) => ({
+    to: TaskStatus.TASK_STATUS_RETRIEVING,
+    reason: '',
+    task: { usage: sumUsage(state.task.usage, input.usage) },
+    events: [phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, input.summary)],
+  }),
+
+  [InputKind.QUESTION_ASKED]: (state, input) => ({
+    to: TaskStatus.TASK_STATUS_AWAITING_ANSWER,
+    reason: `waiting for an answer: ${input.question}`,
+    task: { usage: sumUsage(state.task.usage, input.usage) },
+    events: [phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, `asked: ${input.question}`)],
+  }),
+
+  [InputKind.ANSWERED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_REPROMPTING, reason: `answered: ${input.answer}` }),
+
+  [InputKind.LESSONS_RETRIEVED]: (_state, input) => {
+    const lessons = lessonsOf(input.lessons);
+    return {
+      to: TaskStatus.TASK_STATUS_PLANNING,
+      reason: '',
+      task: { lessons },
+      events: [
+        event(input.at, { $case: 'lessonsRetrieved', lessonsRetrieved: { phase: Phase.PHASE_RETRIEVING, lessons: lessonRefs(input.lessons) } }),
+        phaseCompleted(input.at, Phase.PHASE_RETRIEVING, input.startedAt, emptyUsage(), `${lessons.length} lesson(s) retrieved`),
+      ],
+    };
+  },
+
+  [InputKind.PLANNED]: (state, input) => {
+    const previous = state.iterations.find((iteration) => iteration.number === state.task.currentIteration);
+    // New plan, new tests: tests written for the old design may not fit it.
+    const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage), plan: input.plan, generatedTests: [], replanReason: '' };
+    const iteration = newIteration(task, previous, input.at, input.usage);
+    return {
+      to: TaskStatus.TASK_STATUS_CODING,
+      reason: '',
+      task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number },
+      iteration,
+      events: [phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, input.plan.summary)],
+    };
+  },
+
+  [InputKind.CODED]: (state, input) => {
+    const iteration = currentIteration(state);
+    return {
+      to: TaskStatus.TASK_STATUS_SAFETY_CHECK,
+      reason: '',
+      task: { usage: sumUsage(state.task.usage, input.usage) },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), files: input.files },
+      events: [phaseCompleted(input.at, Phase.PHASE_CODING, input.startedAt, input.usage, input.summary)],
+    };
+  },
+
+  [InputKind.REPLY_INVALID]: (state, input) => {
+    const error = failure(IterationErrorCode.MODEL_REPLY_INVALID, input.message);
+    return {
+      to: TaskStatus.TASK_STATUS_REFLECTING,
+      reason: `the ${phaseName(input.phase)} reply was invalid`,
+      iteration: { ...currentIteration(state), error },
+      events: [phaseCompleted(input.at, input.phase, input.startedAt, emptyUsage(), 'invalid model reply', error)],
+    };
+  },
+
+  [InputKind.SAFETY_PASSED]: (state, input, policy) => ({
+    to: afterSafety(policy),
+    reason: '',
+    iteration: { ...currentIteration(state), safetyFindings: input.findings },
+    events: [phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `${input.findings.length} finding(s), not blocking`)],
+  }),
+
+  [InputKind.SAFETY_BLOCKED]: (state, input) => ({
+    to: TaskStatus.TASK_STATUS_REFLECTING,
+    reason: 'blocked by the safety check',
+    iteration: {
+      ...currentIteration(state),
+      safetyFindings: input.findings,
+      error: failure(IterationErrorCode.SAFETY_BLOCKED, `the safety check blocked the code: ${input.findings.map((finding) => `${finding.ruleId} at ${finding.path}:${finding.line}`).join(', ')}`),
+    },
+    events: [
+      event(input.at, { $case: 'safetyBlocked', safetyBlocked: { verdict: input.verdict, findings: [...input.findings] } }),
+      phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${input.findings.length} finding(s)`),
+    ],
+  }),
+
+  [InputKind.REVIEWED]: (state, input, policy) => {
+    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage) };
+    const events = [phaseCompleted(input.at, Phase.PHASE_REVIEWING, input.startedAt, input.usage, input.summary)];
+    const task = { usage: sumUsage(state.task.usage, input.usage) };
+    if (input.passed) return { to: policy.phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
+    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: 'the review asked for changes', task, iteration: { ...iteration, error: failure(IterationErrorCode.REVIEW_REJECTED, input.summary) }, events };
+  },
+
+  [InputKind.AUDITED]: (state, input) => {
+    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage), safetyFindings: input.findings };
+    const events = [phaseCompleted(input.at, Phase.PHASE_AUDITING, input.startedAt, input.usage, input.summary)];
+    const task = { usage: sumUsage(state.task.usage, input.usage) };
+    if (input.passed) return { to: TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
+    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: 'the security audit found problems', task, iteration: { ...iteration, error: failure(IterationErrorCode.AUDIT_FINDINGS, input.summary) }, events };
+  },
+
+  [InputKind.TESTS_WRITTEN]: (state, input) => {
+    const iteration = currentIteration(state);
+    if (input.tests.length === 0) {
+      const error = failure(IterationErrorCode.MODEL_REPLY_INVALID, 'the tester wrote no tests');
+      return {
+        to: TaskStatus.TASK_STATUS_REFLECTING,
+        reason: 'the tester wrote no tests',
+        task: { usage: sumUsage(state.task.usage, input.usage) },
+        iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), error },
+        events: [phaseCompleted(input.at, Phase.PHASE_TESTING, input.startedAt, input.usage, error.message, error)],
+      };
+    }
+    return {
+      to: TaskStatus.TASK_STATUS_TESTING,
+      reason: state.task.statusReason,
+      task: { usage: sumUsage(state.task.usage, input.usage), generatedTests: input.tests },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage) },
+      events: [
+        event(input.at, { $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message: `tester wrote ${input.tests.map((file) => file.path).join(', ')}`, service: 'tester', attributes: {} } }),
+      ],
+    };
+  },
+
+  // Tests that are blocked or do not even parse are the tester's fault, not the code's: they are dropped, so the next iteration writes new ones.
+  [InputKind.TESTS_REJECTED]: (state, input) => {
+    const iteration = currentIteration(state);
+    const error = input.blocked
+      ? failure(IterationErrorCode.TESTS_BLOCKED, 'the safety check blocked the generated tests; they will be rewritten')
+      : failure(IterationErrorCode.TESTS_UNPARSEABLE, `the generated tests do not parse (${input.unparseable.map((found) => `${found.path}:${found.line}`).join(', ')}); they will be rewritten`);
+    return {
+      to: TaskStatus.TASK_STATUS_REFLECTING,
+      reason: input.blocked ? 'generated tests blocked by the safety check' : 'generated tests do not parse',
+      task: { usage: sumUsage(state.task.usage, input.usage) },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), safetyFindings: input.findings, error },
+      events: [
+        ...(input.blocked ? [event(input.at, { $case: 'safetyBlocked', safetyBlocked: { verdict: input.verdict, findings: [...input.findings] } })] : []),
+        phaseCompleted(input.at, Phase.PHASE_TESTING, input.startedAt, input.usage, error.message, error),
+      ],
+    };
+  },
+
+  [InputKind.TESTS_PASSED]: (state, input) => {
+    const ran = ranTests(state, input);
+    const iteration = { ...ran.iteration, completedAt: input.at };
+    const resultFiles = mergeFiles(iteration.files, state.task.generatedTests);
+    const events = [...ran.events, iterationCompleted(iteration, input.at, true, '')];
+    if (!state.task.approvalKinds.includes(ApprovalKind.APPROVAL_KIND_FINAL_RESULT)) {
+      return { to: TaskStatus.TASK_STATUS_LEARNING, reason: 'tests passed', task: { resultFiles }, iteration, events };
+    }
+    const gate = finalResultGate({ ...state.task, resultFiles }, iteration, ran.summary, input.gateId, input.at);
+    return {
+      to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
+      reason: 'tests passed; waiting for approval of the final result',
+      task: { resultFiles, pendingGateId: gate.gateId },
+      iteration,
+      gate,
+      events: [...events, event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
+    };
+  },
+
+  [InputKind.TESTS_FAILED]: (state, input) => {
+    const ran = ranTests(state, input);
+    const why = input.timedOut ? 'the test run timed out' : input.oomKilled ? 'the test run ran out of memory' : ran.summary;
+    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: why, iteration: { ...ran.iteration, error: failure(IterationErrorCode.TESTS_FAILED, why, input.errorMessage) }, events: ran.events };
+  },
+
+  [InputKind.REFLECTED]: (state, input, policy) => {
+    const { reflection } = input;
+    const before = currentIteration(state);
+    const iteration: IterationRecord = {
+      ...before,
+      usage: sumUsage(before.usage, input.usage),
+      reflection,
+      hypothesis: reflection.hypothesis,
+      fingerprint: { errorSignature: reflection.errorSignature, failingTests: failingTestsOf(before.testReport) },
+      reflectionLessons: lessonsOf(input.similarLessons),
+      failureId: input.failureId,
+      ...(before.error === undefined ? {} : { error: { ...before.error, signature: reflection.errorSignature } }),
+      completedAt: input.at,
+    };
+    const number = iteration.number;
+    const events: NewEvent[] = [
+      ...(input.similarLessons.length > 0 ? [event(input.at, { $case: 'lessonsRetrieved', lessonsRetrieved: { phase: Phase.PHASE_REFLECTING, lessons: lessonRefs(input.similarLessons) } }, number)] : []),
+      ...(input.storedLesson === undefined ? [] : [event(input.at, { $case: 'lessonStored', lessonStored: { lessonId: input.storedLesson.id, title: input.storedLesson.title, created: input.storedLesson.created } }, number)]),
+      { ...phaseCompleted(input.at, Phase.PHASE_REFLECTING, input.startedAt, input.usage, reflection.rootCause), iteration: number },
+      iterationCompleted(iteration, input.at, false, reflection.errorSignature),
+    ];
+    const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage) };
+    const iterations = state.iterations.map((other) => (other.number === number ? iteration : other));
+    const stop = firstStop(StopMoment.AFTER_REFLECTION, { task, iterations, policy, elapsedMs: elapsedMs(task, input.at) });
+    if (stop !== undefined) return { to: TaskStatus.TASK_STATUS_FAILED, reason: stop.detail, stopReason: stop.reason, task: { usage: task.usage }, iteration, events };
+    const progress = progressOf({ iterations, policy });
+    const replan =
+      progress.verdict === ProgressVerdict.REPLAN
+        ? `the same failure twice in a row (${reflection.errorSignature})`
+        : reflection.replanRecommended && task.replanCount < policy.maxReplans
+          ? `the reflector recommends a new plan: ${reflection.rootCause}`
+          : '';
+    if (replan !== '') return { to: TaskStatus.TASK_STATUS_PLANNING, reason: replan, task: { usage: task.usage, replanCount: task.replanCount + 1, replanReason: replan }, iteration, events };
+    const next = newIteration(task, iteration, input.at);
+    return { to: TaskStatus.TASK_STATUS_CODING, reason: reflection.fixDirection, task: { usage: task.usage, currentIteration: next.number }, finished: [iteration], iteration: next, events };
+  },
+
+  [InputKind.LEARNED]: (state, input) => {
+    const last = state.iterations.at(-1);
+    const report = last?.testReport;
+    const current = state.task.currentIteration;
+    return {
+      to: TaskStatus.TASK_STATUS_SUCCEEDED,
+      reason: report === undefined ? `iteration ${current}` : `${report.passed}/${report.total} tests in iteration ${current}`,
+      stopReason: StopReason.STOP_REASON_TESTS_PASSED,
+      events: [
+        ...input.updatedLessons.map((lesson) => event(input.at, { $case: 'lessonStored', lessonStored: { lessonId: lesson.id, title: lesson.title, created: false } })),
+        phaseCompleted(input.at, Phase.PHASE_LEARNING, input.startedAt, emptyUsage(), `success recorded; ${input.updatedLessons.length} lesson(s) updated`),
+      ],
+    };
+  },
+
+  [InputKind.APPROVED]: (_state, input) => {
+    const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_APPROVED);
+    return {
+      to: TaskStatus.TASK_STATUS_LEARNING,
+      reason: `approved by ${gate.approver}`,
+      task: { replanReason: '', pendingGateId: '' },
+      decidedGate: gate,
+      events: [event(input.at, { $case: 'approvalDecided', approvalDecided: { gate } }, gate.iteration)],
+    };
+  },
+
+  [InputKind.REJECTED]: (_state, input) => {
+    const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_REJECTED);
+    const reason = `the result was rejected by ${gate.approver}${gate.comment === '' ? '' : `: ${gate.comment}`}`;
+    return {
+      to: TaskStatus.TASK_STATUS_PLANNING,
+      reason,
+      task: { replanReason: reason, pendingGateId: '' },
+      decidedGate: gate,
+      events: [event(input.at, { $case: 'approvalDecided', approvalDecided: { gate } }, gate.iteration)],
+    };
+  },
+
+  [InputKind.RESUMED]: (_state, input) => {
+    const reason = input.hint === '' ? 'resumed by the user' : `resumed by the user: ${input.hint}`;
+    return { to: TaskStatus.TASK_STATUS_PLANNING, reason, task: { replanReason: reason, budget: input.budget, stopReason: StopReason.STOP_REASON_UNSPECIFIED, completedAt: undefined } };
+  },
+
+  [InputKind.STOPPED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_FAILED, reason: input.detail, stopReason: input.reason }),
+
+  [InputKind.ERRORED]: (state, input) => ({
+    to: TaskStatus.TASK_STATUS_FAILED,
+    reason: `${statusName(state.task.status)} failed: ${input.code}: ${input.message}`,
+    stopReason: StopReason.STOP_REASON_ERROR,
+  }),
+
+  [InputKind.CANCELLED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_CANCELLED, reason: input.reason, stopReason: StopReason.STOP_REASON_CANCELLED }),
+
+  [InputKind.HANDED_OVER]: (state) => ({ to: state.task.status, reason: state.task.statusReason }),
+};
+
+/** A gate with its decision; the approver and comment come with the input. */
+function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {
+  if (gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING && gate.decision !== decision) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `gate ${gate.gateId} carries the decision ${ApprovalDecision[gate.decision]}, not ${ApprovalDecision[decision]}`);
+  }
+  return { ...gate, decision };
+}

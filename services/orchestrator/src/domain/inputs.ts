@@ -1,0 +1,108 @@
+import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestReport, Usage } from '@ratchet/contracts';
+
+/**
+ * Everything that can change a task's status, as data: what a phase found
+ * out, what a person decided, and what the scheduler saw. `decide` maps
+ * (status, input) to the next status through the transition table.
+ */
+export const InputKind = {
+  START: 'start',
+  REPROMPTED: 'reprompted',
+  QUESTION_ASKED: 'question-asked',
+  ANSWERED: 'answered',
+  LESSONS_RETRIEVED: 'lessons-retrieved',
+  PLANNED: 'planned',
+  CODED: 'coded',
+  REPLY_INVALID: 'reply-invalid',
+  SAFETY_PASSED: 'safety-passed',
+  SAFETY_BLOCKED: 'safety-blocked',
+  REVIEWED: 'reviewed',
+  AUDITED: 'audited',
+  TESTS_WRITTEN: 'tests-written',
+  TESTS_REJECTED: 'tests-rejected',
+  TESTS_PASSED: 'tests-passed',
+  TESTS_FAILED: 'tests-failed',
+  REFLECTED: 'reflected',
+  LEARNED: 'learned',
+  APPROVED: 'approved',
+  REJECTED: 'rejected',
+  RESUMED: 'resumed',
+  STOPPED: 'stopped',
+  ERRORED: 'errored',
+  CANCELLED: 'cancelled',
+  HANDED_OVER: 'handed-over',
+} as const;
+export type InputKind = (typeof InputKind)[keyof typeof InputKind];
+
+/** When the input happened; every timestamp `decide` writes comes from here, never from a clock. */
+interface At {
+  readonly at: Date;
+}
+
+/** A phase that ran: when it began and what its model calls used. */
+interface PhaseRun extends At {
+  readonly startedAt: Date;
+  readonly usage: Usage;
+}
+
+/** What the sandbox said about a test run. */
+export interface TestRun extends At {
+  readonly startedAt: Date;
+  readonly report?: TestReport;
+  /** Capped stdout and stderr. */
+  readonly output: string;
+  readonly exitCode: number;
+  readonly timedOut: boolean;
+  readonly oomKilled: boolean;
+  readonly jobId: string;
+  readonly runnerId: string;
+  /** The runner's error message, if the run itself failed. */
+  readonly errorMessage: string;
+}
+
+export type TaskInput =
+  | ({ readonly kind: typeof InputKind.START } & At)
+  | ({ readonly kind: typeof InputKind.REPROMPTED; readonly summary: string } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.QUESTION_ASKED; readonly question: string } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.ANSWERED; readonly answer: string } & At)
+  | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
+  | ({ readonly kind: typeof InputKind.PLANNED; readonly plan: Plan } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.REPLY_INVALID; readonly phase: Phase; readonly message: string; readonly startedAt: Date } & At)
+  | ({ readonly kind: typeof InputKind.SAFETY_PASSED; readonly startedAt: Date; readonly findings: readonly SafetyFinding[] } & At)
+  | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
+  | ({ readonly kind: typeof InputKind.REVIEWED; readonly passed: boolean; readonly summary: string } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.AUDITED; readonly passed: boolean; readonly summary: string; readonly findings: readonly SafetyFinding[] } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.TESTS_WRITTEN; readonly tests: readonly SourceFile[] } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.TESTS_REJECTED;
+      /** Blocked by the safety check (otherwise: they do not parse). */
+      readonly blocked: boolean;
+      readonly verdict: SafetyVerdict;
+      readonly findings: readonly SafetyFinding[];
+      /** The findings that say a file does not parse. */
+      readonly unparseable: readonly SafetyFinding[];
+    } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.TESTS_PASSED; readonly gateId: string } & TestRun)
+  | ({ readonly kind: typeof InputKind.TESTS_FAILED } & TestRun)
+  | ({
+      readonly kind: typeof InputKind.REFLECTED;
+      readonly reflection: Reflection;
+      /** Lessons about similar failures found before reflecting. */
+      readonly similarLessons: readonly ScoredLesson[];
+      /** Memory's id for the failure record. */
+      readonly failureId: string;
+      /** The lesson memory stored or strengthened from the reflection, if any. */
+      readonly storedLesson?: { readonly id: string; readonly title: string; readonly created: boolean };
+    } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.LEARNED; readonly startedAt: Date; readonly updatedLessons: readonly { readonly id: string; readonly title: string }[] } & At)
+  | ({ readonly kind: typeof InputKind.APPROVED; readonly gate: ApprovalGate } & At)
+  | ({ readonly kind: typeof InputKind.REJECTED; readonly gate: ApprovalGate } & At)
+  | ({ readonly kind: typeof InputKind.RESUMED; readonly budget: Budget; readonly hint: string } & At)
+  | ({ readonly kind: typeof InputKind.STOPPED; readonly reason: StopReason; readonly detail: string } & At)
+  | ({ readonly kind: typeof InputKind.ERRORED; readonly code: string; readonly message: string } & At)
+  | ({ readonly kind: typeof InputKind.CANCELLED; readonly reason: string } & At)
+  | ({ readonly kind: typeof InputKind.HANDED_OVER } & At);
+
+/** The input of one kind. */
+export type InputOf<K extends InputKind> = Extract<TaskInput, { kind: K }>;

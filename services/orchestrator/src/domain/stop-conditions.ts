@@ -1,0 +1,124 @@
+import { StopReason } from '@ratchet/contracts';
+import { effectiveBudget, type EffectiveBudget } from './budget';
+import type { LoopPolicy } from './policy';
+import { judgeProgress, ProgressVerdict, type FailureFingerprint } from './progress';
+import type { IterationRecord, TaskRecord } from './records';
+
+/**
+ * When stop conditions are evaluated: before a model call of a running
+ * iteration, before a new iteration begins (planning), and after a
+ * reflection, where the loop chooses between coding again, re-planning and
+ * stopping.
+ */
+export const StopMoment = {
+  BEFORE_MODEL_CALL: 'before-model-call',
+  BEFORE_ITERATION: 'before-iteration',
+  AFTER_REFLECTION: 'after-reflection',
+} as const;
+export type StopMoment = (typeof StopMoment)[keyof typeof StopMoment];
+
+/** What a stop condition looks at. */
+export interface StopContext {
+  readonly task: TaskRecord;
+  /** The task's iterations, oldest first, the one just reflected on included. */
+  readonly iterations: readonly IterationRecord[];
+  readonly policy: LoopPolicy;
+  /** Wall time since the task started, ms. */
+  readonly elapsedMs: number;
+}
+
+export interface StopCondition {
+  /** For logs and tests: `max-iterations`, `token-budget`, ... */
+  readonly name: string;
+  /** The stop reason the task ends with. */
+  readonly reason: StopReason;
+  readonly moments: readonly StopMoment[];
+  /** Why the task must stop now (the task's status reason), or undefined while it may go on. */
+  check(context: StopContext, budget: EffectiveBudget): string | undefined;
+}
+
+export interface StopVerdict {
+  readonly condition: string;
+  readonly reason: StopReason;
+  readonly detail: string;
+}
+
+/** The same failure in a row, as no-progress detection judges the iterations so far. */
+export function progressOf(context: Pick<StopContext, 'iterations' | 'policy'>): { verdict: ProgressVerdict; repeats: number; signature: string } {
+  const fingerprints = context.iterations.flatMap((iteration): FailureFingerprint[] => (iteration.fingerprint === undefined ? [] : [iteration.fingerprint]));
+  const { replanAfter, stopAfter } = context.policy.noProgress;
+  return { ...judgeProgress(fingerprints, replanAfter, stopAfter), signature: fingerprints.at(-1)?.errorSignature ?? '' };
+}
+
+const beforeAnyModelCall = [StopMoment.BEFORE_MODEL_CALL, StopMoment.BEFORE_ITERATION] as const;
+
+/**
+ * Every reason a task stops before its tests pass, in the order they are
+ * checked. The first that holds at a moment ends the task.
+ */
+export const stopConditions: readonly StopCondition[] = [
+  {
+    name: 'no-progress',
+    reason: StopReason.STOP_REASON_NO_PROGRESS,
+    moments: [StopMoment.AFTER_REFLECTION],
+    check: (context) => {
+      const progress = progressOf(context);
+      return progress.verdict === ProgressVerdict.STOP ? `the same failure ${progress.repeats} times in a row: ${progress.signature}` : undefined;
+    },
+  },
+  {
+    name: 'max-iterations',
+    reason: StopReason.STOP_REASON_MAX_ITERATIONS,
+    moments: [StopMoment.BEFORE_ITERATION, StopMoment.AFTER_REFLECTION],
+    check: (context, budget) => (context.task.currentIteration >= budget.maxIterations ? `reached the maximum of ${budget.maxIterations} iterations without passing tests` : undefined),
+  },
+  {
+    name: 'replan-limit',
+    reason: StopReason.STOP_REASON_NO_PROGRESS,
+    moments: [StopMoment.AFTER_REFLECTION],
+    check: (context) => {
+      const progress = progressOf(context);
+      if (progress.verdict !== ProgressVerdict.REPLAN || context.task.replanCount < context.policy.maxReplans) return undefined;
+      return `no progress after ${context.task.replanCount} re-plan(s): the same failure twice in a row (${progress.signature})`;
+    },
+  },
+  {
+    name: 'token-budget',
+    reason: StopReason.STOP_REASON_TOKEN_BUDGET,
+    moments: beforeAnyModelCall,
+    check: ({ task }, budget) => {
+      const tokens = task.usage.promptTokens + task.usage.completionTokens;
+      return budget.maxTokens > 0 && tokens >= budget.maxTokens ? `used ${tokens} of ${budget.maxTokens} tokens` : undefined;
+    },
+  },
+  {
+    name: 'cost-budget',
+    reason: StopReason.STOP_REASON_COST_BUDGET,
+    moments: beforeAnyModelCall,
+    check: ({ task }, budget) =>
+      budget.maxCostUsd > 0 && task.usage.costUsd >= budget.maxCostUsd ? `spent $${task.usage.costUsd.toFixed(4)} of the $${budget.maxCostUsd.toFixed(4)} budget` : undefined,
+  },
+  {
+    name: 'wall-time',
+    reason: StopReason.STOP_REASON_WALL_TIME,
+    moments: beforeAnyModelCall,
+    check: ({ elapsedMs }, budget) =>
+      budget.maxWallTimeMs > 0 && elapsedMs >= budget.maxWallTimeMs ? `ran ${Math.round(elapsedMs / 1000)} s of the ${Math.round(budget.maxWallTimeMs / 1000)} s wall-time budget` : undefined,
+  },
+];
+
+/** The first stop condition that holds at `moment`, or undefined while the task may go on. */
+export function firstStop(moment: StopMoment, context: StopContext): StopVerdict | undefined {
+  const budget = effectiveBudget(context.task.budget, context.policy.defaultBudget);
+  for (const condition of stopConditions) {
+    if (!condition.moments.includes(moment)) continue;
+    const detail = condition.check(context, budget);
+    if (detail !== undefined) return { condition: condition.name, reason: condition.reason, detail };
+  }
+  return undefined;
+}
+
+/** Wall time of a task at `now`, ms: from its start (or submission, before it started). */
+export function elapsedMs(task: Pick<TaskRecord, 'startedAt' | 'createdAt'>, now: Date): number {
+  return now.getTime() - (task.startedAt ?? task.createdAt).getTime();
+}

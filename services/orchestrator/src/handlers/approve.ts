@@ -1,0 +1,58 @@
+import { statusName } from '@ratchet/agent';
+import { ApprovalDecision, TaskStatus, type ApproveRequest, type ApproveResponse } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { decide } from '../domain/decide';
+import { InputKind } from '../domain/inputs';
+import { toTaskProto } from '../domain/records';
+import { leaseFor, type HandlerContext } from './context';
+
+/**
+ * Approve: a decision on the gate a task waits on. APPROVED moves it on (a
+ * final result to LEARNING, then SUCCEEDED); REJECTED sends it back to
+ * PLANNING with the approver's comment as the re-plan reason. A gate whose
+ * timeout passed is rejected the same way, by `timeout`.
+ */
+export function approve(context: HandlerContext) {
+  return async (request: ApproveRequest): Promise<ApproveResponse> => {
+    const taskId = request.taskId.trim();
+    const gateId = request.gateId.trim();
+    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+    if (gateId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'gate_id is empty; it is in the ApprovalRequested event and in the task (pending_gate_id)');
+    const approved = request.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED;
+    if (!approved && request.decision !== ApprovalDecision.APPROVAL_DECISION_REJECTED) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'decision must be APPROVED or REJECTED');
+    const comment = request.comment.trim();
+    if (comment.length > 10_000) throw new AppError(ErrorCode.INVALID_ARGUMENT, `comment is ${comment.length} characters; keep it under 10000`);
+    const approver = request.approver.trim() || 'someone';
+    const { store } = context;
+    const task = await store.tasks.get(taskId);
+    if (task.status !== TaskStatus.TASK_STATUS_AWAITING_APPROVAL) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}, not waiting for approval`);
+    const gate = await store.approvals.get(task.id, gateId);
+    if (gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `gate ${gateId} was already decided: ${ApprovalDecision[gate.decision].replace('APPROVAL_DECISION_', '')}${gate.approver ? ` by ${gate.approver}` : ''}`);
+    }
+    const now = context.now();
+    const decided = { ...gate, approver, comment, decidedAt: now };
+    const decision = decide({ task, iterations: [] }, approved ? { kind: InputKind.APPROVED, at: now, gate: decided } : { kind: InputKind.REJECTED, at: now, gate: decided }, context.policy);
+    const lease = leaseFor(context);
+    let saved;
+    try {
+      saved = await store.transitions.save(task, decision, { lease });
+    } catch (error) {
+      if (AppError.from(error).code !== ErrorCode.ABORTED) throw error;
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} changed while gate ${gateId} was being decided; \`ratchet show ${task.id}\` shows where it is`, { cause: error });
+    }
+    await context.publish(saved.events);
+    context.scheduler.enqueue(lease.lease === 'take' ? task.id : undefined);
+    return { gate: decision.decidedGate, task: toTaskProto({ ...decision.task, version: saved.version }, false) };
+  };
+}
+
+/** Rejects a gate nobody decided within its timeout; a decision that got there first wins. */
+export function expireGate(context: HandlerContext) {
+  const decideGate = approve(context);
+  return async (taskId: string, gateId: string): Promise<void> => {
+    await decideGate({ taskId, gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'timeout', comment: 'no decision within the approval timeout' }).catch((error: unknown) => {
+      if (AppError.from(error).code !== ErrorCode.FAILED_PRECONDITION) throw error;
+    });
+  };
+}

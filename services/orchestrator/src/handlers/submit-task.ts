@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { msOf } from '@ratchet/agent';
+import { StopReason, TaskStatus, type SubmitTaskRequest, type SubmitTaskResponse } from '@ratchet/contracts';
+import { emptyUsage, toTaskProto, type TaskRecord } from '../domain/records';
+import type { HandlerContext } from './context';
+import { validateSubmit } from './validate-submit';
+
+/** SubmitTask: stores a QUEUED task and runs it here when a slot is free (or leaves it to a replica with one). */
+export function submitTask(context: HandlerContext) {
+  return async (request: SubmitTaskRequest): Promise<SubmitTaskResponse> => {
+    validateSubmit(request);
+    const created = context.now();
+    const record: TaskRecord = {
+      id: randomUUID(),
+      goal: request.goal.trim(),
+      language: request.language,
+      status: TaskStatus.TASK_STATUS_QUEUED,
+      statusReason: '',
+      stopReason: StopReason.STOP_REASON_UNSPECIFIED,
+      currentIteration: 0,
+      replanCount: 0,
+      replanReason: '',
+      budget: request.budget ?? { maxIterations: 0, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
+      usage: emptyUsage(),
+      labels: { ...request.labels },
+      workspace: request.workspace,
+      acceptanceTests: request.acceptanceTests,
+      generatedTests: [],
+      resultFiles: [],
+      lessons: [],
+      requestId: request.requestId,
+      approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
+      approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
+      pendingGateId: '',
+      createdAt: created,
+      updatedAt: created,
+      version: 0,
+    };
+    const keep = context.scheduler.hasSlot();
+    const result = await context.store.tasks.create(record, [{ time: created, iteration: 0, payload: { $case: 'taskSubmitted', taskSubmitted: { task: toTaskProto(record, false) } } }], keep ? { leaseMs: context.leaseMs } : {});
+    if (result.created) {
+      await context.publish(result.events);
+      context.scheduler.enqueue(keep ? record.id : undefined);
+    }
+    return { task: toTaskProto(result.task, false) };
+  };
+}

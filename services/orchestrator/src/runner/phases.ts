@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+import type { CallOptions, ServiceClient } from '@ratchet/bus';
+import {
+  Phase,
+  SafetyVerdict,
+  type CoderServiceDefinition,
+  type Lesson,
+  type MemoryServiceDefinition,
+  type PlannerServiceDefinition,
+  type ReflectorServiceDefinition,
+  type SafetyServiceDefinition,
+  type SourceFile,
+  type TesterServiceDefinition,
+} from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
+import { mergeFiles } from '../domain/decide';
+import { InputKind, type TaskInput } from '../domain/inputs';
+import { Effect } from '../domain/next-action';
+import { failingTestsOf } from '../domain/progress';
+import type { IterationRecord, TaskState } from '../domain/records';
+
+/** The services the loop calls, over the bus. */
+export interface AgentClients {
+  readonly planner: ServiceClient<typeof PlannerServiceDefinition>;
+  readonly coder: ServiceClient<typeof CoderServiceDefinition>;
+  readonly tester: ServiceClient<typeof TesterServiceDefinition>;
+  readonly reflector: ServiceClient<typeof ReflectorServiceDefinition>;
+  readonly safety: ServiceClient<typeof SafetyServiceDefinition>;
+  readonly memory: ServiceClient<typeof MemoryServiceDefinition>;
+}
+
+/** Deadlines and retrieval settings of the phases' calls. */
+export interface PhaseSettings {
+  readonly defaultBudget: EffectiveBudget;
+  /** Deadline of one model-backed call (plan, code, tests, reflection), ms. */
+  readonly modelCallTimeoutMs: number;
+  /** Deadline of one sandboxed test run, ms. */
+  readonly testRunTimeoutMs: number;
+  /** Deadline of memory and safety calls, ms. */
+  readonly serviceCallTimeoutMs: number;
+  /** Lessons retrieved before planning and while reflecting. */
+  readonly lessonLimit: number;
+  /** Lessons scoring below this are not offered. */
+  readonly lessonMinScore: number;
+}
+
+/** Runs one effect for a task and returns what it found, as an input for `decide`. It writes nothing. */
+export type PhaseRunner = (state: TaskState, signal: AbortSignal) => Promise<TaskInput>;
+
+/** Test output kept per iteration for the reflector and `ratchet show`, in characters. */
+const maxOutputChars = 8_000;
+/** The safety rule id of a file that does not parse (see services/safety). */
+const parseErrorRule = 'parse-error';
+
+/**
+ * The phase runners: each builds its request from the task as stored, calls
+ * the services, and turns the answer into an input. A model reply that
+ * stayed invalid after its repair round is an input too (a failed attempt);
+ * any other failure is thrown, for the effect runner to pause or record.
+ */
+export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now: () => Date): Readonly<Partial<Record<Effect, PhaseRunner>>> {
+  const model = (signal: AbortSignal): CallOptions => ({ timeoutMs: settings.modelCallTimeoutMs, signal });
+  const service = (signal: AbortSignal): CallOptions => ({ timeoutMs: settings.serviceCallTimeoutMs, signal });
+  const tokensLeft = (state: TaskState) => remainingTokens(effectiveBudget(state.task.budget, settings.defaultBudget), state.task.usage) ?? 0;
+  const testsOf = (state: TaskState): SourceFile[] => [...state.task.acceptanceTests, ...state.task.generatedTests];
+  const replyInvalid = (error: unknown, phase: Phase, startedAt: Date): TaskInput => {
+    const appError = AppError.from(error);
+    if (appError.code !== ErrorCode.INVALID_ARGUMENT) throw appError;
+    return { kind: InputKind.REPLY_INVALID, at: now(), startedAt, phase, message: appError.message };
+  };
+
+  return {
+    [Effect.RETRIEVE]: async ({ task }, signal) => {
+      const startedAt = now();
+      const response = await clients.memory.retrieveLessons(
+        { taskId: task.id, query: task.goal, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
+        service(signal),
+      );
+      return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: response.lessons };
+    },
+
+    [Effect.PLAN]: async (state, signal) => {
+      const { task } = state;
+      const startedAt = now();
+      const previous = iterationOf(state, task.currentIteration);
+      const response = await clients.planner.createPlan(
+        {
+          taskId: task.id,
+          iteration: task.currentIteration + 1,
+          goal: task.goal,
+          language: task.language,
+          workspace: [...task.workspace],
+          acceptanceTests: [...task.acceptanceTests],
+          lessons: [...task.lessons],
+          previousPlan: task.plan,
+          reflection: previous?.reflection,
+          replanReason: task.replanReason,
+          maxTokens: tokensLeft(state),
+        },
+        model(signal),
+      );
+      if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan: response.plan };
+    },
+
+    [Effect.CODE]: async (state, signal) => {
+      const { task } = state;
+      const iteration = current(state);
+      const previous = iterationOf(state, task.currentIteration - 1);
+      const startedAt = now();
+      try {
+        const response = await clients.coder.writeCode(
+          {
+            taskId: task.id,
+            iteration: iteration.number,
+            goal: task.goal,
+            language: task.language,
+            plan: task.plan,
+            files: previous !== undefined && previous.files.length > 0 ? [...previous.files] : [...task.workspace],
+            acceptanceTests: testsOf(state),
+            reflection: previous?.reflection,
+            previousTestReport: previous?.testReport,
+            safetyFindings: [...(previous?.safetyFindings ?? [])],
+            lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
+            maxTokens: tokensLeft(state),
+          },
+          model(signal),
+        );
+        return { kind: InputKind.CODED, at: now(), startedAt, usage: usageOf(response.usage), files: response.files, summary: response.summary };
+      } catch (error) {
+        return replyInvalid(error, Phase.PHASE_CODING, startedAt);
+      }
+    },
+
+    [Effect.CHECK_SAFETY]: async (state, signal) => {
+      const iteration = current(state);
+      const startedAt = now();
+      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: [...iteration.files] }, service(signal));
+      if (response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: response.verdict, findings: response.findings };
+      return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings: response.findings };
+    },
+
+    [Effect.WRITE_TESTS]: async (state, signal) => {
+      const { task } = state;
+      const iteration = current(state);
+      const startedAt = now();
+      let written;
+      try {
+        written = await clients.tester.writeTests(
+          {
+            taskId: task.id,
+            iteration: iteration.number,
+            goal: task.goal,
+            language: task.language,
+            plan: task.plan,
+            files: [...iteration.files],
+            existingTests: [],
+            acceptanceTests: [...task.acceptanceTests],
+            lessons: [...task.lessons],
+            maxTokens: tokensLeft(state),
+          },
+          model(signal),
+        );
+      } catch (error) {
+        return replyInvalid(error, Phase.PHASE_TESTING, startedAt);
+      }
+      const usage = usageOf(written.usage);
+      // Model-written tests run in the sandbox too, so they pass the same check as the code.
+      const verdict = await clients.safety.checkCode({ taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests }, service(signal));
+      const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
+      const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
+      if (blocked || unparseable.length > 0) return { kind: InputKind.TESTS_REJECTED, at: now(), startedAt, usage, blocked, verdict: verdict.verdict, findings: verdict.findings, unparseable };
+      return { kind: InputKind.TESTS_WRITTEN, at: now(), startedAt, usage, tests: written.tests };
+    },
+
+    [Effect.RUN_TESTS]: async (state, signal) => {
+      const iteration = current(state);
+      const tests = testsOf(state);
+      const startedAt = now();
+      const run = await clients.tester.runTests(
+        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: mergeFiles(iteration.files, tests), testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [] },
+        { timeoutMs: settings.testRunTimeoutMs, signal },
+      );
+      const result = run.result;
+      const ran = {
+        at: now(),
+        startedAt,
+        ...(run.report === undefined ? {} : { report: run.report }),
+        output: outputOf(result?.stdout, result?.stderr),
+        exitCode: result?.exitCode ?? -1,
+        timedOut: result?.timedOut ?? false,
+        oomKilled: result?.oomKilled ?? false,
+        jobId: result?.jobId ?? '',
+        runnerId: result?.runnerId ?? '',
+        errorMessage: result?.error?.message ?? '',
+      };
+      return run.passed ? { kind: InputKind.TESTS_PASSED, gateId: randomUUID(), ...ran } : { kind: InputKind.TESTS_FAILED, ...ran };
+    },
+
+    [Effect.REFLECT]: async (state, signal) => {
+      const { task } = state;
+      const iteration = current(state);
+      const startedAt = now();
+      const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
+      const similar = await clients.memory.retrieveLessons(
+        { taskId: task.id, query: `${task.goal}\n${failureText}`, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
+        service(signal),
+      );
+      const response = await clients.reflector.reflect(
+        {
+          taskId: task.id,
+          iteration: iteration.number,
+          goal: task.goal,
+          language: task.language,
+          plan: task.plan,
+          files: mergeFiles(iteration.files, testsOf(state)),
+          testReport: iteration.testReport,
+          error: iteration.error,
+          safetyFindings: [...iteration.safetyFindings],
+          stderrExcerpt: iteration.output,
+          previousReflections: state.iterations.flatMap((other) => (other.number < iteration.number && other.reflection !== undefined ? [other.reflection] : [])),
+          lessons: similar.lessons.flatMap((scored) => (scored.lesson === undefined ? [] : [scored.lesson])),
+          maxTokens: tokensLeft(state),
+        },
+        model(signal),
+      );
+      const reflection = response.reflection;
+      if (reflection === undefined) throw new AppError(ErrorCode.INTERNAL, 'the reflector answered without a reflection');
+      const recorded = await clients.memory.recordFailure(
+        {
+          taskId: task.id,
+          iteration: iteration.number,
+          goal: task.goal,
+          language: task.language,
+          error: iteration.error === undefined ? undefined : { ...iteration.error, signature: reflection.errorSignature },
+          failureSummary: `${reflection.rootCause} ${reflection.hypothesis}`.trim(),
+          candidateLesson: reflection.candidateLesson,
+          retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
+        },
+        service(signal),
+      );
+      return {
+        kind: InputKind.REFLECTED,
+        at: now(),
+        startedAt,
+        usage: usageOf(response.usage),
+        reflection,
+        similarLessons: similar.lessons,
+        failureId: recorded.failureId,
+        ...(recorded.lesson === undefined ? {} : { storedLesson: { id: recorded.lesson.id, title: recorded.lesson.title, created: recorded.lessonCreated } }),
+      };
+    },
+
+    [Effect.LEARN]: async ({ task, iterations }, signal) => {
+      const startedAt = now();
+      const last = iterations.at(-1);
+      const helped = new Set<string>([...(task.plan?.appliedLessonIds ?? []), ...iterations.flatMap((iteration) => iteration.reflection?.relevantLessonIds ?? [])]);
+      const fixSummary =
+        iterations.length <= 1
+          ? `passed on the first attempt: ${task.plan?.summary ?? task.goal}`
+          : `fixed after ${iterations.length} iterations: ${iterations
+              .slice(0, -1)
+              .map((iteration) => iteration.reflection?.fixDirection ?? '')
+              .filter((text) => text !== '')
+              .join(' Then: ')}`;
+      const response = await clients.memory.recordSuccess(
+        {
+          taskId: task.id,
+          iteration: last?.number ?? task.currentIteration,
+          goal: task.goal,
+          language: task.language,
+          fixSummary,
+          helpedLessonIds: [...helped],
+          resolvedFailureIds: iterations.map((iteration) => iteration.failureId).filter((id) => id !== ''),
+          iterationsTaken: iterations.length,
+        },
+        service(signal),
+      );
+      return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: response.updatedLessons.map((lesson) => ({ id: lesson.id, title: lesson.title })) };
+    },
+  };
+}
+
+function iterationOf(state: TaskState, number: number): IterationRecord | undefined {
+  return number > 0 ? state.iterations.find((iteration) => iteration.number === number) : undefined;
+}
+
+function current(state: TaskState): IterationRecord {
+  const iteration = iterationOf(state, state.task.currentIteration);
+  if (iteration === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${state.task.id} has no iteration ${state.task.currentIteration}`);
+  return iteration;
+}
+
+const usageOf = (usage: { promptTokens: number; completionTokens: number; costUsd: number; modelCalls: number } | undefined) => usage ?? { promptTokens: 0, completionTokens: 0, costUsd: 0, modelCalls: 0 };
+
+function uniqueLessons(lessons: readonly Lesson[]): Lesson[] {
+  const seen = new Set<string>();
+  return lessons.filter((lesson) => !seen.has(lesson.id) && seen.add(lesson.id));
+}
+
+function outputOf(stdout: Buffer | undefined, stderr: Buffer | undefined): string {
+  const text = [stdout?.toString('utf8') ?? '', stderr?.toString('utf8') ?? ''].filter((part) => part !== '').join('\n--- stderr ---\n');
+  return text.length > maxOutputChars ? `${text.slice(0, maxOutputChars / 2)}\n...\n${text.slice(-maxOutputChars / 2)}` : text;
+}

@@ -1,0 +1,186 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApprovalDecision, ApprovalKind, Phase, StopReason, TaskStatus } from '@ratchet/contracts';
+import { decide } from '../src/domain/decide';
+import { InputKind, type TaskInput } from '../src/domain/inputs';
+import { IterationErrorCode } from '../src/domain/iteration-errors';
+import type { TaskState } from '../src/domain/records';
+import { at, iteration, pendingGate, plan, policy, reflection, report, sampleInput, stateIn, task, usage } from './fixtures';
+
+/** Applies inputs in turn, as the effect runner would, and returns every state. */
+function run(state: TaskState, inputs: readonly TaskInput[], loopPolicy = policy): TaskState[] {
+  const states = [state];
+  for (const input of inputs) {
+    const current = states.at(-1) as TaskState;
+    const decision = decide(current, input, loopPolicy);
+    const changed = new Map(decision.iterations.map((item) => [item.number, item]));
+    states.push({ task: decision.task, iterations: [...current.iterations.filter((item) => !changed.has(item.number)), ...changed.values()].sort((a, b) => a.number - b.number) });
+  }
+  return states;
+}
+
+const failed = (signature: string, when: number): TaskInput[] => [
+  { kind: InputKind.CODED, at: at(when), startedAt: at(when - 1), usage: usage(5), files: [{ path: 'calc.py', content: 'x' }], summary: 's' },
+  sampleInput(InputKind.SAFETY_PASSED, at(when + 1)),
+  sampleInput(InputKind.TESTS_FAILED, at(when + 2)),
+  { ...(sampleInput(InputKind.REFLECTED, at(when + 3)) as Extract<TaskInput, { kind: 'reflected' }>), reflection: reflection(signature) },
+];
+
+describe('decide: the loop', () => {
+  it('takes a task from QUEUED to SUCCEEDED, with the iteration phase derived from the status', () => {
+    const states = run({ task: task(), iterations: [] }, [
+      sampleInput(InputKind.START, at(1)),
+      sampleInput(InputKind.LESSONS_RETRIEVED, at(2)),
+      sampleInput(InputKind.PLANNED, at(3)),
+      sampleInput(InputKind.TESTS_WRITTEN, at(4)),
+    ].slice(0, 3));
+    const planned = states.at(-1) as TaskState;
+    expect(planned.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, plan, startedAt: at(1), usage: usage(10) });
+    expect(planned.iterations).toEqual([expect.objectContaining({ number: 1, phase: Phase.PHASE_CODING, startedAt: at(3), usage: usage(10) })]);
+    const done = run(planned, [sampleInput(InputKind.CODED, at(4)), sampleInput(InputKind.SAFETY_PASSED, at(5)), sampleInput(InputKind.TESTS_WRITTEN, at(6)), sampleInput(InputKind.TESTS_PASSED, at(7)), sampleInput(InputKind.LEARNED, at(8))]);
+    expect(done.map((state) => state.task.status)).toEqual([
+      TaskStatus.TASK_STATUS_CODING,
+      TaskStatus.TASK_STATUS_SAFETY_CHECK,
+      TaskStatus.TASK_STATUS_TESTING,
+      TaskStatus.TASK_STATUS_TESTING,
+      TaskStatus.TASK_STATUS_LEARNING,
+      TaskStatus.TASK_STATUS_SUCCEEDED,
+    ]);
+    expect(done.map((state) => state.iterations[0]?.phase)).toEqual([Phase.PHASE_CODING, Phase.PHASE_SAFETY_CHECK, Phase.PHASE_TESTING, Phase.PHASE_TESTING, Phase.PHASE_LEARNING, Phase.PHASE_LEARNING]);
+    const last = done.at(-1) as TaskState;
+    expect(last.task).toMatchObject({ stopReason: StopReason.STOP_REASON_TESTS_PASSED, statusReason: '3/3 tests in iteration 1', completedAt: at(8) });
+    expect(last.task.resultFiles.map((file) => file.path)).toEqual(['calc.py', 'tests/test_calc.py']);
+    expect(last.task.usage.promptTokens).toBe(30);
+  });
+
+  it('stores written tests without a status change, and rewrites them after a re-plan', () => {
+    const testing = stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] });
+    const decision = decide(testing, sampleInput(InputKind.TESTS_WRITTEN), policy);
+    expect(decision.task.status).toBe(TaskStatus.TASK_STATUS_TESTING);
+    expect(decision.events.map((event) => event.payload?.$case)).toEqual(['logLine']);
+    expect(decision.task.generatedTests).toHaveLength(1);
+    const replanned = decide(stateIn(TaskStatus.TASK_STATUS_PLANNING), sampleInput(InputKind.PLANNED), policy);
+    expect(replanned.task.generatedTests).toEqual([]);
+    expect(replanned.task.currentIteration).toBe(2);
+    // The new iteration starts from the last one's files.
+    expect(replanned.iterations).toEqual([expect.objectContaining({ number: 2, files: iteration(1).files })]);
+  });
+
+  it('sends a tester that wrote no tests to the reflector instead of asking forever', () => {
+    const decision = decide(stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] }), { ...(sampleInput(InputKind.TESTS_WRITTEN) as Extract<TaskInput, { kind: 'tests-written' }>), tests: [] }, policy);
+    expect(decision.task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
+    expect(decision.iterations[0]?.error?.code).toBe(IterationErrorCode.MODEL_REPLY_INVALID);
+  });
+
+  it('records why an attempt failed: blocked code, bad tests, invalid replies, failing and timed-out runs', () => {
+    const blocked = decide(stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK), sampleInput(InputKind.SAFETY_BLOCKED), policy);
+    expect(blocked.iterations[0]).toMatchObject({ phase: Phase.PHASE_REFLECTING, error: { code: IterationErrorCode.SAFETY_BLOCKED, message: 'the safety check blocked the code: py-eval at calc.py:2' } });
+    expect(blocked.events.map((event) => event.payload?.$case)).toEqual(['safetyBlocked', 'phaseCompleted', 'taskStatusChanged', 'phaseStarted']);
+    const unparseable = decide(stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] }), sampleInput(InputKind.TESTS_REJECTED), policy);
+    expect(unparseable.task.statusReason).toBe('generated tests do not parse');
+    expect(unparseable.iterations[0]?.error?.code).toBe(IterationErrorCode.TESTS_UNPARSEABLE);
+    const invalid = decide(stateIn(TaskStatus.TASK_STATUS_CODING), sampleInput(InputKind.REPLY_INVALID), policy);
+    expect(invalid.task.statusReason).toBe('the coding reply was invalid');
+    const timedOut = decide(stateIn(TaskStatus.TASK_STATUS_TESTING), { ...(sampleInput(InputKind.TESTS_FAILED) as Extract<TaskInput, { kind: 'tests-failed' }>), timedOut: true }, policy);
+    expect(timedOut.task.statusReason).toBe('the test run timed out');
+    expect(timedOut.iterations[0]).toMatchObject({ testReport: report(1, 3), error: { code: IterationErrorCode.TESTS_FAILED } });
+  });
+
+  it('after a reflection codes again in a new iteration, carrying the files and the lessons used', () => {
+    const reflecting = stateIn(TaskStatus.TASK_STATUS_REFLECTING, { lessons: [{ id: 'l1' } as never] }, [iteration(1, { testReport: report(1, 3), error: { code: 'TESTS_FAILED', message: '1/3', retryable: false, signature: '', detail: '' } })]);
+    const decision = decide(reflecting, sampleInput(InputKind.REFLECTED, at(9)), policy);
+    expect(decision.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 2, statusReason: 'return a + b' });
+    const [finished, next] = decision.iterations;
+    expect(finished).toMatchObject({ number: 1, phase: Phase.PHASE_CODING, completedAt: at(9), failureId: 'failure-1', fingerprint: { failingTests: ['tests/test_calc.py::test_1', 'tests/test_calc.py::test_2'] } });
+    expect(finished?.error?.signature).toBe(reflection().errorSignature);
+    expect(next).toMatchObject({ number: 2, phase: Phase.PHASE_CODING, files: iteration(1).files, retrievedLessonIds: ['l1'] });
+    // The reflection's events belong to iteration 1, the move to CODING to iteration 2.
+    expect(decision.events.map((event) => [event.payload?.$case, event.iteration])).toEqual([
+      ['phaseCompleted', 1],
+      ['iterationCompleted', 1],
+      ['taskStatusChanged', 2],
+      ['phaseStarted', 2],
+    ]);
+  });
+
+  it('re-plans on the second identical failure, stops on the third, and honours the re-plan limit', () => {
+    const coding = stateIn(TaskStatus.TASK_STATUS_CODING);
+    const twice = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)]);
+    expect((twice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanCount: 1, replanReason: 'the same failure twice in a row (E: same)' });
+    const thrice = run(twice.at(-1) as TaskState, [sampleInput(InputKind.PLANNED, at(30)), ...failed('E: same', 40)]);
+    expect((thrice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'the same failure 3 times in a row: E: same' });
+    const noReplansLeft = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)], { ...policy, maxReplans: 0 });
+    expect((noReplansLeft.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'no progress after 0 re-plan(s): the same failure twice in a row (E: same)' });
+    // The thresholds are policy: with re-plan after 3 the second repeat codes on.
+    const patient = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)], { ...policy, noProgress: { replanAfter: 3, stopAfter: 4 } });
+    expect((patient.at(-1) as TaskState).task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+    // Different failures are progress.
+    const varied = run(coding, [...failed('E: one', 10), ...failed('E: two', 20)]);
+    expect((varied.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 3 });
+  });
+
+  it('re-plans when the reflector recommends it, while re-plans are left', () => {
+    const reflecting = stateIn(TaskStatus.TASK_STATUS_REFLECTING);
+    const recommend = { ...(sampleInput(InputKind.REFLECTED) as Extract<TaskInput, { kind: 'reflected' }>), reflection: reflection('E: x', { replanRecommended: true }) };
+    expect(decide(reflecting, recommend, policy).task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanReason: 'the reflector recommends a new plan: add subtracts' });
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_REFLECTING, { replanCount: 2 }), recommend, policy).task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+  });
+
+  it('ends the task after a reflection when the iteration budget is spent', () => {
+    const decision = decide(stateIn(TaskStatus.TASK_STATUS_REFLECTING, { budget: { maxIterations: 1, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined } }), sampleInput(InputKind.REFLECTED), policy);
+    expect(decision.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_MAX_ITERATIONS, currentIteration: 1 });
+    expect(decision.iterations.map((item) => item.number)).toEqual([1]);
+  });
+
+  it('raises a final-result gate when the task asks for one, and approval or rejection moves it on', () => {
+    const gated = stateIn(TaskStatus.TASK_STATUS_TESTING, { approvalKinds: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT] });
+    const waiting = decide(gated, sampleInput(InputKind.TESTS_PASSED, at(7)), policy);
+    expect(waiting.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-1' });
+    expect(waiting.gate).toMatchObject({ gateId: 'gate-1', iteration: 1, decision: ApprovalDecision.APPROVAL_DECISION_PENDING, requestedAt: at(7) });
+    expect(waiting.gate?.detail).toContain('`calc.py`');
+    expect(waiting.iterations[0]?.phase).toBe(Phase.PHASE_LEARNING);
+    const state = { task: waiting.task, iterations: waiting.iterations };
+    const approved = decide(state, { kind: InputKind.APPROVED, at: at(8), gate: pendingGate }, policy);
+    expect(approved.task).toMatchObject({ status: TaskStatus.TASK_STATUS_LEARNING, statusReason: 'approved by ann', pendingGateId: '' });
+    expect(approved.decidedGate?.decision).toBe(ApprovalDecision.APPROVAL_DECISION_APPROVED);
+    const rejected = decide(state, { kind: InputKind.REJECTED, at: at(8), gate: pendingGate }, policy);
+    expect(rejected.task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanReason: 'the result was rejected by ann: rename it' });
+    expect(rejected.events.map((event) => [event.payload?.$case, event.iteration])).toEqual([
+      ['approvalDecided', 1],
+      ['taskStatusChanged', 1],
+      ['phaseStarted', 1],
+    ]);
+    expect(() => decide(state, { kind: InputKind.APPROVED, at: at(8), gate: { ...pendingGate, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED } }, policy)).toThrow(/carries the decision/);
+  });
+
+  it('resumes a FAILED task into PLANNING with the hint as the re-plan reason and its new budget', () => {
+    const failedTask = stateIn(TaskStatus.TASK_STATUS_FAILED, { stopReason: StopReason.STOP_REASON_MAX_ITERATIONS, completedAt: at(5) });
+    const decision = decide(failedTask, sampleInput(InputKind.RESUMED, at(6)), policy);
+    expect(decision.task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, stopReason: StopReason.STOP_REASON_UNSPECIFIED, replanReason: 'resumed by the user: try a dict', budget: { maxIterations: 5 } });
+    expect(decision.task.completedAt).toBeUndefined();
+  });
+
+  it('finishes with the reason of the input: a stop condition, an error, a cancel', () => {
+    const coding = stateIn(TaskStatus.TASK_STATUS_CODING);
+    expect(decide(coding, sampleInput(InputKind.STOPPED), policy).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_TOKEN_BUDGET, statusReason: 'used 10 of 10 tokens' });
+    expect(decide(coding, sampleInput(InputKind.ERRORED), policy).task).toMatchObject({ stopReason: StopReason.STOP_REASON_ERROR, statusReason: 'CODING failed: UNAVAILABLE: memory is down' });
+    const cancelled = decide(coding, sampleInput(InputKind.CANCELLED, at(9)), policy);
+    expect(cancelled.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CANCELLED, stopReason: StopReason.STOP_REASON_CANCELLED });
+    expect(cancelled.events.at(-1)?.payload).toMatchObject({ $case: 'taskCompleted', taskCompleted: { iterations: 1, duration: { seconds: 9, nanos: 0 } } });
+  });
+
+  it('routes through the optional phases the policy turns on', () => {
+    const all = { ...policy, phases: { reprompt: true, review: true, audit: true } };
+    expect(decide({ task: task(), iterations: [] }, sampleInput(InputKind.START), all).task.status).toBe(TaskStatus.TASK_STATUS_REPROMPTING);
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK), sampleInput(InputKind.SAFETY_PASSED), all).task.status).toBe(TaskStatus.TASK_STATUS_REVIEWING);
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_REVIEWING), sampleInput(InputKind.REVIEWED), all).task.status).toBe(TaskStatus.TASK_STATUS_AUDITING);
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_REVIEWING), { ...(sampleInput(InputKind.REVIEWED) as Extract<TaskInput, { kind: 'reviewed' }>), passed: false }, all).iterations[0]?.error?.code).toBe(IterationErrorCode.REVIEW_REJECTED);
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_REPROMPTING), sampleInput(InputKind.QUESTION_ASKED), all).task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_ANSWER, statusReason: 'waiting for an answer: JSON or CSV?' });
+  });
+
+  it('never changes the records it is given', () => {
+    const state = stateIn(TaskStatus.TASK_STATUS_REFLECTING);
+    const copy = structuredClone(state);
+    decide(state, sampleInput(InputKind.REFLECTED), policy);
+    expect(state).toEqual(copy);
+  });
+});
