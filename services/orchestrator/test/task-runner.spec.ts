@@ -7,7 +7,7 @@ import { Effect } from '../src/domain/next-action';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
 import type { PhaseRunner } from '../src/runner/phases';
 import { handOver, TaskRunner, type RunnerStore } from '../src/runner/task-runner';
-import { at, policy, reflection, sampleInput, task } from './fixtures';
+import { at, iteration, policy, reflection, sampleInput, task } from './fixtures';
 
 /** The store the runner sees, in memory: versions checked like the real one, every write recorded. */
 class MemoryStore implements RunnerStore {
@@ -145,6 +145,32 @@ describe('TaskRunner with in-memory adapters', () => {
     const taken = new MemoryStore(task());
     taken.failWrites = new AppError(ErrorCode.ABORTED, 'no longer leased to this orchestrator');
     await expect(new TaskRunner({ store: taken, phases: {}, policy, now, publish: async () => undefined }).drive('task-1', new AbortController().signal)).rejects.toMatchObject({ code: ErrorCode.ABORTED });
+  });
+
+  it('tells each phase when its status was entered, so TESTING is timed from before its tests were written', async () => {
+    let clock = 0;
+    const seen: [Effect, number][] = [];
+    const store = new MemoryStore(task({ status: TaskStatus.TASK_STATUS_SAFETY_CHECK, currentIteration: 1, startedAt: at(0) }));
+    await store.transitions.save(await store.tasks.get('task-1'), { task: { ...(await store.tasks.get('task-1')) }, iterations: [iteration(1)], events: [], changed: true });
+    const step = (effect: Effect, seconds: number, input: () => TaskInput): PhaseRunner => async (_state, _signal, phase) => {
+      seen.push([effect, phase.enteredAt.getTime()]);
+      clock = seconds;
+      return input();
+    };
+    const phases = {
+      [Effect.CHECK_SAFETY]: step(Effect.CHECK_SAFETY, 10, () => ({ ...sampleInput(InputKind.SAFETY_PASSED), at: at(10) })),
+      [Effect.WRITE_TESTS]: step(Effect.WRITE_TESTS, 20, () => ({ ...sampleInput(InputKind.TESTS_WRITTEN), at: at(20) })),
+      [Effect.RUN_TESTS]: step(Effect.RUN_TESTS, 30, () => ({ ...sampleInput(InputKind.TESTS_PASSED), at: at(30) })),
+      [Effect.LEARN]: step(Effect.LEARN, 40, () => ({ ...sampleInput(InputKind.LEARNED), at: at(40) })),
+    };
+    await new TaskRunner({ store, phases, policy, now: () => at(clock), publish: async () => undefined }).drive('task-1', new AbortController().signal);
+    // Writing the tests does not start a new phase: running them reports when TESTING began.
+    expect(seen).toEqual([
+      [Effect.CHECK_SAFETY, at(0).getTime()],
+      [Effect.WRITE_TESTS, at(10).getTime()],
+      [Effect.RUN_TESTS, at(10).getTime()],
+      [Effect.LEARN, at(30).getTime()],
+    ]);
   });
 
   it('fails a task whose status has no phase runner yet, saying so', async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApprovalDecision, ApprovalKind, Language, Phase, StopReason, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
 import { TaskStore } from '../src';
+import { task as baseTask } from './fixtures';
 import type { Decision } from '../src/domain/decide';
 import type { NewEvent } from '../src/domain/events';
 import type { IterationRecord, TaskRecord } from '../src/domain/records';
@@ -11,36 +12,21 @@ import type { IterationRecord, TaskRecord } from '../src/domain/records';
 jest.setTimeout(90_000);
 
 let sequence = 0;
+/** A new task with its own id and creation time, so tests sharing one database do not collide. */
 function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
   sequence += 1;
   const created = new Date(Date.UTC(2026, 10, 22, 12, 0, sequence));
-  return {
+  return baseTask({
     id: `${String(sequence).padStart(8, '0')}-aaaa-bbbb-cccc-${String(Date.now()).slice(-12).padStart(12, '0')}`,
     goal: `goal ${sequence}`,
-    language: Language.LANGUAGE_PYTHON,
-    status: TaskStatus.TASK_STATUS_QUEUED,
-    statusReason: '',
-    stopReason: StopReason.STOP_REASON_UNSPECIFIED,
-    currentIteration: 0,
-    replanCount: 0,
-    replanReason: '',
     budget: { maxIterations: 3, maxTokens: 0, maxCostUsd: 0.5, maxWallTime: { seconds: 60, nanos: 0 } },
-    usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, modelCalls: 0 },
     labels: { team: 'core' },
     workspace: [{ path: 'README.md', content: '# hi' }],
-    acceptanceTests: [],
-    generatedTests: [],
-    approvalKinds: [],
-    approvalTimeoutMs: 0,
-    pendingGateId: '',
-    resultFiles: [],
-    lessons: [],
-    requestId: '',
     createdAt: created,
     updatedAt: created,
     version: 0,
     ...overrides,
-  };
+  });
 }
 
 /** A decision as `decide` would make it: the task with `patch`, and what else the transition writes. */

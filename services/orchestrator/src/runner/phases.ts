@@ -45,8 +45,13 @@ export interface PhaseSettings {
   readonly lessonMinScore: number;
 }
 
+/** Where the task's current phase stands: when its status was stored (or the task loaded, after a restart). */
+export interface PhaseContext {
+  readonly enteredAt: Date;
+}
+
 /** Runs one effect for a task and returns what it found, as an input for `decide`. It writes nothing. */
-export type PhaseRunner = (state: TaskState, signal: AbortSignal) => Promise<TaskInput>;
+export type PhaseRunner = (state: TaskState, signal: AbortSignal, phase: PhaseContext) => Promise<TaskInput>;
 
 /** Test output kept per iteration for the reflector and `ratchet show`, in characters. */
 const maxOutputChars = 8_000;
@@ -174,10 +179,11 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       return { kind: InputKind.TESTS_WRITTEN, at: now(), startedAt, usage, tests: written.tests };
     },
 
-    [Effect.RUN_TESTS]: async (state, signal) => {
+    [Effect.RUN_TESTS]: async (state, signal, phase) => {
       const iteration = current(state);
       const tests = testsOf(state);
-      const startedAt = now();
+      // The TESTING phase began before the tests were written, when there were some to write.
+      const startedAt = phase.enteredAt;
       const run = await clients.tester.runTests(
         { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: mergeFiles(iteration.files, tests), testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [] },
         { timeoutMs: settings.testRunTimeoutMs, signal },

@@ -9,7 +9,7 @@ import { InputKind, type TaskInput } from '../domain/inputs';
 import { nextAction } from '../domain/next-action';
 import type { LoopPolicy } from '../domain/policy';
 import type { TaskState } from '../domain/records';
-import type { PhaseRunner } from './phases';
+import type { PhaseContext, PhaseRunner } from './phases';
 import type { Effect } from '../domain/next-action';
 
 /** Publishes stored events to live readers (the bus's task event stream). */
@@ -76,6 +76,7 @@ export class TaskRunner {
    */
   async drive(taskId: string, signal: AbortSignal): Promise<TaskState> {
     let state = await this.load(taskId, signal);
+    let enteredAt = this.now();
     let pauses = 0;
     for (;;) {
       const action = nextAction(state, this.options.policy, this.now());
@@ -87,8 +88,10 @@ export class TaskRunner {
       }
       if (action.kind === 'wait') return state;
       try {
-        const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal);
+        const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal, { enteredAt });
+        const before = state.task.status;
         state = await this.apply(state, input);
+        if (state.task.status !== before) enteredAt = this.now();
         pauses = 0;
       } catch (error) {
         if (signal.aborted && signal.reason === handOver) return state;
@@ -102,6 +105,7 @@ export class TaskRunner {
           this.options.logger?.warn({ taskId, status: statusName(state.task.status), code: appError.code, err: appError.message, pause: pauses, retryInMs: waitMs }, 'task paused');
           await sleepUnlessAborted(waitMs, signal);
           state = await this.load(taskId, signal);
+          enteredAt = this.now();
           continue;
         }
         const stored = await this.load(taskId, signal);
@@ -120,11 +124,11 @@ export class TaskRunner {
     return { task: { ...decision.task, version: saved.version }, iterations: [...known, ...changed.values()].sort((left, right) => left.number - right.number) };
   }
 
-  private run(effect: Effect, state: TaskState, signal: AbortSignal): Promise<TaskInput> {
+  private run(effect: Effect, state: TaskState, signal: AbortSignal, phase: PhaseContext): Promise<TaskInput> {
     const runner = this.options.phases[effect];
     if (runner === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${state.task.id} is ${statusName(state.task.status)}, and this orchestrator has no runner for '${effect}' yet`);
     return withSpan(`phase ${phaseName(phaseOfStatus(state.task.status))}`, { attributes: { 'ratchet.task_id': state.task.id, 'ratchet.iteration': state.task.currentIteration, 'ratchet.effect': effect } }, async (span) => {
-      const input = await runner(state, signal);
+      const input = await runner(state, signal, phase);
       const usage = 'usage' in input ? input.usage : undefined;
       span.setAttribute('ratchet.tokens', usage === undefined ? 0 : usage.promptTokens + usage.completionTokens);
       span.setAttribute('ratchet.cost_usd', usage?.costUsd ?? 0);
