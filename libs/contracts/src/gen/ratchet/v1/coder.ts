@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
+import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, TestDispute, Usage } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { Dependency, SafetyFinding } from "./safety";
@@ -70,7 +70,21 @@ export interface WriteCodeResponse {
   /** Third-party packages the code needs, checked by safety before install. */
   dependencies: Dependency[];
   /** Model usage of the call. */
-  usage?: Usage | undefined;
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?:
+    | ReplyFailure
+    | undefined;
+  /**
+   * Tests the coder believes contradict the goal, with why; the reflector
+   * judges them. The code is not bent to fit such a test.
+   */
+  disputedTests: TestDispute[];
 }
 
 function createBaseWriteCodeRequest(): WriteCodeRequest {
@@ -358,7 +372,15 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
 };
 
 function createBaseWriteCodeResponse(): WriteCodeResponse {
-  return { files: [], deletedPaths: [], summary: "", dependencies: [], usage: undefined };
+  return {
+    files: [],
+    deletedPaths: [],
+    summary: "",
+    dependencies: [],
+    usage: undefined,
+    replyFailure: undefined,
+    disputedTests: [],
+  };
 }
 
 export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
@@ -377,6 +399,12 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     }
     if (message.usage !== undefined) {
       Usage.encode(message.usage, writer.uint32(42).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.disputedTests) {
+      TestDispute.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -434,6 +462,22 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
             message.usage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.disputedTests.push(TestDispute.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -459,6 +503,16 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
         ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
         : [],
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
+      disputedTests: globalThis.Array.isArray(object?.disputedTests)
+        ? object.disputedTests.map((e: any) => TestDispute.fromJSON(e))
+        : globalThis.Array.isArray(object?.disputed_tests)
+        ? object.disputed_tests.map((e: any) => TestDispute.fromJSON(e))
+        : [],
     };
   },
 
@@ -479,6 +533,12 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     if (message.usage !== undefined) {
       obj.usage = Usage.toJSON(message.usage);
     }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
+    if (message.disputedTests?.length) {
+      obj.disputedTests = message.disputedTests.map((e) => TestDispute.toJSON(e));
+    }
     return obj;
   },
 
@@ -492,6 +552,10 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     message.summary = object.summary ?? "";
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
+    message.disputedTests = object.disputedTests?.map((e) => TestDispute.fromPartial(e)) || [];
     return message;
   },
 };

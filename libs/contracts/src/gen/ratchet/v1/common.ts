@@ -82,6 +82,28 @@ export interface Usage {
 }
 
 /**
+ * ReplyFailure says why a model's reply could not be used, after its repair
+ * round: a reply-format failure, recorded as such and never taken for a
+ * failure of the code.
+ */
+export interface ReplyFailure {
+  /** What was wrong: the schema problems, or that the reply was cut off. */
+  message: string;
+  /** The reply stopped at the token limit (finish_reason "length"). */
+  truncated: boolean;
+}
+
+/** TestDispute says a generated test contradicts the goal, and why. */
+export interface TestDispute {
+  /** The test file. */
+  path: string;
+  /** The test in it, when one is named. */
+  testName: string;
+  /** Why the test is wrong, with the evidence from the goal. */
+  reason: string;
+}
+
+/**
  * Budget caps what a task may spend. A zero value means "use the configured
  * default", never "unlimited". Budgets are checked before every model call.
  */
@@ -330,6 +352,196 @@ export const Usage: MessageFns<Usage> = {
     message.completionTokens = object.completionTokens ?? 0;
     message.costUsd = object.costUsd ?? 0;
     message.modelCalls = object.modelCalls ?? 0;
+    return message;
+  },
+};
+
+function createBaseReplyFailure(): ReplyFailure {
+  return { message: "", truncated: false };
+}
+
+export const ReplyFailure: MessageFns<ReplyFailure> = {
+  encode(message: ReplyFailure, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.message !== "") {
+      writer.uint32(10).string(message.message);
+    }
+    if (message.truncated !== false) {
+      writer.uint32(16).bool(message.truncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplyFailure {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplyFailure();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplyFailure {
+    return {
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+    };
+  },
+
+  toJSON(message: ReplyFailure): unknown {
+    const obj: any = {};
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReplyFailure>, I>>(base?: I): ReplyFailure {
+    return ReplyFailure.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReplyFailure>, I>>(object: I): ReplyFailure {
+    const message = createBaseReplyFailure();
+    message.message = object.message ?? "";
+    message.truncated = object.truncated ?? false;
+    return message;
+  },
+};
+
+function createBaseTestDispute(): TestDispute {
+  return { path: "", testName: "", reason: "" };
+}
+
+export const TestDispute: MessageFns<TestDispute> = {
+  encode(message: TestDispute, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.testName !== "") {
+      writer.uint32(18).string(message.testName);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestDispute {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestDispute();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.testName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestDispute {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      testName: isSet(object.testName)
+        ? globalThis.String(object.testName)
+        : isSet(object.test_name)
+        ? globalThis.String(object.test_name)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: TestDispute): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.testName !== "") {
+      obj.testName = message.testName;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TestDispute>, I>>(base?: I): TestDispute {
+    return TestDispute.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TestDispute>, I>>(object: I): TestDispute {
+    const message = createBaseTestDispute();
+    message.path = object.path ?? "";
+    message.testName = object.testName ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };

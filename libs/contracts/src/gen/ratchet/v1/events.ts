@@ -194,14 +194,25 @@ export interface IterationCompleted {
   testsPassedCount: number;
   /** Number of tests run. */
   testsTotalCount: number;
-  /** Normalised signature of the iteration's error; empty when it passed. */
+  /**
+   * Normalised signature of the iteration's error, for matching failures
+   * (no-progress detection, memory); empty when it passed. Not for people:
+   * its values are placeholders.
+   */
   errorSignature: string;
   /** Model usage of the iteration. */
   usage?:
     | Usage
     | undefined;
   /** Time the iteration took. */
-  duration?: Duration | undefined;
+  duration?:
+    | Duration
+    | undefined;
+  /**
+   * What failed, as people and models read it: the first failing test and
+   * its assertion, or the error message; empty when it passed.
+   */
+  failure: string;
 }
 
 /** TestRunCompleted records a sandbox test run. */
@@ -1194,6 +1205,7 @@ function createBaseIterationCompleted(): IterationCompleted {
     errorSignature: "",
     usage: undefined,
     duration: undefined,
+    failure: "",
   };
 }
 
@@ -1216,6 +1228,9 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
     }
     if (message.duration !== undefined) {
       Duration.encode(message.duration, writer.uint32(50).fork()).join();
+    }
+    if (message.failure !== "") {
+      writer.uint32(58).string(message.failure);
     }
     return writer;
   },
@@ -1281,6 +1296,14 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
             message.duration = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.failure = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1317,6 +1340,7 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
         : "",
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
       duration: isSet(object.duration) ? Duration.fromJSON(object.duration) : undefined,
+      failure: isSet(object.failure) ? globalThis.String(object.failure) : "",
     };
   },
 
@@ -1340,6 +1364,9 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
     if (message.duration !== undefined) {
       obj.duration = Duration.toJSON(message.duration);
     }
+    if (message.failure !== "") {
+      obj.failure = message.failure;
+    }
     return obj;
   },
 
@@ -1356,6 +1383,7 @@ export const IterationCompleted: MessageFns<IterationCompleted> = {
     message.duration = (object.duration !== undefined && object.duration !== null)
       ? Duration.fromPartial(object.duration)
       : undefined;
+    message.failure = object.failure ?? "";
     return message;
   },
 };

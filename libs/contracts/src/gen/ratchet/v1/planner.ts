@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
+import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, Usage } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { Plan, Reflection } from "./task";
@@ -51,6 +51,11 @@ export interface CreatePlanRequest {
   replanReason: string;
   /** Tokens the planner may still spend on this call; 0 means no explicit limit. */
   maxTokens: number;
+  /**
+   * When re-planning: what failed last, as the test run reported it (the
+   * failing test, its assertion and an excerpt of its traceback).
+   */
+  previousFailure: string;
 }
 
 /** CreatePlanResponse carries the plan. */
@@ -60,7 +65,14 @@ export interface CreatePlanResponse {
     | Plan
     | undefined;
   /** Model usage of the call. */
-  usage?: Usage | undefined;
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
 }
 
 function createBaseCreatePlanRequest(): CreatePlanRequest {
@@ -76,6 +88,7 @@ function createBaseCreatePlanRequest(): CreatePlanRequest {
     reflection: undefined,
     replanReason: "",
     maxTokens: 0,
+    previousFailure: "",
   };
 }
 
@@ -113,6 +126,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     }
     if (message.maxTokens !== 0) {
       writer.uint32(88).int64(message.maxTokens);
+    }
+    if (message.previousFailure !== "") {
+      writer.uint32(98).string(message.previousFailure);
     }
     return writer;
   },
@@ -218,6 +234,14 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
             message.maxTokens = longToNumber(reader.int64());
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.previousFailure = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -265,6 +289,11 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
+      previousFailure: isSet(object.previousFailure)
+        ? globalThis.String(object.previousFailure)
+        : isSet(object.previous_failure)
+        ? globalThis.String(object.previous_failure)
+        : "",
     };
   },
 
@@ -303,6 +332,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
+    if (message.previousFailure !== "") {
+      obj.previousFailure = message.previousFailure;
+    }
     return obj;
   },
 
@@ -326,12 +358,13 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
       : undefined;
     message.replanReason = object.replanReason ?? "";
     message.maxTokens = object.maxTokens ?? 0;
+    message.previousFailure = object.previousFailure ?? "";
     return message;
   },
 };
 
 function createBaseCreatePlanResponse(): CreatePlanResponse {
-  return { plan: undefined, usage: undefined };
+  return { plan: undefined, usage: undefined, replyFailure: undefined };
 }
 
 export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
@@ -341,6 +374,9 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     }
     if (message.usage !== undefined) {
       Usage.encode(message.usage, writer.uint32(18).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -374,6 +410,14 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
             message.usage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -390,6 +434,11 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     return {
       plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
     };
   },
 
@@ -401,6 +450,9 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     if (message.usage !== undefined) {
       obj.usage = Usage.toJSON(message.usage);
     }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
     return obj;
   },
 
@@ -411,6 +463,9 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     const message = createBaseCreatePlanResponse();
     message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
     return message;
   },
 };

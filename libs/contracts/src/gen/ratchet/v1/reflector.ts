@@ -18,7 +18,16 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
+import {
+  ErrorDetail,
+  Language,
+  languageFromJSON,
+  languageToJSON,
+  ReplyFailure,
+  SourceFile,
+  TestDispute,
+  Usage,
+} from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { SafetyFinding } from "./safety";
@@ -59,6 +68,8 @@ export interface ReflectRequest {
   lessons: Lesson[];
   /** Tokens the reflector may still spend on this call; 0 means no explicit limit. */
   maxTokens: number;
+  /** Tests the coder disputed in this iteration, for the reflector to judge. */
+  testDisputes: TestDispute[];
 }
 
 /** ReflectResponse carries the reflection. */
@@ -68,7 +79,14 @@ export interface ReflectResponse {
     | Reflection
     | undefined;
   /** Model usage of the call. */
-  usage?: Usage | undefined;
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
 }
 
 function createBaseReflectRequest(): ReflectRequest {
@@ -86,6 +104,7 @@ function createBaseReflectRequest(): ReflectRequest {
     previousReflections: [],
     lessons: [],
     maxTokens: 0,
+    testDisputes: [],
   };
 }
 
@@ -129,6 +148,9 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     }
     if (message.maxTokens !== 0) {
       writer.uint32(104).int64(message.maxTokens);
+    }
+    for (const v of message.testDisputes) {
+      TestDispute.encode(v!, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -250,6 +272,14 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
             message.maxTokens = longToNumber(reader.int64());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.testDisputes.push(TestDispute.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -301,6 +331,11 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
+      testDisputes: globalThis.Array.isArray(object?.testDisputes)
+        ? object.testDisputes.map((e: any) => TestDispute.fromJSON(e))
+        : globalThis.Array.isArray(object?.test_disputes)
+        ? object.test_disputes.map((e: any) => TestDispute.fromJSON(e))
+        : [],
     };
   },
 
@@ -345,6 +380,9 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
+    if (message.testDisputes?.length) {
+      obj.testDisputes = message.testDisputes.map((e) => TestDispute.toJSON(e));
+    }
     return obj;
   },
 
@@ -370,12 +408,13 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     message.previousReflections = object.previousReflections?.map((e) => Reflection.fromPartial(e)) || [];
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
+    message.testDisputes = object.testDisputes?.map((e) => TestDispute.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseReflectResponse(): ReflectResponse {
-  return { reflection: undefined, usage: undefined };
+  return { reflection: undefined, usage: undefined, replyFailure: undefined };
 }
 
 export const ReflectResponse: MessageFns<ReflectResponse> = {
@@ -385,6 +424,9 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
     }
     if (message.usage !== undefined) {
       Usage.encode(message.usage, writer.uint32(18).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -418,6 +460,14 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
             message.usage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -434,6 +484,11 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
     return {
       reflection: isSet(object.reflection) ? Reflection.fromJSON(object.reflection) : undefined,
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
     };
   },
 
@@ -444,6 +499,9 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
     }
     if (message.usage !== undefined) {
       obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
     }
     return obj;
   },
@@ -457,6 +515,9 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
       ? Reflection.fromPartial(object.reflection)
       : undefined;
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
     return message;
   },
 };

@@ -8,7 +8,16 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { Budget, ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
+import {
+  Budget,
+  ErrorDetail,
+  Language,
+  languageFromJSON,
+  languageToJSON,
+  SourceFile,
+  TestDispute,
+  Usage,
+} from "./common";
 import { Lesson, LessonDraft } from "./memory";
 import { Dependency, SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
@@ -566,10 +575,16 @@ export interface Task {
   workspace: SourceFile[];
   /** Acceptance tests the result must pass, kept unmodified. Omitted in basic views. */
   acceptanceTests: SourceFile[];
-  /** Final code snapshot of a succeeded task. Omitted in basic views. */
+  /**
+   * Final code snapshot of a succeeded task, with its generated tests; for
+   * a task that ended without passing, its last attempt (failing). Omitted in
+   * basic views.
+   */
   resultFiles: SourceFile[];
   /** Lessons retrieved for the goal before planning. Omitted in basic views. */
   lessons: Lesson[];
+  /** Number of times a user resumed the task after it failed. */
+  resumeCount: number;
 }
 
 export interface Task_LabelsEntry {
@@ -635,6 +650,12 @@ export interface Reflection {
   replanRecommended: boolean;
   /** Lessons retrieved earlier that the reflector judged relevant to this failure. */
   relevantLessonIds: string[];
+  /**
+   * Generated tests the reflector found to contradict the goal, with the
+   * evidence: they are rewritten within the iteration and the code is kept.
+   * Never a user's acceptance test.
+   */
+  disputedTests: TestDispute[];
 }
 
 /** Iteration is one round of the loop and everything it produced. */
@@ -1074,6 +1095,7 @@ function createBaseTask(): Task {
     acceptanceTests: [],
     resultFiles: [],
     lessons: [],
+    resumeCount: 0,
   };
 }
 
@@ -1147,6 +1169,9 @@ export const Task: MessageFns<Task> = {
     }
     for (const v of message.lessons) {
       Lesson.encode(v!, writer.uint32(186).fork()).join();
+    }
+    if (message.resumeCount !== 0) {
+      writer.uint32(192).int32(message.resumeCount);
     }
     return writer;
   },
@@ -1351,6 +1376,14 @@ export const Task: MessageFns<Task> = {
             message.lessons.push(Lesson.decode(reader, reader.uint32()));
             continue;
           }
+          case 24: {
+            if (tag !== 192) {
+              break;
+            }
+
+            message.resumeCount = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1457,6 +1490,11 @@ export const Task: MessageFns<Task> = {
       lessons: globalThis.Array.isArray(object?.lessons)
         ? object.lessons.map((e: any) => Lesson.fromJSON(e))
         : [],
+      resumeCount: isSet(object.resumeCount)
+        ? globalThis.Number(object.resumeCount)
+        : isSet(object.resume_count)
+        ? globalThis.Number(object.resume_count)
+        : 0,
     };
   },
 
@@ -1537,6 +1575,9 @@ export const Task: MessageFns<Task> = {
     if (message.lessons?.length) {
       obj.lessons = message.lessons.map((e) => Lesson.toJSON(e));
     }
+    if (message.resumeCount !== 0) {
+      obj.resumeCount = Math.round(message.resumeCount);
+    }
     return obj;
   },
 
@@ -1580,6 +1621,7 @@ export const Task: MessageFns<Task> = {
     message.acceptanceTests = object.acceptanceTests?.map((e) => SourceFile.fromPartial(e)) || [];
     message.resultFiles = object.resultFiles?.map((e) => SourceFile.fromPartial(e)) || [];
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
+    message.resumeCount = object.resumeCount ?? 0;
     return message;
   },
 };
@@ -2060,6 +2102,7 @@ function createBaseReflection(): Reflection {
     confidence: 0,
     replanRecommended: false,
     relevantLessonIds: [],
+    disputedTests: [],
   };
 }
 
@@ -2088,6 +2131,9 @@ export const Reflection: MessageFns<Reflection> = {
     }
     for (const v of message.relevantLessonIds) {
       writer.uint32(66).string(v!);
+    }
+    for (const v of message.disputedTests) {
+      TestDispute.encode(v!, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -2169,6 +2215,14 @@ export const Reflection: MessageFns<Reflection> = {
             message.relevantLessonIds.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.disputedTests.push(TestDispute.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2215,6 +2269,11 @@ export const Reflection: MessageFns<Reflection> = {
         : globalThis.Array.isArray(object?.relevant_lesson_ids)
         ? object.relevant_lesson_ids.map((e: any) => globalThis.String(e))
         : [],
+      disputedTests: globalThis.Array.isArray(object?.disputedTests)
+        ? object.disputedTests.map((e: any) => TestDispute.fromJSON(e))
+        : globalThis.Array.isArray(object?.disputed_tests)
+        ? object.disputed_tests.map((e: any) => TestDispute.fromJSON(e))
+        : [],
     };
   },
 
@@ -2244,6 +2303,9 @@ export const Reflection: MessageFns<Reflection> = {
     if (message.relevantLessonIds?.length) {
       obj.relevantLessonIds = message.relevantLessonIds;
     }
+    if (message.disputedTests?.length) {
+      obj.disputedTests = message.disputedTests.map((e) => TestDispute.toJSON(e));
+    }
     return obj;
   },
 
@@ -2262,6 +2324,7 @@ export const Reflection: MessageFns<Reflection> = {
     message.confidence = object.confidence ?? 0;
     message.replanRecommended = object.replanRecommended ?? false;
     message.relevantLessonIds = object.relevantLessonIds?.map((e) => e) || [];
+    message.disputedTests = object.disputedTests?.map((e) => TestDispute.fromPartial(e)) || [];
     return message;
   },
 };

@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, SourceFile, Usage } from "./common";
+import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, TestDispute, Usage } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { Dependency } from "./safety";
@@ -49,6 +49,11 @@ export interface WriteTestsRequest {
   lessons: Lesson[];
   /** Tokens the tester may still spend on this call; 0 means no explicit limit. */
   maxTokens: number;
+  /**
+   * Tests an earlier version got wrong, and why: the new tests must not
+   * repeat the mistake.
+   */
+  disputes: TestDispute[];
 }
 
 /** WriteTestsResponse carries the test files. */
@@ -58,7 +63,14 @@ export interface WriteTestsResponse {
   /** Short description of what is covered. */
   summary: string;
   /** Model usage of the call. */
-  usage?: Usage | undefined;
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
 }
 
 /** RunTestsRequest asks for a test run of a code snapshot. */
@@ -107,6 +119,7 @@ function createBaseWriteTestsRequest(): WriteTestsRequest {
     acceptanceTests: [],
     lessons: [],
     maxTokens: 0,
+    disputes: [],
   };
 }
 
@@ -141,6 +154,9 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     }
     if (message.maxTokens !== 0) {
       writer.uint32(80).int64(message.maxTokens);
+    }
+    for (const v of message.disputes) {
+      TestDispute.encode(v!, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -238,6 +254,14 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
             message.maxTokens = longToNumber(reader.int64());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.disputes.push(TestDispute.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -278,6 +302,9 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
+      disputes: globalThis.Array.isArray(object?.disputes)
+        ? object.disputes.map((e: any) => TestDispute.fromJSON(e))
+        : [],
     };
   },
 
@@ -313,6 +340,9 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
+    if (message.disputes?.length) {
+      obj.disputes = message.disputes.map((e) => TestDispute.toJSON(e));
+    }
     return obj;
   },
 
@@ -331,12 +361,13 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     message.acceptanceTests = object.acceptanceTests?.map((e) => SourceFile.fromPartial(e)) || [];
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
+    message.disputes = object.disputes?.map((e) => TestDispute.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseWriteTestsResponse(): WriteTestsResponse {
-  return { tests: [], summary: "", usage: undefined };
+  return { tests: [], summary: "", usage: undefined, replyFailure: undefined };
 }
 
 export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
@@ -349,6 +380,9 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
     }
     if (message.usage !== undefined) {
       Usage.encode(message.usage, writer.uint32(26).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -390,6 +424,14 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
             message.usage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -407,6 +449,11 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
       tests: globalThis.Array.isArray(object?.tests) ? object.tests.map((e: any) => SourceFile.fromJSON(e)) : [],
       summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
     };
   },
 
@@ -421,6 +468,9 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
     if (message.usage !== undefined) {
       obj.usage = Usage.toJSON(message.usage);
     }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
     return obj;
   },
 
@@ -432,6 +482,9 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
     message.tests = object.tests?.map((e) => SourceFile.fromPartial(e)) || [];
     message.summary = object.summary ?? "";
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
     return message;
   },
 };
