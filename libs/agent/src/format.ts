@@ -1,4 +1,4 @@
-import type { Lesson, Plan, Reflection, SafetyFinding, SourceFile, TestReport } from '@ratchet/contracts';
+import type { Lesson, Plan, Reflection, SafetyFinding, SourceFile, TestDispute, TestReport } from '@ratchet/contracts';
 import { TestCaseStatus } from '@ratchet/contracts';
 
 /** Characters of one file shown to a model; longer files are cut with a marker. */
@@ -18,7 +18,8 @@ export function formatFiles(files: readonly SourceFile[]): string {
 /** Lessons as a numbered list with their ids, so a model can cite them. */
 export function formatLessons(lessons: readonly Lesson[]): string {
   if (lessons.length === 0) return '(none yet)';
-  return lessons.map((lesson, index) => `${index + 1}. [${lesson.id}] ${lesson.title}: ${lesson.body}${lesson.errorSignature ? ` (error: ${lesson.errorSignature})` : ''}`).join('\n');
+  // The error signature is for matching in memory; its placeholders (<n>, <v>) mean nothing to a model.
+  return lessons.map((lesson, index) => `${index + 1}. [${lesson.id}] ${lesson.title}: ${lesson.body}`).join('\n');
 }
 
 /** A plan as readable text. */
@@ -53,6 +54,12 @@ export function formatFindings(findings: readonly SafetyFinding[]): string {
 export function formatReflections(reflections: readonly Reflection[]): string {
   if (reflections.length === 0) return '(none)';
   return reflections.map((reflection, index) => `${index + 1}. cause: ${reflection.rootCause}; tried: ${reflection.fixDirection}`).join('\n');
+}
+
+/** Disputed tests as a list for a prompt: `- path::test: reason`, or `(none)`. */
+export function formatDisputes(disputes: readonly TestDispute[]): string {
+  if (disputes.length === 0) return '(none)';
+  return disputes.map((dispute) => `- ${dispute.path}${dispute.testName ? `::${dispute.testName}` : ''}: ${dispute.reason}`).join('\n');
 }
 
 function indent(text: string): string {

@@ -46,6 +46,12 @@ export interface TestConvention {
   readonly fileRule: string;
   /** True for paths the test runner treats as test files. */
   isTestPath(filePath: string): boolean;
+  /**
+   * How code in the language is laid out, tested and run here, for every
+   * role that writes or plans code: the planner and the coder need it as
+   * much as the tester.
+   */
+  readonly guide: string;
 }
 
 const conventions: Readonly<Record<LanguageName, TestConvention>> = {
@@ -53,16 +59,26 @@ const conventions: Readonly<Record<LanguageName, TestConvention>> = {
     framework: 'pytest',
     fileRule: 'tests/test_<topic>.py (pytest discovers test_*.py); import the code under test as a module from the workspace root',
     isTestPath: (filePath) => /(^|\/)(test_[^/]*|[^/]*_test)\.py$/.test(filePath) || /(^|\/)conftest\.py$/.test(filePath),
+    guide:
+      'Python 3 and its standard library. Tests are pytest files named tests/test_<topic>.py, run with `python -m pytest` from the workspace root, and import the code as modules from that root. ' +
+      'A program the user runs has a main() called under `if __name__ == "__main__":` and takes its arguments from sys.argv (argparse); it is run as `python <file>.py ARGS`.',
   },
   typescript: {
     framework: "node:test (node's built-in test runner, run with Node 24 type stripping; import from 'node:test' and 'node:assert/strict')",
     fileRule: 'tests/<topic>.test.ts; import the code under test with a relative path ending in .ts',
     isTestPath: (filePath) => /\.test\.(ts|mts|cts)$/.test(filePath),
+    guide:
+      'TypeScript run directly by Node 24 (type stripping): no build step, no tsc, no dependencies. Use only erasable syntax (no enum, no namespace, no parameter properties, `import type` for types) and import local files with a relative path ending in .ts. ' +
+      "Tests are tests/<topic>.test.ts files for Node's built-in runner (import test from 'node:test', assert from 'node:assert/strict'), run with `node --test`. " +
+      'Source goes under src/. Always include a package.json with "type": "module" and scripts "test": "node --test" and, for a program the user runs, "start": "node src/<entry>.ts"; the program reads its arguments from process.argv.slice(2).',
   },
   javascript: {
     framework: "node:test (node's built-in test runner; import from 'node:test' and 'node:assert/strict')",
     fileRule: 'tests/<topic>.test.js (or .test.mjs); import the code under test with a relative path',
     isTestPath: (filePath) => /\.test\.(js|mjs|cjs)$/.test(filePath),
+    guide:
+      "JavaScript (ES modules) for Node 24, standard library only. Tests are tests/<topic>.test.js files for Node's built-in runner (import test from 'node:test', assert from 'node:assert/strict'), run with `node --test`. " +
+      'Source goes under src/. Always include a package.json with "type": "module" and scripts "test": "node --test" and, for a program the user runs, "start": "node src/<entry>.js"; the program reads its arguments from process.argv.slice(2).',
   },
 };
 

@@ -1,5 +1,5 @@
-import type { Usage } from '@ratchet/contracts';
-import { completeStructured, costOf, type ChatRole, type RoleModel } from '@ratchet/llm';
+import type { ReplyFailure, Usage } from '@ratchet/contracts';
+import { completeStructured, costOf, StructuredReplyError, type ChatRole, type RoleModel, type TokenUsage } from '@ratchet/llm';
 import type { z } from 'zod';
 import { renderTemplate, type RolePrompt } from './prompts';
 
@@ -14,21 +14,27 @@ export interface RoleCallOptions<T> {
   readonly signal?: AbortSignal;
 }
 
-export interface RoleCallResult<T> {
-  readonly value: T;
-  readonly usage: Usage;
-}
+/** A usable reply, or why the reply could not be used; either way, what every call used (rejected replies and the repair round included). */
+export type RoleCallResult<T> = { readonly ok: true; readonly value: T; readonly usage: Usage } | { readonly ok: false; readonly failure: ReplyFailure; readonly usage: Usage };
 
 /**
  * One structured model call for an agent role: renders the role's prompt,
  * asks for JSON matching `schema` (with one repair round) and prices the
- * tokens used.
+ * tokens used. A reply that stays unusable (schema, size, or cut at the
+ * length limit) is returned as a failure with its usage, so the tokens of
+ * rejected replies are counted like any others.
  *
- * @throws whatever `completeStructured` throws (AppError only).
+ * @throws whatever `completeStructured` throws (AppError only) besides a rejected reply.
  */
 export async function callRole<T>(options: RoleCallOptions<T>): Promise<RoleCallResult<T>> {
   const { roleModel } = options;
   const budget = options.maxTokens !== undefined && options.maxTokens > 0 ? Math.min(options.maxTokens, roleModel.maxTokens) : roleModel.maxTokens;
+  const priced = (usage: TokenUsage, calls: number): Usage => ({
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    costUsd: roleModel.price === undefined ? 0 : costOf(usage, roleModel.price),
+    modelCalls: calls,
+  });
   const result = await completeStructured(
     roleModel.model,
     {
@@ -42,16 +48,12 @@ export async function callRole<T>(options: RoleCallOptions<T>): Promise<RoleCall
     },
     options.schema,
     { schemaName: `${options.role}_reply`, ...(options.signal === undefined ? {} : { signal: options.signal }) },
-  );
-  return {
-    value: result.value,
-    usage: {
-      promptTokens: result.usage.promptTokens,
-      completionTokens: result.usage.completionTokens,
-      costUsd: roleModel.price === undefined ? 0 : costOf(result.usage, roleModel.price),
-      modelCalls: result.rounds,
-    },
-  };
+  ).catch((error: unknown) => {
+    if (error instanceof StructuredReplyError) return error;
+    throw error;
+  });
+  if (result instanceof StructuredReplyError) return { ok: false, failure: { message: result.message, truncated: result.truncated }, usage: priced(result.usage, result.rounds) };
+  return { ok: true, value: result.value, usage: priced(result.usage, result.rounds) };
 }
 
 /** Sums usages. */

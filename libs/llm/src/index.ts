@@ -6,7 +6,7 @@ export { ChatRole } from './domain/chat-model';
 export type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, ResponseFormat, TokenUsage } from './domain/chat-model';
 export { addUsage, costOf } from './domain/cost';
 export type { ModelPrice } from './domain/cost';
-export { completeStructured } from './structured';
+export { completeStructured, StructuredReplyError } from './structured';
 export type { StructuredOptions, StructuredResult } from './structured';
 export { createRoleModel, createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
 export type { ModelConfig, RoleEndpoint, RoleModel, RoleModels } from './models-config';

@@ -22,6 +22,15 @@ describe('model configuration', () => {
     expect(resolveRoleEndpoint(config.model, 'coder').name).toBe('big-coder');
   });
 
+  it("caps each role's reply at a size that fits what it returns, unless config says otherwise", () => {
+    const env = { RATCHET_MODEL_BASE_URL: 'http://localhost:11434/v1', RATCHET_MODEL_NAME: 'm' };
+    const config = load(env);
+    expect(['planner', 'coder', 'tester', 'reflector'].map((role) => resolveRoleEndpoint(config.model, role as 'planner').maxTokens)).toEqual([4096, 16384, 8192, 4096]);
+    const shared = load({ ...env, RATCHET_MODEL_MAX_TOKENS: '2000', RATCHET_MODEL_CODER_MAX_TOKENS: '30000' });
+    expect(resolveRoleEndpoint(shared.model, 'planner').maxTokens).toBe(2000);
+    expect(resolveRoleEndpoint(shared.model, 'coder').maxTokens).toBe(30000);
+  });
+
   it('names the variables to set when nothing is configured', () => {
     const config = load({});
     expect(() => resolveRoleEndpoint(config.model, 'planner')).toThrow(expect.objectContaining({ code: ErrorCode.CONFIG_INVALID }));

@@ -75,6 +75,14 @@ const roles = [ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLE
 type DeepReadonlyModelConfig = { readonly [K in keyof ModelConfig]: ModelConfig[K] extends object ? Readonly<ModelConfig[K]> : ModelConfig[K] };
 
 /**
+ * Reply caps sized for each role, in completion tokens: the coder returns
+ * whole files as JSON, the tester whole test files; the planner and the
+ * reflector answer in a few paragraphs. A maxTokens set for the role, or
+ * for all roles, wins.
+ */
+export const defaultMaxTokens: Readonly<Record<ChatRole, number>> = { planner: 4096, coder: 16384, tester: 8192, reflector: 4096 };
+
+/**
  * The endpoint `role` uses: its own keys over the shared ones, then defaults
  * (timeout 60000 ms, 3 retries, JSON schema on, bearer key, temperature 0.2,
  * 4096 completion tokens).
@@ -107,7 +115,7 @@ export function resolveRoleEndpoint(config: DeepReadonlyModelConfig, role: ChatR
     supportsJsonSchema: pick('supportsJsonSchema') ?? true,
     apiKeyHeader: pick('apiKeyHeader') ?? 'bearer',
     temperature: pick('temperature') ?? 0.2,
-    maxTokens: pick('maxTokens') ?? 4096,
+    maxTokens: pick('maxTokens') ?? defaultMaxTokens[role],
   };
   const apiKey = pick('apiKey');
   const apiVersion = pick('apiVersion');

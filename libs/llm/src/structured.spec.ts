@@ -2,7 +2,7 @@ import { ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
 import { ScriptedModel } from './adapters/scripted-model';
 import type { ChatRequest } from './domain/chat-model';
-import { completeStructured } from './structured';
+import { completeStructured, StructuredReplyError } from './structured';
 
 const planSchema = z.object({ steps: z.array(z.string()).min(1), done: z.boolean() });
 
@@ -88,5 +88,36 @@ describe('completeStructured', () => {
       message: expect.stringMatching(/over the 1000-byte cap/) as unknown,
     });
     expect(model.calls).toHaveLength(1);
+  });
+
+  it('counts the tokens of rejected replies and their repair round in the error', async () => {
+    const model = new ScriptedModel([
+      { role: 'planner', reply: '{"steps":[]}', usage },
+      { role: 'planner', reply: 'still not it', usage: { promptTokens: 20, completionTokens: 6 } },
+    ]);
+    const error = await completeStructured(model, request, planSchema).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StructuredReplyError);
+    expect(error).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, usage: { promptTokens: 30, completionTokens: 10 }, rounds: 2, truncated: false });
+    const oversize = await completeStructured(new ScriptedModel([{ role: 'planner', reply: 'x'.repeat(2000), usage }]), request, planSchema, { maxReplyBytes: 1000 }).catch((caught: unknown) => caught);
+    expect(oversize).toMatchObject({ usage, rounds: 1 });
+  });
+
+  it('asks for a shorter reply when one was cut at the length limit, and says so when it happens twice', async () => {
+    const cut = '{"steps":["write the whole';
+    const model = new ScriptedModel([
+      { role: 'planner', reply: cut, usage, finishReason: 'length' },
+      { role: 'planner', reply: '{"steps":["short"],"done":true}', usage },
+    ]);
+    const result = await completeStructured(model, { ...request, maxTokens: 50 }, planSchema);
+    expect(result).toMatchObject({ value: { steps: ['short'] }, rounds: 2, usage: { promptTokens: 20, completionTokens: 8 } });
+    const repair = model.calls[1]!.request.messages.at(-1)!.content;
+    expect(repair).toContain('cut off at the length limit (50 tokens)');
+    expect(repair).toContain('fewer or smaller files');
+
+    const twice = new ScriptedModel([
+      { role: 'planner', reply: cut, finishReason: 'length' },
+      { role: 'planner', reply: cut, finishReason: 'length' },
+    ]);
+    await expect(completeStructured(twice, { ...request, maxTokens: 50 }, planSchema)).rejects.toMatchObject({ truncated: true, message: expect.stringContaining('larger maxTokens') as unknown });
   });
 });

@@ -20,7 +20,26 @@ export interface StructuredResult<T> {
 
 const defaultMaxReplyBytes = 1_000_000;
 
-type Attempt<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+type Attempt<T> = { ok: true; value: T } | { ok: false; problems: string[]; truncated?: boolean };
+
+/**
+ * A reply that could not be used, after its repair round (or at once, when
+ * it was over the size cap): INVALID_ARGUMENT, with what the calls used, so
+ * a caller can count the tokens of rejected replies too.
+ */
+export class StructuredReplyError extends AppError {
+  constructor(
+    message: string,
+    /** Every round's tokens, the rejected replies included. */
+    readonly usage: TokenUsage,
+    /** Model calls made: 1 or 2. */
+    readonly rounds: number,
+    /** The last reply stopped at the token limit (finish_reason "length"). */
+    readonly truncated: boolean,
+  ) {
+    super(ErrorCode.INVALID_ARGUMENT, message);
+  }
+}
 
 /**
  * Asks `model` for a JSON reply and validates it with `schema`. The reply may
@@ -47,28 +66,29 @@ export async function completeStructured<T>(
   };
 
   const first = await model.complete(firstRequest, callOptions);
-  const firstAttempt = parseReply(first, schema, maxReplyBytes);
+  const firstAttempt = parseReply(first, schema, maxReplyBytes, 1);
   if (firstAttempt.ok) return { value: firstAttempt.value, usage: first.usage, rounds: 1 };
 
-  const repairMessages: ChatMessage[] = [
-    ...firstRequest.messages,
-    { role: 'assistant', content: first.content },
-    {
-      role: 'user',
-      content:
-        'Your reply did not match the required JSON schema:\n' +
-        firstAttempt.problems.map((problem) => `- ${problem}`).join('\n') +
-        '\nReply again with only the corrected JSON object.',
-    },
-  ];
-  const second = await model.complete({ ...firstRequest, messages: repairMessages }, callOptions);
+  // A reply cut at the token limit is not a schema mistake: the model is asked for a shorter one.
+  const repair = firstAttempt.truncated
+    ? `Your reply was cut off at the length limit (${request.maxTokens ?? 'the'} tokens) before the JSON was complete. ` +
+      'Reply again with a complete JSON object that fits: shorter text, and fewer or smaller files (leave out files that do not need to change).'
+    : 'Your reply did not match the required JSON schema:\n' + firstAttempt.problems.map((problem) => `- ${problem}`).join('\n') + '\nReply again with only the corrected JSON object.';
+  const repairMessages: ChatMessage[] = [...firstRequest.messages, { role: 'assistant', content: first.content }, { role: 'user', content: repair }];
+  const second = await model.complete({ ...firstRequest, messages: repairMessages }, callOptions).catch((error: unknown) => {
+    throw new StructuredReplyError(AppError.from(error).message, first.usage, 1, firstAttempt.truncated === true);
+  });
   const usage = addUsage(first.usage, second.usage);
-  const secondAttempt = parseReply(second, schema, maxReplyBytes);
+  const secondAttempt = parseReply(second, schema, maxReplyBytes, 2, first.usage);
   if (secondAttempt.ok) return { value: secondAttempt.value, usage, rounds: 2 };
 
-  throw new AppError(
-    ErrorCode.INVALID_ARGUMENT,
-    `the ${request.role} model's reply did not match the schema "${firstRequest.responseFormat?.name ?? schemaName}" after one repair round: ${secondAttempt.problems.join('; ')}`,
+  throw new StructuredReplyError(
+    secondAttempt.truncated === true
+      ? `the ${request.role} model's reply was cut off at the length limit (${request.maxTokens ?? '?'} tokens) twice; give the role a larger maxTokens in config/models.yaml, or a smaller task`
+      : `the ${request.role} model's reply did not match the schema "${firstRequest.responseFormat?.name ?? schemaName}" after one repair round: ${secondAttempt.problems.join('; ')}`,
+    usage,
+    2,
+    secondAttempt.truncated === true,
   );
 }
 
@@ -85,20 +105,25 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   return jsonSchema;
 }
 
-function parseReply<T>(response: ChatResponse, schema: z.ZodType<T>, maxReplyBytes: number): Attempt<T> {
+/** Parses one reply; `rounds` and `earlier` (the usage of the rounds before) go into the error of an oversized reply. */
+function parseReply<T>(response: ChatResponse, schema: z.ZodType<T>, maxReplyBytes: number, rounds: number, earlier?: TokenUsage): Attempt<T> {
   const size = Buffer.byteLength(response.content, 'utf8');
   if (size > maxReplyBytes) {
-    throw new AppError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw new StructuredReplyError(
       `the model's reply is ${size} bytes, over the ${maxReplyBytes}-byte cap for structured replies; lower maxTokens or raise maxReplyBytes`,
+      earlier === undefined ? response.usage : addUsage(earlier, response.usage),
+      rounds,
+      response.finishReason === 'length',
     );
   }
+  const truncated = response.finishReason === 'length';
   const extracted = extractJson(response.content);
-  if (!extracted.ok) return extracted;
+  if (!extracted.ok) return { ...extracted, truncated };
   const result = schema.safeParse(extracted.value);
   if (result.success) return { ok: true, value: result.data };
   return {
     ok: false,
+    truncated,
     problems: result.error.issues.map((issue) => `${issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.')}: ${issue.message}`),
   };
 }

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, PlannerServiceDefinition, type CreatePlanRequest, type Lesson } from '@ratchet/contracts';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createPlannerService } from '../src';
+import { createPlannerService, replanSection } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 
@@ -49,6 +49,7 @@ function request(overrides: Partial<CreatePlanRequest> = {}): CreatePlanRequest 
     previousPlan: undefined,
     reflection: undefined,
     replanReason: '',
+    previousFailure: '',
     maxTokens: 0,
     ...overrides,
   };
@@ -89,8 +90,22 @@ describe('planner over the in-process bus', () => {
     const { model, client } = serve([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
     await client.createPlan(request({ replanReason: 'the same failure twice', previousPlan: { ...validPlan, steps: [], files: [], language: 1, dependencies: [] }, maxTokens: 300 }));
     const user = model.calls[0]!.request.messages[1]!.content;
-    expect(user).toContain('This is a re-plan. The previous plan failed: the same failure twice');
+    expect(user).toContain('This is a re-plan. Why: the same failure twice');
     expect(model.calls[0]!.request.maxTokens).toBe(300);
+  });
+
+  it('shows a re-plan the real failure, and asks for a new approach only when the reflection says the plan was wrong', () => {
+    const reflection = { rootCause: 'add subtracts', hypothesis: 'h', fixDirection: 'return a + b', confidence: 0.9, replanRecommended: false, errorSignature: 'AssertionError: assert <n> == <n>', candidateLesson: undefined, relevantLessonIds: [], disputedTests: [] };
+    const codeWasWrong = replanSection({ replanReason: 'resumed by the user', previousPlan: undefined, reflection, previousFailure: 'tests/test_calc.py::test_add: assert -1 == 3\nE   assert -1 == 3' });
+    expect(codeWasWrong).toContain('Why: resumed by the user');
+    expect(codeWasWrong).toContain('What failed in the last attempt:\ntests/test_calc.py::test_add: assert -1 == 3');
+    expect(codeWasWrong).toContain('Fix direction: return a + b');
+    expect(codeWasWrong).toContain('keep the design');
+    expect(codeWasWrong).not.toContain('The previous plan failed');
+    expect(codeWasWrong).not.toContain('<n>');
+    const planWasWrong = replanSection({ replanReason: 'the reflector recommends a new plan', previousPlan: undefined, reflection: { ...reflection, replanRecommended: true }, previousFailure: '' });
+    expect(planWasWrong).toContain('the plan itself is wrong: change the approach');
+    expect(planWasWrong).not.toContain('What failed in the last attempt');
   });
 
   it('sends a plan with a path outside the workspace back for one repair round', async () => {
@@ -106,14 +121,15 @@ describe('planner over the in-process bus', () => {
     expect(model.remaining).toBe(0);
   });
 
-  it('gives INVALID_ARGUMENT when the reply is still wrong after the repair round', async () => {
+  it('answers with the reply failure and the tokens of both rounds when the reply is still wrong after the repair round', async () => {
     const { client } = serve([
-      { role: 'planner', reply: 'not json' },
-      { role: 'planner', reply: '{"summary": ""}' },
+      { role: 'planner', reply: 'not json', usage: { promptTokens: 10, completionTokens: 5 } },
+      { role: 'planner', reply: '{"summary": ""}', usage: { promptTokens: 20, completionTokens: 5 } },
     ]);
-    const error = await client.createPlan(request()).catch((caught: unknown) => caught);
-    expect(AppError.is(error) && error.code).toBe(ErrorCode.INVALID_ARGUMENT);
-    expect((error as Error).message).toContain('planner_reply');
+    const response = await client.createPlan(request());
+    expect(response.plan).toBeUndefined();
+    expect(response.replyFailure).toMatchObject({ message: expect.stringContaining('planner_reply'), truncated: false });
+    expect(response.usage).toMatchObject({ promptTokens: 30, completionTokens: 10, modelCalls: 2 });
   });
 
   it('rejects an empty goal and an unspecified language before calling the model', async () => {

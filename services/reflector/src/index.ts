@@ -3,6 +3,7 @@ import type { CallContext } from '@ratchet/bus';
 import type { ReflectRequest, ReflectResponse } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';
 import { reflectHandler } from './handlers/reflect';
+export { outputForPrompt } from './handlers/reflect';
 
 export { failureSignature } from './domain/failure-signature';
 export { reflectionReplySchema } from './domain/reflection-reply';

@@ -5,7 +5,7 @@ import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createReflectorService, failureSignature } from '../src';
+import { createReflectorService, failureSignature, outputForPrompt } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 
@@ -66,12 +66,13 @@ describe('reflector over the in-process bus', () => {
       previousReflections: [],
       lessons: [{ id: 'lesson-9', title: 't', body: 'b', errorSignature: '', tags: [], language: 1, evidence: [], stats: undefined, createdAt: undefined, updatedAt: undefined }],
       maxTokens: 0,
+      testDisputes: [],
     };
   }
 
   it('returns cause, hypothesis and a candidate lesson carrying a signature computed from the evidence', async () => {
     const { model, client } = serve([
-      { role: 'reflector', expect: ['FileNotFoundError', 'Traceback ...'], reply: JSON.stringify(reflection) },
+      { role: 'reflector', expect: ['FileNotFoundError'], reply: JSON.stringify(reflection) },
       { role: 'reflector', reply: JSON.stringify(reflection) },
     ]);
     const first = await client.reflect(request(report('FileNotFoundError: [Errno 2] No such file or directory:', '/tmp/pytest-1/test_a0')));
@@ -81,6 +82,18 @@ describe('reflector over the in-process bus', () => {
     expect(first.reflection?.candidateLesson).toMatchObject({ title: 'Missing data file means empty', errorSignature: first.reflection?.errorSignature, language: Language.LANGUAGE_PYTHON, tags: ['json'] });
     expect(first.reflection?.relevantLessonIds).toEqual(['lesson-9']);
     expect(model.remaining).toBe(0);
+    // One copy of the evidence: the report has the tracebacks, so the raw output is left out.
+    const prompt = model.calls[0]!.request.messages.map((message) => message.content).join('\n');
+    expect(prompt).not.toContain('Traceback ...');
+  });
+});
+
+describe('outputForPrompt', () => {
+  it('gives the raw output only when the report does not already hold the failures', () => {
+    const parsed = report('FileNotFoundError: x', '/tmp/a');
+    expect(outputForPrompt({ testReport: parsed, stderrExcerpt: 'Traceback ...' })).toContain('left out');
+    expect(outputForPrompt({ testReport: { ...parsed, parsed: false, cases: [] }, stderrExcerpt: 'ImportError while loading conftest' })).toBe('ImportError while loading conftest');
+    expect(outputForPrompt({ testReport: undefined, stderrExcerpt: '' })).toBe('(empty)');
   });
 });
 

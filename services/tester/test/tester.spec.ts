@@ -23,6 +23,7 @@ function writeRequest(overrides: Partial<WriteTestsRequest> = {}): WriteTestsReq
     acceptanceTests: [{ path: 'tests/user.test.ts', content: "import test from 'node:test';\n" }],
     lessons: [],
     maxTokens: 0,
+    disputes: [],
     ...overrides,
   };
 }
@@ -52,6 +53,10 @@ describe('tester over the in-process bus', () => {
     expect(system!.content).toContain('node:test');
     expect(system!.content).toContain('tests/<topic>.test.ts');
     expect(user!.content).toContain('--- tests/user.test.ts');
+    // Tests come from the goal and the interface: the tester never sees the implementation.
+    expect(user!.content).toContain('export const add = (a: number, b: number)');
+    expect(user!.content).not.toContain('a + b');
+    expect(system!.content).toContain('never from how the code happens');
   });
 
   it("never replaces a user's acceptance test or a source file, and insists on test file names", async () => {
@@ -59,7 +64,9 @@ describe('tester over the in-process bus', () => {
       { role: 'tester', reply: JSON.stringify({ tests: [{ path: 'tests/user.test.ts', content: 'x' }], summary: 's' }) },
       { role: 'tester', expect: ['already exists as source code or a user test'], reply: JSON.stringify({ tests: [{ path: 'src/calc.ts', content: 'x' }], summary: 's' }) },
     ]);
-    await expect(client.writeTests(writeRequest())).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    const response = await client.writeTests(writeRequest());
+    expect(response.tests).toEqual([]);
+    expect(response.replyFailure?.message).toContain('already exists as source code or a user test');
     expect(model.remaining).toBe(0);
   });
 

@@ -16,6 +16,8 @@ const turnSchema = z.strictObject({
    */
   times: z.number().int().min(1).max(100).optional(),
   usage: z.strictObject({ promptTokens: z.number().int().nonnegative(), completionTokens: z.number().int().nonnegative() }).optional(),
+  /** Why the recorded reply ended: `length` replays a reply cut at the token limit. Default `stop`. */
+  finishReason: z.enum(['stop', 'length']).optional(),
 });
 
 const turnsSchema = z.array(turnSchema);
@@ -181,7 +183,7 @@ export class ScriptedModel implements ChatModel {
       content: turn.reply,
       usage: turn.usage ?? { promptTokens: 0, completionTokens: 0 },
       model: `scripted:${this.name}`,
-      finishReason: 'stop',
+      finishReason: turn.finishReason ?? 'stop',
     };
     this.calls.push({ turn: number, request, response });
     return response;

@@ -26,6 +26,8 @@ export function codeReplySchema(convention: TestConvention, readOnlyPaths: Reado
       .max(maxFiles),
     deletedPaths: z.array(sourcePath),
     summary: z.string().min(1),
+    /** Tests that contradict the goal, with the evidence; required in the JSON Schema (strict mode), empty by default. */
+    disputedTests: z.array(z.strictObject({ path: z.string().min(1), testName: z.string(), reason: z.string().min(1) })).max(20).default([]),
   });
 }
 

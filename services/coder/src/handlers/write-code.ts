@@ -17,7 +17,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { applyReply, codeReplySchema } from '../domain/code-reply';
 
-const placeholders = ['goal', 'language', 'plan', 'files', 'tests', 'feedback', 'lessons'];
+const placeholders = ['goal', 'language', 'languageGuide', 'plan', 'files', 'tests', 'feedback', 'lessons'];
 
 /** A task's iterations share one schema (same language, same read-only tests), so its JSON Schema is built once. */
 const schemas = new Map<string, ReturnType<typeof codeReplySchema>>();
@@ -49,8 +49,10 @@ export function feedbackOf(request: WriteCodeRequest): string {
  * WriteCode: plan + current files + feedback -> the whole new set of source
  * files. Test files, given in `acceptance_tests`, are read-only.
  *
- * @throws AppError INVALID_ARGUMENT for a request without goal, language or
- *   plan, or a model reply that stays invalid after one repair round.
+ * A reply that stays invalid after its repair round comes back as
+ * `replyFailure`, with the tokens every call used.
+ *
+ * @throws AppError INVALID_ARGUMENT for a request without goal, language or plan.
  */
 export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
   assertPlaceholders('coder', prompt, placeholders);
@@ -59,13 +61,14 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
     if (request.plan === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'plan is missing; the coder implements a plan from the planner');
     const language = languageFromProto(request.language);
     const schema = schemaFor(language, request.acceptanceTests.map((file) => file.path));
-    const { value, usage } = await callRole({
+    const reply = await callRole({
       role: ChatRole.CODER,
       roleModel,
       prompt,
       values: {
         goal: request.goal,
         language,
+        languageGuide: testConvention(language).guide,
         plan: formatPlan(request.plan),
         files: formatFiles(request.files),
         tests: formatFiles(request.acceptanceTests),
@@ -76,7 +79,8 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
-    const files = applyReply(request.files, value);
-    return { files, deletedPaths: value.deletedPaths, summary: value.summary, dependencies: [], usage };
+    if (!reply.ok) return { files: [], deletedPaths: [], summary: '', dependencies: [], usage: reply.usage, replyFailure: reply.failure, disputedTests: [] };
+    const files = applyReply(request.files, reply.value);
+    return { files, deletedPaths: reply.value.deletedPaths, summary: reply.value.summary, dependencies: [], usage: reply.usage, replyFailure: undefined, disputedTests: reply.value.disputedTests };
   };
 }

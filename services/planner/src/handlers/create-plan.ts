@@ -14,27 +14,24 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { planReplySchema, toPlan } from '../domain/plan-reply';
 
-const placeholders = ['goal', 'language', 'testFramework', 'workspace', 'acceptanceTests', 'lessons', 'replan'];
+const placeholders = ['goal', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'lessons', 'replan'];
 
 /**
  * CreatePlan: goal + workspace + lessons (+ the failed plan and why, on a
  * re-plan) -> a plan from the planner model.
  *
- * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language,
- *   or when the model's reply stays invalid after one repair round.
+ * A reply that stays invalid after its repair round comes back as
+ * `replyFailure`, with the tokens every call used.
+ *
+ * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language.
  */
 export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
   assertPlaceholders('planner', prompt, placeholders);
   return async (request: CreatePlanRequest, context: CallContext): Promise<CreatePlanResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
     const language = languageFromProto(request.language);
-    const replan =
-      request.replanReason === ''
-        ? ''
-        : `This is a re-plan. The previous plan failed: ${request.replanReason}\nPrevious plan:\n${formatPlan(request.previousPlan)}\n` +
-          (request.reflection === undefined ? '' : `Reflection on the failure: ${request.reflection.rootCause} ${request.reflection.fixDirection}\n`) +
-          'Choose a different approach where the previous one kept failing.';
-    const { value, usage } = await callRole({
+    const replan = request.replanReason === '' ? '' : replanSection(request);
+    const reply = await callRole({
       role: ChatRole.PLANNER,
       roleModel,
       prompt,
@@ -42,6 +39,7 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
         goal: request.goal,
         language,
         testFramework: testConvention(language).framework,
+        languageGuide: testConvention(language).guide,
         workspace: formatFiles(request.workspace),
         acceptanceTests: formatFiles(request.acceptanceTests),
         lessons: formatLessons(request.lessons),
@@ -51,7 +49,28 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
-    const plan = toPlan(value, request.language, new Set(request.lessons.map((lesson) => lesson.id)));
-    return { plan, usage };
+    if (!reply.ok) return { plan: undefined, usage: reply.usage, replyFailure: reply.failure };
+    const plan = toPlan(reply.value, request.language, new Set(request.lessons.map((lesson) => lesson.id)));
+    return { plan, usage: reply.usage, replyFailure: undefined };
   };
+}
+
+/**
+ * What a re-plan is told: why it happens, what actually failed (the
+ * assertion and traceback, not a normalised signature), the reflection, and
+ * whether the plan itself was wrong. It asks for a new approach only when
+ * the reflection says so: most repeated failures are in the code, and a
+ * resume or a rejected result says nothing against the plan.
+ */
+export function replanSection(request: Pick<CreatePlanRequest, 'replanReason' | 'previousPlan' | 'reflection' | 'previousFailure'>): string {
+  const reflection = request.reflection;
+  const lines = [`This is a re-plan. Why: ${request.replanReason}`, `Previous plan:\n${formatPlan(request.previousPlan)}`];
+  if (request.previousFailure.trim() !== '') lines.push(`What failed in the last attempt:\n${request.previousFailure.trim()}`);
+  if (reflection !== undefined) lines.push(`Reflection on that failure: ${reflection.rootCause} Fix direction: ${reflection.fixDirection}`);
+  lines.push(
+    reflection?.replanRecommended === true
+      ? 'The reflection says the plan itself is wrong: change the approach where it failed, and keep what worked.'
+      : 'Keep the plan where it is right. If the failure is in the code rather than the design, keep the design and make the steps say exactly what to change so the failing tests pass; change the approach only where the plan itself is wrong.',
+  );
+  return lines.join('\n');
 }

@@ -13,6 +13,8 @@ export const reflectionReplySchema = z.strictObject({
     tags: z.array(z.string().min(1).max(40)).max(10),
   }),
   relevantLessonIds: z.array(z.string()),
+  /** Generated tests that contradict the goal, with the evidence; required in the JSON Schema (strict mode), empty by default. */
+  disputedTests: z.array(z.strictObject({ path: z.string().min(1), testName: z.string(), reason: z.string().min(1) })).max(20).default([]),
 });
 
 export type ReflectionReply = z.infer<typeof reflectionReplySchema>;

@@ -1,6 +1,7 @@
 import {
   assertPlaceholders,
   callRole,
+  formatDisputes,
   formatFiles,
   formatFindings,
   formatLessons,
@@ -17,15 +18,17 @@ import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { failureSignature } from '../domain/failure-signature';
 import { reflectionReplySchema } from '../domain/reflection-reply';
 
-const placeholders = ['goal', 'plan', 'files', 'testReport', 'safetyFindings', 'stderr', 'previousReflections', 'lessons'];
+const placeholders = ['goal', 'plan', 'files', 'testReport', 'safetyFindings', 'stderr', 'previousReflections', 'lessons', 'testDisputes'];
 
 /**
  * Reflect: failing code + test report + safety findings -> root cause,
  * hypothesis, what to change and a candidate lesson carrying the failure's
  * signature.
  *
- * @throws AppError INVALID_ARGUMENT for a request without goal or language, or
- *   a model reply that stays invalid after one repair round.
+ * A reply that stays invalid after its repair round comes back as
+ * `replyFailure`, with the tokens every call used.
+ *
+ * @throws AppError INVALID_ARGUMENT for a request without goal or language.
  */
 export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
   assertPlaceholders('reflector', prompt, placeholders);
@@ -34,7 +37,7 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
     languageFromProto(request.language);
     const signature = failureSignature(request.testReport, request.error, request.safetyFindings);
     const errorText = request.error === undefined || request.error.message === '' ? '' : `\nPhase error: ${request.error.code}: ${request.error.message}`;
-    const { value, usage } = await callRole({
+    const reply = await callRole({
       role: ChatRole.REFLECTOR,
       roleModel,
       prompt,
@@ -44,14 +47,17 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
         files: formatFiles(request.files),
         testReport: formatTestReport(request.testReport) + errorText,
         safetyFindings: formatFindings(request.safetyFindings),
-        stderr: request.stderrExcerpt === '' ? '(empty)' : request.stderrExcerpt,
+        stderr: outputForPrompt(request),
         previousReflections: formatReflections(request.previousReflections),
         lessons: formatLessons(request.lessons),
+        testDisputes: formatDisputes(request.testDisputes),
       },
       schema: reflectionReplySchema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
+    if (!reply.ok) return { reflection: undefined, usage: reply.usage, replyFailure: reply.failure };
+    const { value, usage } = reply;
     const offered = new Set(request.lessons.map((lesson) => lesson.id));
     return {
       reflection: {
@@ -63,8 +69,22 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
         confidence: value.confidence,
         replanRecommended: value.replanRecommended,
         relevantLessonIds: value.relevantLessonIds.filter((id) => offered.has(id)),
+        disputedTests: value.disputedTests,
       },
       usage,
+      replyFailure: undefined,
     };
   };
+}
+
+/**
+ * The run's raw output, only where it adds to the test report: when the
+ * report was parsed and holds the failures with their tracebacks, the same
+ * text again would only crowd the prompt.
+ */
+export function outputForPrompt(request: Pick<ReflectRequest, 'testReport' | 'stderrExcerpt'>): string {
+  const report = request.testReport;
+  const failures = (report?.cases ?? []).filter((testCase) => testCase.failureMessage !== '' || testCase.failureDetail !== '');
+  if (report?.parsed === true && failures.length > 0) return '(left out: the test report above has each failure with its traceback)';
+  return request.stderrExcerpt === '' ? '(empty)' : request.stderrExcerpt;
 }

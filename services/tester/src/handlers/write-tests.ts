@@ -1,18 +1,22 @@
-import { assertPlaceholders, callRole, formatFiles, formatLessons, formatPlan, languageFromProto, testConvention, type RolePrompt } from '@ratchet/agent';
+import { assertPlaceholders, callRole, formatDisputes, formatFiles, formatLessons, formatPlan, languageFromProto, testConvention, type RolePrompt } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { WriteTestsRequest, WriteTestsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
+import { interfaceOf } from '../domain/interface';
 import { testReplySchema } from '../domain/test-reply';
 
-const placeholders = ['goal', 'language', 'testFramework', 'testFileRule', 'plan', 'files', 'acceptanceTests', 'lessons'];
+const placeholders = ['goal', 'language', 'testFramework', 'testFileRule', 'plan', 'files', 'acceptanceTests', 'lessons', 'disputes'];
 
 /**
- * WriteTests: goal + plan + code -> test files in the language's framework.
- * The user's acceptance tests are shown but can never be replaced.
+ * WriteTests: goal + plan + the code's interface (signatures, no bodies) ->
+ * test files in the language's framework. The user's acceptance tests are
+ * shown but can never be replaced.
  *
- * @throws AppError INVALID_ARGUMENT for a request without goal, language or
- *   plan, or a model reply that stays invalid after one repair round.
+ * A reply that stays invalid after its repair round comes back as
+ * `replyFailure`, with the tokens every call used.
+ *
+ * @throws AppError INVALID_ARGUMENT for a request without goal, language or plan.
  */
 export function writeTestsHandler(roleModel: RoleModel, prompt: RolePrompt) {
   assertPlaceholders('tester', prompt, placeholders);
@@ -22,7 +26,7 @@ export function writeTestsHandler(roleModel: RoleModel, prompt: RolePrompt) {
     const language = languageFromProto(request.language);
     const convention = testConvention(language);
     const reserved = new Set([...request.files, ...request.acceptanceTests].map((file) => file.path));
-    const { value, usage } = await callRole({
+    const reply = await callRole({
       role: ChatRole.TESTER,
       roleModel,
       prompt,
@@ -32,14 +36,17 @@ export function writeTestsHandler(roleModel: RoleModel, prompt: RolePrompt) {
         testFramework: convention.framework,
         testFileRule: convention.fileRule,
         plan: formatPlan(request.plan),
-        files: formatFiles(request.files),
+        // The interface only: tests come from the goal, not from the implementation they check.
+        files: formatFiles(interfaceOf(request.files)),
         acceptanceTests: formatFiles(request.acceptanceTests),
         lessons: formatLessons(request.lessons),
+        disputes: formatDisputes(request.disputes),
       },
       schema: testReplySchema(convention, reserved),
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
-    return { tests: value.tests, summary: value.summary, usage };
+    if (!reply.ok) return { tests: [], summary: '', usage: reply.usage, replyFailure: reply.failure };
+    return { tests: reply.value.tests, summary: reply.value.summary, usage: reply.usage, replyFailure: undefined };
   };
 }
