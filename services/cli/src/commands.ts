@@ -1,12 +1,13 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { isTerminal, languageToProto, parseLanguageName, statusName, stopReasonName, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
-import { checkOutputDirectory, readDirectoryFiles, writeFiles } from './files';
-import { approvalKindName, eventJson, formatUsage, renderEvent } from './render';
+import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles } from './files';
+import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent } from './render';
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Output {
   out(line: string): void;
@@ -124,21 +125,93 @@ async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir
   return finish(api, task.id, outDir, json, output);
 }
 
-/** Reads the ended task; on success writes its files to `outDir` (when given). */
+/**
+ * Reads the ended task and, with `outDir`, writes its files there with the
+ * user's acceptance tests: the passing result, or for a task that ended
+ * without passing its last attempt, marked by a FAILING.md that lists the
+ * failing tests and how to go on.
+ */
 async function finish(api: TaskApi, taskId: string, outDir: string | undefined, json: boolean, output: Output): Promise<RunResult> {
-  const final = (await api.getTask(taskId, TaskView.TASK_VIEW_FULL)).task;
+  const full = await api.getTask(taskId, TaskView.TASK_VIEW_FULL);
+  const final = full.task;
   if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${taskId} vanished`);
+  const succeeded = final.status === TaskStatus.TASK_STATUS_SUCCEEDED;
   let written: string[] = [];
-  if (final.status === TaskStatus.TASK_STATUS_SUCCEEDED) {
-    if (outDir !== undefined) {
-      written = await writeFiles(outDir, final.resultFiles);
-      if (!json) output.err(`wrote ${written.length} file(s) to ${outDir}: ${final.resultFiles.map((file) => file.path).join(', ')}`);
-    } else if (!json) output.err(`task ${final.id} SUCCEEDED`);
-  } else if (!json) {
+  if (outDir !== undefined && final.resultFiles.length > 0) {
+    const files = mergeSourceFiles(final.resultFiles, final.acceptanceTests);
+    const marker = succeeded ? [] : [{ path: failingMarker, content: failingReport(final, full.iterations.at(-1)) }];
+    written = await writeFiles(outDir, [...files, ...marker]);
+    // A passing result replaces a failing attempt written there before: its marker goes.
+    if (succeeded) await rm(path.join(outDir, failingMarker), { force: true });
+    if (!json) {
+      output.err(
+        succeeded
+          ? `wrote ${written.length} file(s) to ${outDir}: ${files.map((file) => file.path).join(', ')}`
+          : `wrote the last attempt (FAILING its tests) to ${outDir}: ${files.map((file) => file.path).join(', ')}; ${failingMarker} lists what fails`,
+      );
+    }
+  }
+  if (!json && succeeded && written.length > 0 && outDir !== undefined) {
+    const hint = runHint(final.resultFiles, outDir);
+    if (hint !== undefined) output.err(hint);
+  }
+  if (!json && succeeded && written.length === 0) output.err(`task ${final.id} SUCCEEDED`);
+  if (!json && !succeeded) {
     output.err(`task ${final.id} ${statusName(final.status)}: ${stopReasonName(final.stopReason)} - ${final.statusReason}`);
     output.err(`see what happened: ratchet show ${final.id}`);
   }
   return { task: final, written };
+}
+
+/**
+ * How to run the result, when it says: a package.json's start and test
+ * scripts (Node runs TypeScript directly), or a Python file with a main
+ * guard. Undefined for a library.
+ */
+export function runHint(files: readonly SourceFile[], outDir: string): string | undefined {
+  const manifest = files.find((file) => file.path === 'package.json');
+  if (manifest !== undefined) {
+    let scripts: Record<string, unknown> = {};
+    try {
+      const parsed = JSON.parse(manifest.content) as { scripts?: Record<string, unknown> };
+      scripts = parsed.scripts ?? {};
+    } catch {
+      return undefined;
+    }
+    const commands = [typeof scripts['start'] === 'string' ? 'npm start -- ARGS' : '', typeof scripts['test'] === 'string' ? 'npm test' : ''].filter((command) => command !== '');
+    return commands.length === 0 ? undefined : `run it: cd ${outDir} && ${commands.join(', or ')}`;
+  }
+  const program = files.find((file) => file.path.endsWith('.py') && !/(^|\/)(test_[^/]*|conftest)\.py$/.test(file.path) && /if __name__ == ['"]__main__['"]/.test(file.content));
+  return program === undefined ? undefined : `run it: cd ${outDir} && python3 ${program.path} ARGS`;
+}
+
+/** Later files replace earlier ones with the same path (the user's tests win); result in path order. */
+function mergeSourceFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
+  const byPath = new Map<string, SourceFile>();
+  for (const group of groups) for (const file of group) byPath.set(file.path, file);
+  return [...byPath.values()].sort((left, right) => left.path.localeCompare(right.path));
+}
+
+/** FAILING.md: why the task ended, which tests fail and with what, and how to resume it. */
+function failingReport(task: Task, last: Iteration | undefined): string {
+  const report = last?.testReport;
+  const failing = (report?.cases ?? []).filter((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_FAILED || testCase.status === TestCaseStatus.TEST_CASE_STATUS_ERRORED);
+  const lines = [
+    `# FAILING: this is the last attempt of task ${task.id}, and its tests do not pass`,
+    '',
+    `Goal: ${oneLine(task.goal, 300)}`,
+    '',
+    `Ended ${statusName(task.status)} (${stopReasonName(task.stopReason)}): ${task.statusReason}`,
+    '',
+    report === undefined ? 'No test report for the last attempt.' : `Tests in iteration ${last?.number ?? 0}: ${report.passed}/${report.total} passed.`,
+    ...(failing.length === 0 ? [] : ['', 'Failing tests:', ...failing.map((testCase) => `- ${testCase.suite ? `${testCase.suite}::` : ''}${testCase.name}: ${oneLine(testCase.failureMessage, 300)}`)]),
+    ...(last?.error === undefined || failing.length > 0 ? [] : ['', `Error: ${last.error.message}`]),
+    '',
+    `See every iteration: ratchet show ${task.id}`,
+    `Go on from here: ratchet resume ${task.id} --add-iterations 3 --hint "what to try"`,
+    '',
+  ];
+  return lines.join('\n');
 }
 
 /**
@@ -257,7 +330,7 @@ export async function showHistory(options: ConnectOptions & { limit?: string; st
     }
     for (const task of tasks) {
       const created = task.createdAt === undefined ? ''.padEnd(16) : task.createdAt.toISOString().slice(0, 16).replace('T', ' ');
-      output.out(`${task.id.slice(0, 8)}  ${created}  ${statusName(task.status).padEnd(10)} ${String(task.currentIteration).padStart(2)} it  ${formatUsage(task.usage)}  ${task.goal.slice(0, 60)}`);
+      output.out(`${task.id.slice(0, 8)}  ${created}  ${statusName(task.status).padEnd(10)} ${String(task.currentIteration).padStart(2)} it  ${formatUsage(task.usage)}  ${oneLine(task.goal, 60)}`);
     }
   } finally {
     await api.close();
@@ -291,8 +364,8 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     output.out(`task ${task.id}`);
     output.out(`goal: ${task.goal}`);
     output.out(`status: ${statusName(task.status)}${task.stopReason ? ` (${stopReasonName(task.stopReason)})` : ''}${task.statusReason ? ` - ${task.statusReason}` : ''}`);
-    output.out(`iterations: ${task.currentIteration}, re-plans: ${task.replanCount}, usage: ${formatUsage(task.usage)}`);
-    output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${lesson.title}"`).join(', ')}`);
+    output.out(`iterations: ${task.currentIteration}, re-plans: ${task.replanCount}, resumes: ${task.resumeCount}, usage: ${formatUsage(task.usage)}`);
+    output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
     for (const gate of approvals) {
@@ -313,9 +386,9 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
         output.out(`  root cause: ${iteration.reflection.rootCause}`);
         output.out(`  hypothesis: ${iteration.reflection.hypothesis}`);
         output.out(`  next: ${iteration.reflection.fixDirection}`);
-        if (iteration.reflection.candidateLesson !== undefined) output.out(`  lesson: "${iteration.reflection.candidateLesson.title}"`);
+        if (iteration.reflection.candidateLesson !== undefined) output.out(`  lesson: "${oneLine(iteration.reflection.candidateLesson.title)}"`);
       }
-      if (iteration.reflectionLessons.length > 0) output.out(`  lessons about this error: ${iteration.reflectionLessons.map((lesson) => `"${lesson.title}"`).join(', ')}`);
+      if (iteration.reflectionLessons.length > 0) output.out(`  lessons about this error: ${iteration.reflectionLessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     }
   } finally {
     await api.close();

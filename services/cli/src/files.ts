@@ -49,15 +49,22 @@ export async function readDirectoryFiles(directory: string, prefix: string, opti
   return files.sort((left, right) => left.path.localeCompare(right.path));
 }
 
+/** The file that marks an output directory as holding a failing attempt Ratchet wrote. */
+export const failingMarker = 'FAILING.md';
+
 /**
  * Refuses an output directory that already has files, so a run never
- * overwrites someone's work; `force` allows it.
+ * overwrites someone's work; `force` allows it. A directory holding a
+ * failing attempt Ratchet wrote (it has FAILING.md) is not someone's work:
+ * a resume or a new run may replace it.
  *
  * @throws AppError ALREADY_EXISTS naming the directory and the switch.
  */
 export async function checkOutputDirectory(directory: string, force: boolean): Promise<void> {
   const entries = await readdir(directory).catch(() => [] as string[]);
-  if (entries.length > 0 && !force) throw new AppError(ErrorCode.ALREADY_EXISTS, `output directory ${directory} is not empty; choose another --out or pass --force to overwrite files in it`);
+  if (entries.length > 0 && !force && !entries.includes(failingMarker)) {
+    throw new AppError(ErrorCode.ALREADY_EXISTS, `output directory ${directory} is not empty; choose another --out or pass --force to overwrite files in it`);
+  }
 }
 
 /**

@@ -12,6 +12,15 @@ export function formatUsage(usage: Usage | undefined): string {
   return `${tokens.toLocaleString('en-US')} tokens, ${formatCost(usage.costUsd)}`;
 }
 
+/**
+ * `text` on one line, for tables and lists: runs of whitespace (new lines
+ * included) become one space, and past `max` characters it is cut with `…`.
+ */
+export function oneLine(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
+}
+
 function seconds(duration: { seconds: number; nanos: number } | undefined): string {
   if (duration === undefined) return '0.0s';
   return `${(duration.seconds + duration.nanos / 1e9).toFixed(1)}s`;
@@ -50,13 +59,13 @@ export function renderEvent(event: TaskEvent): string | undefined {
       const lessons = payload.lessonsRetrieved.lessons;
       const where = payload.lessonsRetrieved.phase === Phase.PHASE_REFLECTING ? 'about this error' : 'for this goal';
       if (lessons.length === 0) return `${prefix}no lessons ${where} yet`;
-      return [`${prefix}${lessons.length} lesson(s) ${where}:`, ...lessons.map((lesson) => `    "${lesson.title}" (score ${lesson.score.toFixed(2)})`)].join('\n');
+      return [`${prefix}${lessons.length} lesson(s) ${where}:`, ...lessons.map((lesson) => `    "${oneLine(lesson.title)}" (score ${lesson.score.toFixed(2)})`)].join('\n');
     }
     case 'lessonStored':
-      return `${prefix}lesson ${payload.lessonStored.created ? 'stored' : 'updated'}: "${payload.lessonStored.title}"`;
+      return `${prefix}lesson ${payload.lessonStored.created ? 'stored' : 'updated'}: "${oneLine(payload.lessonStored.title)}"`;
     case 'iterationCompleted': {
       const done = payload.iterationCompleted;
-      return `${prefix}${done.testsPassed ? 'PASSED' : 'failed'}: ${done.testsPassedCount}/${done.testsTotalCount} tests, ${formatUsage(done.usage)}, ${seconds(done.duration)}${done.errorSignature ? ` (${done.errorSignature})` : ''}`;
+      return `${prefix}${done.testsPassed ? 'PASSED' : 'failed'}: ${done.testsPassedCount}/${done.testsTotalCount} tests, ${formatUsage(done.usage)}, ${seconds(done.duration)}${done.failure ? `: ${oneLine(done.failure, 300)}` : ''}`;
     }
     case 'taskCompleted': {
       const done = payload.taskCompleted;

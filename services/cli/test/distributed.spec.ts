@@ -134,6 +134,8 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(resumed.stderr).toContain(`task ${taskId} resumed (PLANNING)`);
     expect(resumed.stderr).toContain('SUCCEEDED after 2 iteration(s)');
     expect(await readFile(path.join(dir, 'out-resume', 'adder_resume_01.py'), 'utf8')).toContain('return a + b');
+    // The failing attempt written by the first run was replaced, and its marker removed.
+    await expect(readFile(path.join(dir, 'out-resume', 'FAILING.md'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('waits for approval of the result: a rejection sends it back with the comment, an approval finishes it', async () => {

@@ -92,6 +92,71 @@ describe('ratchet run limits and faults', () => {
     });
   });
 
+  it('tells the planner on a resume what really failed, without pushing a new approach, and counts the resume', async () => {
+    const first = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', 'def add(a, b):\n    return a - b\n') },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+      { role: 'reflector', reply: reflectionReply('add subtracts') },
+    ]);
+    const failed = await runGoal('add two numbers', { ...options('evidence'), maxIterations: '1', models: first.models }, new RecordedOutput());
+    expect(failed.task.stopReason).toBe(StopReason.STOP_REASON_MAX_ITERATIONS);
+    const second = scripted([
+      { role: 'planner', expect: ['Why: resumed by the user', 'What failed in the last attempt:', 'assert -1 == 5', 'keep the design'], reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const resumed = await resumeTask(failed.task.id, { dataDir: path.join(dir, 'data'), models: second.models, addIterations: '1', out: path.join(dir, 'evidence-resumed') }, new RecordedOutput());
+    expect(resumed.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    const prompt = second.model.calls[0]!.request.messages.map((message) => message.content).join('\n');
+    const evidence = prompt.slice(prompt.indexOf('What failed in the last attempt:'), prompt.indexOf('Reflection on that failure'));
+    expect(evidence).toContain('test_add');
+    expect(evidence).not.toContain('<n>');
+    expect(prompt).not.toContain('The previous plan failed');
+    expect(prompt).not.toContain('Choose a different approach');
+    const shown = new RecordedOutput();
+    await showTask(failed.task.id, { dataDir: path.join(dir, 'data') }, shown);
+    expect(shown.all).toContain('re-plans: 0, resumes: 1');
+  });
+
+  it('counts rejected replies and their repair round in the tokens, and stops at the budget they use up', async () => {
+    process.env['RATCHET_ORCHESTRATOR_MAX_TOKENS'] = '2000';
+    try {
+      const { model, models } = scripted([
+        { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py'), usage: { promptTokens: 1000, completionTokens: 200 } },
+        { role: 'coder', reply: '{"files": "not a list"}', usage: { promptTokens: 400, completionTokens: 100 } },
+        { role: 'coder', reply: 'no JSON at all', usage: { promptTokens: 450, completionTokens: 50 } },
+      ]);
+      const result = await runGoal('add two numbers', { ...options('rejected-tokens'), models }, new RecordedOutput());
+      expect(model.remaining).toBe(0);
+      // 1200 for the plan and 1000 for the two rejected coder replies: the budget stops the task before the next model call.
+      expect(result.task.usage).toMatchObject({ promptTokens: 1850, completionTokens: 350, modelCalls: 3 });
+      expect(result.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_TOKEN_BUDGET, statusReason: 'used 2200 of 2000 tokens' });
+    } finally {
+      delete process.env['RATCHET_ORCHESTRATOR_MAX_TOKENS'];
+    }
+  });
+
+  it('asks again for a shorter reply when one is cut at the length limit, and never learns a lesson from a cut reply', async () => {
+    const cut = JSON.stringify({ files: [{ path: 'calc.py', content: goodCalc }], deletedPaths: [], summary: 's' }).slice(0, 40);
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: cut, finishReason: 'length' },
+      { role: 'coder', expect: ['cut off at the length limit', 'fewer or smaller files'], reply: cut, finishReason: 'length' },
+      { role: 'reflector', expect: ['MODEL_REPLY_INVALID', 'cut off at the length limit'], reply: reflectionReply('the reply was cut off') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', goodTest) },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { ...options('cut-reply'), models }, output);
+    expect(model.remaining).toBe(0);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(result.task.currentIteration).toBe(2);
+    expect(output.all).toContain('cut off at the length limit');
+    // A reply-format failure is recorded as such, and memory learns nothing from it.
+    expect(output.all).not.toMatch(/\[iteration 1\] lesson stored/);
+  });
+
   it('treats a 5 MB reply as a failed attempt with a clear error, and goes on', async () => {
     const { model, models } = scripted([
       { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },

@@ -99,11 +99,51 @@ describe('ratchet run (embedded)', () => {
     expect(result.task.replanCount).toBe(1);
     expect(result.task.currentIteration).toBe(3);
     expect(result.task.statusReason).toContain('the same failure 3 times in a row');
-    expect(result.written).toEqual([]);
+    // People see the real assertion, not the normalised signature.
+    expect(result.task.statusReason).toContain('assert -1 == 5');
+    expect(result.task.statusReason).not.toContain('<n>');
     expect(model.remaining).toBe(0);
   });
 
-  it('stops at --max-iterations with the reason, and writes nothing', async () => {
+  it('rewrites a generated test the coder and the reflector find wrong, in the same iteration, without a re-plan', async () => {
+    const wrongTest = test('assert add(2, 3) == 6');
+    const dispute = { path: 'tests/test_calc.py', testName: 'test_add', reason: 'the goal is to add two numbers: add(2, 3) is 5, not 6' };
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: JSON.stringify({ files: [{ path: 'calc.py', content: goodCalc }], deletedPaths: [], summary: 'add is right; the test is wrong', disputedTests: [dispute] }) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', wrongTest) },
+      // The reflector sees the coder's dispute and agrees, with the evidence.
+      { role: 'reflector', expect: ['Tests the coder disputed', 'add(2, 3) is 5, not 6'], reply: JSON.stringify({ ...JSON.parse(reflectionReply('the test expects 6 for 2 + 3')), disputedTests: [dispute] }) },
+      // The tester is told which test was wrong and why; the code is not asked for again.
+      { role: 'tester', expect: ['Tests an earlier version got wrong', 'add(2, 3) is 5, not 6'], reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'disputed-out'), dataDir: path.join(dir, 'data'), models }, output);
+    expect(model.remaining).toBe(0);
+    expect(result.task).toMatchObject({ status: TaskStatus.TASK_STATUS_SUCCEEDED, currentIteration: 1, replanCount: 0 });
+    expect(output.all).toContain('the test is wrong, not the code: tests/test_calc.py::test_add');
+    expect(await readFile(path.join(dir, 'disputed-out', 'tests', 'test_calc.py'), 'utf8')).toBe(test('assert add(2, 3) == 5'));
+  });
+
+  it("never lets a user's acceptance test be disputed away", async () => {
+    const userTests = path.join(dir, 'user-python-tests');
+    await import('node:fs/promises').then(async (fs) => {
+      await fs.mkdir(userTests, { recursive: true });
+      await fs.writeFile(path.join(userTests, 'test_user.py'), test('assert add(2, 3) == 6'));
+    });
+    const dispute = { path: 'tests/test_user.py', testName: 'test_add', reason: '2 + 3 is 5' };
+    const { models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: JSON.stringify({ files: [{ path: 'calc.py', content: goodCalc }], deletedPaths: [], summary: 's', disputedTests: [dispute] }) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(1, 1) == 2')) },
+      { role: 'reflector', reply: JSON.stringify({ ...JSON.parse(reflectionReply('the user test expects 6')), disputedTests: [dispute] }) },
+    ]);
+    const result = await runGoal('add two numbers', { lang: 'python', tests: userTests, out: path.join(dir, 'undisputed-out'), dataDir: path.join(dir, 'data'), models, maxIterations: '1' }, new RecordedOutput());
+    // The dispute of an acceptance test is ignored: the iteration counts as a failure of the code.
+    expect(result.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_MAX_ITERATIONS });
+  });
+
+  it('stops at --max-iterations with the reason, and writes the last attempt marked FAILING', async () => {
     const { models } = scripted([
       { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
       { role: 'coder', reply: codeReply('calc.py', badCalc) },
@@ -115,6 +155,14 @@ describe('ratchet run (embedded)', () => {
     expect(result.task.stopReason).toBe(StopReason.STOP_REASON_MAX_ITERATIONS);
     expect(output.all).toContain('reached the maximum of 1 iterations');
     expect(output.all).toContain(`ratchet show ${result.task.id}`);
+    // The user gets the code of the last attempt and the tests it fails, clearly marked.
+    expect(output.all).toContain('wrote the last attempt (FAILING its tests)');
+    expect(await readFile(path.join(dir, 'max-out', 'calc.py'), 'utf8')).toBe(badCalc);
+    expect(await readFile(path.join(dir, 'max-out', 'tests', 'test_calc.py'), 'utf8')).toBe(test('assert add(2, 3) == 5'));
+    const failing = await readFile(path.join(dir, 'max-out', 'FAILING.md'), 'utf8');
+    expect(failing).toContain('Tests in iteration 1: 0/1 passed.');
+    expect(failing).toMatch(/- \S*test_add: .*assert -1 == 5/);
+    expect(failing).toContain(`ratchet resume ${result.task.id} --add-iterations 3`);
   });
 
   it("runs the user's acceptance tests from --tests, in TypeScript, next to the generated ones", async () => {
@@ -136,6 +184,49 @@ describe('ratchet run (embedded)', () => {
     expect(output.all).toMatch(/tests: 2 passed, 0 failed of 2/);
     expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
     expect(model.remaining).toBe(0);
+    // The user's acceptance tests go to --out with the result, so it runs there as it ran in the sandbox.
+    expect(result.written).toContain(path.join(dir, 'ts-out', 'tests', 'acceptance.test.ts'));
+  });
+
+  it('gives a TypeScript program a package.json and prints the command that runs it', async () => {
+    const todo = [
+      "import { readFileSync, writeFileSync, existsSync } from 'node:fs';",
+      '',
+      'export function addItem(items: string[], title: string): string[] {',
+      '  return [...items, title];',
+      '}',
+      '',
+      'if (import.meta.main) {',
+      "  const file = 'todo.json';",
+      "  const items: string[] = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];",
+      '  const [command, ...rest] = process.argv.slice(2);',
+      "  if (command === 'add') writeFileSync(file, JSON.stringify(addItem(items, rest.join(' '))));",
+      "  console.log(JSON.parse(readFileSync(file, 'utf8')).join('\\n'));",
+      '}',
+      '',
+    ].join('\n');
+    const manifest = JSON.stringify({ name: 'todo', type: 'module', scripts: { start: 'node src/todo.ts', test: 'node --test' } }, null, 2);
+    const { model, models } = scripted([
+      { role: 'planner', expect: ['package.json', 'node --test'], reply: planReply('src/todo.ts', 'tests/todo.test.ts') },
+      { role: 'coder', reply: JSON.stringify({ files: [{ path: 'src/todo.ts', content: todo }, { path: 'package.json', content: manifest }], deletedPaths: [], summary: 'todo cli' }) },
+      {
+        role: 'tester',
+        reply: testsReply('tests/todo.test.ts', "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { addItem } from '../src/todo.ts';\n\ntest('adds', () => assert.deepEqual(addItem([], 'milk'), ['milk']));\n"),
+      },
+    ]);
+    const out = path.join(dir, 'ts-cli');
+    const output = new RecordedOutput();
+    const result = await runGoal('a CLI that manages TODO items in JSON', { lang: 'ts', out, dataDir: path.join(dir, 'data'), models }, output);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(model.remaining).toBe(0);
+    // The coder is told how TypeScript is laid out, tested and run here, as the planner and the tester are.
+    const coderSystem = model.calls.find((call) => call.request.role === 'coder')!.request.messages[0]!.content;
+    expect(coderSystem).toContain('type stripping');
+    expect(coderSystem).toContain('package.json');
+    expect(output.all).toContain(`run it: cd ${out} && npm start -- ARGS, or npm test`);
+    // The printed command's script runs the program as a user would.
+    const { execFileSync } = await import('node:child_process');
+    expect(execFileSync(process.execPath, ['src/todo.ts', 'add', 'milk'], { cwd: out, encoding: 'utf8' }).trim()).toBe('milk');
   });
 
   it('says which variables to set when no model is configured, before starting anything', async () => {

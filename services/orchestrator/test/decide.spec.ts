@@ -19,7 +19,7 @@ function run(state: TaskState, inputs: readonly TaskInput[], loopPolicy = policy
 }
 
 const failed = (signature: string, when: number): TaskInput[] => [
-  { kind: InputKind.CODED, at: at(when), startedAt: at(when - 1), usage: usage(5), files: [{ path: 'calc.py', content: 'x' }], summary: 's' },
+  { kind: InputKind.CODED, at: at(when), startedAt: at(when - 1), usage: usage(5), files: [{ path: 'calc.py', content: 'x' }], summary: 's', disputes: [] },
   sampleInput(InputKind.SAFETY_PASSED, at(when + 1)),
   sampleInput(InputKind.TESTS_FAILED, at(when + 2)),
   { ...(sampleInput(InputKind.REFLECTED, at(when + 3)) as Extract<TaskInput, { kind: 'reflected' }>), reflection: reflection(signature) },
@@ -80,6 +80,12 @@ describe('decide: the loop', () => {
     expect(unparseable.iterations[0]?.error?.code).toBe(IterationErrorCode.TESTS_UNPARSEABLE);
     const invalid = decide(stateIn(TaskStatus.TASK_STATUS_CODING), sampleInput(InputKind.REPLY_INVALID), policy);
     expect(invalid.task.statusReason).toBe('the coding reply was invalid');
+    // The rejected reply and its repair round count against the budget.
+    expect(invalid.task.usage).toEqual(usage(7));
+    expect(invalid.iterations[0]?.usage).toEqual(usage(7));
+    const cut = decide(stateIn(TaskStatus.TASK_STATUS_CODING), { ...(sampleInput(InputKind.REPLY_INVALID) as Extract<TaskInput, { kind: 'reply-invalid' }>), truncated: true }, policy);
+    expect(cut.task.statusReason).toBe('the coding reply was cut off at the length limit');
+    expect(cut.iterations[0]?.error).toMatchObject({ code: IterationErrorCode.MODEL_REPLY_INVALID, detail: 'truncated' });
     const timedOut = decide(stateIn(TaskStatus.TASK_STATUS_TESTING), { ...(sampleInput(InputKind.TESTS_FAILED) as Extract<TaskInput, { kind: 'tests-failed' }>), timedOut: true }, policy);
     expect(timedOut.task.statusReason).toBe('the test run timed out');
     expect(timedOut.iterations[0]).toMatchObject({ testReport: report(1, 3), error: { code: IterationErrorCode.TESTS_FAILED } });
@@ -105,17 +111,36 @@ describe('decide: the loop', () => {
   it('re-plans on the second identical failure, stops on the third, and honours the re-plan limit', () => {
     const coding = stateIn(TaskStatus.TASK_STATUS_CODING);
     const twice = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)]);
-    expect((twice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanCount: 1, replanReason: 'the same failure twice in a row (E: same)' });
+    expect((twice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, replanCount: 1, replanReason: 'the same failure twice in a row: tests/test_calc.py::test_1: assert -1 == 3 (and 1 more failing test(s))' });
     const thrice = run(twice.at(-1) as TaskState, [sampleInput(InputKind.PLANNED, at(30)), ...failed('E: same', 40)]);
-    expect((thrice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'the same failure 3 times in a row: E: same' });
+    expect((thrice.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'the same failure 3 times in a row: tests/test_calc.py::test_1: assert -1 == 3 (and 1 more failing test(s))' });
     const noReplansLeft = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)], { ...policy, maxReplans: 0 });
-    expect((noReplansLeft.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'no progress after 0 re-plan(s): the same failure twice in a row (E: same)' });
+    expect((noReplansLeft.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_NO_PROGRESS, statusReason: 'no progress after 0 re-plan(s): the same failure twice in a row: tests/test_calc.py::test_1: assert -1 == 3 (and 1 more failing test(s))' });
     // The thresholds are policy: with re-plan after 3 the second repeat codes on.
     const patient = run(coding, [...failed('E: same', 10), ...failed('E: same', 20)], { ...policy, noProgress: { replanAfter: 3, stopAfter: 4 } });
     expect((patient.at(-1) as TaskState).task.status).toBe(TaskStatus.TASK_STATUS_CODING);
     // Different failures are progress.
     const varied = run(coding, [...failed('E: one', 10), ...failed('E: two', 20)]);
     expect((varied.at(-1) as TaskState).task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 3 });
+  });
+
+  it('sends a disputed generated test back to the tester in the same iteration, once, and never an acceptance test', () => {
+    const dispute = { path: 'tests/test_calc.py', testName: 'test_add', reason: '2 + 3 is 5' };
+    const failedRun = iteration(1, { testReport: report(0, 1), error: { code: 'TESTS_FAILED', message: '0/1', retryable: false, signature: '', detail: '' } });
+    const reflecting = stateIn(TaskStatus.TASK_STATUS_REFLECTING, {}, [failedRun]);
+    const disputed = { ...(sampleInput(InputKind.REFLECTED) as Extract<TaskInput, { kind: 'reflected' }>), reflection: reflection('E: x', { disputedTests: [dispute] }) };
+    const decision = decide(reflecting, disputed, policy);
+    expect(decision.task).toMatchObject({ status: TaskStatus.TASK_STATUS_TESTING, currentIteration: 1, replanCount: 0, generatedTests: [], statusReason: 'rewriting disputed test(s): tests/test_calc.py::test_add (2 + 3 is 5)' });
+    expect(decision.iterations).toHaveLength(1);
+    expect(decision.iterations[0]).toMatchObject({ number: 1, phase: Phase.PHASE_TESTING, reflection: { disputedTests: [dispute] } });
+    expect(decision.iterations[0]?.error).toBeUndefined();
+    expect(decision.iterations[0]?.completedAt).toBeUndefined();
+    // A second dispute in the same iteration is a failure of the code.
+    const again = decide({ task: { ...reflecting.task }, iterations: [{ ...failedRun, reflection: reflection('E: x', { disputedTests: [dispute] }) }] }, disputed, policy);
+    expect(again.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 2 });
+    // An acceptance test is never disputed away.
+    const userTest = stateIn(TaskStatus.TASK_STATUS_REFLECTING, { acceptanceTests: [{ path: 'tests/test_calc.py', content: 'x' }] }, [failedRun]);
+    expect(decide(userTest, disputed, policy).task.status).toBe(TaskStatus.TASK_STATUS_CODING);
   });
 
   it('re-plans when the reflector recommends it, while re-plans are left', () => {

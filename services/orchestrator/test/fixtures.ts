@@ -30,6 +30,7 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     stopReason: StopReason.STOP_REASON_UNSPECIFIED,
     currentIteration: 0,
     replanCount: 0,
+    resumeCount: 0,
     replanReason: '',
     budget: { maxIterations: 0, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
     usage: noUsage,
@@ -61,6 +62,7 @@ export function iteration(number: number, overrides: Partial<IterationRecord> = 
     hypothesis: '',
     retrievedLessonIds: [],
     reflectionLessons: [],
+    testDisputes: [],
     failureId: '',
     output: '',
     usage: noUsage,
@@ -110,6 +112,7 @@ export function reflection(signature = 'AssertionError: assert <n> == <n>', over
     errorSignature: signature,
     candidateLesson: undefined,
     relevantLessonIds: [],
+    disputedTests: [],
     ...overrides,
   };
 }
@@ -147,9 +150,9 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.PLANNED:
       return { kind, ...run, plan };
     case InputKind.CODED:
-      return { kind, ...run, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], summary: 'wrote add' };
+      return { kind, ...run, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], summary: 'wrote add', disputes: [] };
     case InputKind.REPLY_INVALID:
-      return { kind, at: when, startedAt: at(1), phase: Phase.PHASE_CODING, message: 'reply is not JSON' };
+      return { kind, at: when, startedAt: at(1), phase: Phase.PHASE_CODING, message: 'reply is not JSON', truncated: false, usage: usage(7) };
     case InputKind.SAFETY_PASSED:
       return { kind, at: when, startedAt: at(1), findings: [] };
     case InputKind.SAFETY_BLOCKED:

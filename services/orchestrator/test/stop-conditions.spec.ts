@@ -4,9 +4,9 @@ import { effectiveBudget, remainingTokens } from '../src/domain/budget';
 import { InputKind } from '../src/domain/inputs';
 import { Effect, nextAction } from '../src/domain/next-action';
 import { userTestsOnlyLabel } from '../src/domain/policy';
-import { failingTestsOf, judgeProgress, ProgressVerdict } from '../src/domain/progress';
+import { failingTestsOf, failureText, judgeProgress, ProgressVerdict } from '../src/domain/progress';
 import { firstStop, StopMoment, stopConditions } from '../src/domain/stop-conditions';
-import { at, iteration, policy, stateIn, task, usage } from './fixtures';
+import { at, iteration, policy, report, stateIn, task, usage } from './fixtures';
 
 const budget = (maxIterations: number, maxTokens = 0, maxCostUsd = 0, seconds = 0) => ({ maxIterations, maxTokens, maxCostUsd, maxWallTime: seconds > 0 ? { seconds, nanos: 0 } : undefined });
 const fingerprint = (errorSignature: string) => ({ errorSignature, failingTests: ['t'] });
@@ -42,8 +42,8 @@ describe('stop conditions', () => {
   });
 
   it('stop on no progress and on the re-plan limit after a reflection', () => {
-    const same = [1, 2, 3].map((number) => iteration(number, { fingerprint: fingerprint('E: x') }));
-    expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 3 }, same))).toMatchObject({ condition: 'no-progress', detail: 'the same failure 3 times in a row: E: x' });
+    const same = [1, 2, 3].map((number) => iteration(number, { fingerprint: fingerprint('E: x'), error: { code: 'TESTS_FAILED', message: 'the test run timed out', retryable: false, signature: 'E: x', detail: '' } }));
+    expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 3 }, same))).toMatchObject({ condition: 'no-progress', detail: 'the same failure 3 times in a row: the test run timed out' });
     expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 2, replanCount: 2 }, same.slice(0, 2)))).toMatchObject({ condition: 'replan-limit' });
     expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 2, replanCount: 1 }, same.slice(0, 2)))).toBeUndefined();
     expect(firstStop(StopMoment.BEFORE_MODEL_CALL, context({ currentIteration: 3 }, same))).toBeUndefined();
@@ -101,15 +101,21 @@ describe('budgets and progress', () => {
     expect(judgeProgress([same, same, fingerprint('E: y'), same], 2, 3).verdict).toBe(ProgressVerdict.CONTINUE);
   });
 
+  it('describe a failure by its first failing test and assertion, not by the normalised signature', () => {
+    expect(failureText(report(1, 3), '1/3 tests passed')).toBe('tests/test_calc.py::test_1: assert -1 == 3 (and 1 more failing test(s))');
+    expect(failureText(report(2, 3), '')).toBe('tests/test_calc.py::test_2: assert -1 == 3');
+    expect(failureText(undefined, 'the test run timed out')).toBe('the test run timed out');
+  });
+
   it('list failing and erroring tests by suite and name, sorted', () => {
-    const report = {
+    const cases = {
       cases: [
         { name: 'z', suite: 's', status: TestCaseStatus.TEST_CASE_STATUS_FAILED },
         { name: 'ok', suite: 's', status: TestCaseStatus.TEST_CASE_STATUS_PASSED },
         { name: 'a', suite: '', status: TestCaseStatus.TEST_CASE_STATUS_ERRORED },
       ],
     } as TestReport;
-    expect(failingTestsOf(report)).toEqual(['a', 's::z']);
+    expect(failingTestsOf(cases)).toEqual(['a', 's::z']);
     expect(failingTestsOf(undefined)).toEqual([]);
   });
 });

@@ -79,6 +79,7 @@ function storeContract(name: string, open: () => Promise<Database>) {
         hypothesis: 'h',
         retrievedLessonIds: ['l1'],
         reflectionLessons: [],
+        testDisputes: [{ path: 'tests/test_a.py', testName: 't', reason: 'the goal says so' }],
         failureId: 'f1',
         fingerprint: { errorSignature: 'E: x', failingTests: ['s::t'] },
         output: 'out',

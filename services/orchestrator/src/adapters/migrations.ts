@@ -119,4 +119,14 @@ export const orchestratorMigrations: readonly Migration[] = [
       CREATE INDEX approvals_pending ON approvals (expires_at) WHERE decision = 'APPROVAL_DECISION_PENDING';
     `,
   },
+  {
+    id: '0005_resume_count',
+    // Resumes are counted apart from re-plans: a resume is a person's choice, not the loop's.
+    sql: `ALTER TABLE tasks ADD COLUMN resume_count integer NOT NULL DEFAULT 0;`,
+  },
+  {
+    id: '0006_test_disputes',
+    // Generated tests the coder said contradict the goal, kept with the iteration for the reflector.
+    sql: `ALTER TABLE iterations ADD COLUMN test_disputes jsonb NOT NULL DEFAULT '[]';`,
+  },
 ];

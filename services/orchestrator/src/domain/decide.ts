@@ -11,6 +11,7 @@ import {
   type Lesson,
   type ScoredLesson,
   type SourceFile,
+  type TestDispute,
   type TestReport,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -18,7 +19,7 @@ import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
 import type { LoopPolicy } from './policy';
-import { failingTestsOf, ProgressVerdict } from './progress';
+import { failingTestsOf, failureText, ProgressVerdict } from './progress';
 import { emptyUsage, type IterationRecord, type TaskRecord, type TaskState } from './records';
 import { elapsedMs, firstStop, progressOf, StopMoment } from './stop-conditions';
 import { allowedNext } from './task-state';
@@ -89,6 +90,12 @@ function finish(state: TaskState, input: TaskInput, step: Step): Decision {
   }
   if (terminal) {
     task = { ...task, stopReason: step.stopReason ?? StopReason.STOP_REASON_UNSPECIFIED, completedAt: at };
+    // A task that ends without passing keeps its last attempt as its result, so the user gets the code (marked failing) rather than nothing.
+    if (step.to !== TaskStatus.TASK_STATUS_SUCCEEDED) {
+      const attempts = [...state.iterations.filter((item) => item.number !== step.iteration?.number), ...(step.finished ?? []), ...(step.iteration === undefined ? [] : [step.iteration])];
+      const last = attempts.filter((item) => item.files.length > 0).sort((left, right) => left.number - right.number).at(-1);
+      if (last !== undefined) task = { ...task, resultFiles: mergeFiles(last.files, task.generatedTests) };
+    }
     events.push(
       event(at, {
         $case: 'taskCompleted',
@@ -162,6 +169,7 @@ function newIteration(task: TaskRecord, previous: IterationRecord | undefined, a
     hypothesis: '',
     retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
     reflectionLessons: [],
+    testDisputes: [],
     failureId: '',
     output: '',
     usage,
@@ -172,6 +180,9 @@ function newIteration(task: TaskRecord, previous: IterationRecord | undefined, a
 const lessonsOf = (scored: readonly ScoredLesson[]): Lesson[] => scored.flatMap((item) => (item.lesson === undefined ? [] : [item.lesson]));
 const lessonRefs = (scored: readonly ScoredLesson[]) => scored.map((item) => ({ lessonId: item.lesson?.id ?? '', title: item.lesson?.title ?? '', score: item.score }));
 const failure = (code: IterationErrorCode, message: string, detail = ''): ErrorDetail => ({ code, message, retryable: false, signature: '', detail });
+
+/** The `detail` of a MODEL_REPLY_INVALID error whose reply stopped at the token limit. */
+export const replyTruncated = 'truncated';
 
 /** Later files replace earlier ones with the same path; result in path order. */
 export function mergeFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
@@ -211,6 +222,7 @@ function iterationCompleted(iteration: IterationRecord, at: Date, passed: boolea
         testsPassedCount: iteration.testReport?.passed ?? 0,
         testsTotalCount: iteration.testReport?.total ?? 0,
         errorSignature: signature,
+        failure: passed ? '' : failureText(iteration.testReport, iteration.error?.message ?? ''),
         usage: iteration.usage,
         duration: durationFromMs((iteration.completedAt ?? at).getTime() - iteration.startedAt.getTime()),
       },
@@ -300,18 +312,21 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       to: TaskStatus.TASK_STATUS_SAFETY_CHECK,
       reason: '',
       task: { usage: sumUsage(state.task.usage, input.usage) },
-      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), files: input.files },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), files: input.files, testDisputes: input.disputes },
       events: [phaseCompleted(input.at, Phase.PHASE_CODING, input.startedAt, input.usage, input.summary)],
     };
   },
 
+  // A reply-format failure: its tokens count, and it is recorded as such (never as a failure of the code).
   [InputKind.REPLY_INVALID]: (state, input) => {
-    const error = failure(IterationErrorCode.MODEL_REPLY_INVALID, input.message);
+    const error = failure(IterationErrorCode.MODEL_REPLY_INVALID, input.message, input.truncated ? replyTruncated : '');
+    const iteration = currentIteration(state);
     return {
       to: TaskStatus.TASK_STATUS_REFLECTING,
-      reason: `the ${phaseName(input.phase)} reply was invalid`,
-      iteration: { ...currentIteration(state), error },
-      events: [phaseCompleted(input.at, input.phase, input.startedAt, emptyUsage(), 'invalid model reply', error)],
+      reason: `the ${phaseName(input.phase)} reply was ${input.truncated ? 'cut off at the length limit' : 'invalid'}`,
+      task: { usage: sumUsage(state.task.usage, input.usage) },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), error },
+      events: [phaseCompleted(input.at, input.phase, input.startedAt, input.usage, input.truncated ? 'model reply cut off at the length limit' : 'invalid model reply', error)],
     };
   },
 
@@ -421,6 +436,8 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.REFLECTED]: (state, input, policy) => {
     const { reflection } = input;
     const before = currentIteration(state);
+    const disputed = disputedTests(state, before, input);
+    if (disputed.length > 0) return rewriteDisputedTests(state, before, input, disputed);
     const iteration: IterationRecord = {
       ...before,
       usage: sumUsage(before.usage, input.usage),
@@ -446,7 +463,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const progress = progressOf({ iterations, policy });
     const replan =
       progress.verdict === ProgressVerdict.REPLAN
-        ? `the same failure twice in a row (${reflection.errorSignature})`
+        ? `the same failure twice in a row: ${progress.failure}`
         : reflection.replanRecommended && task.replanCount < policy.maxReplans
           ? `the reflector recommends a new plan: ${reflection.rootCause}`
           : '';
@@ -493,9 +510,13 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
-  [InputKind.RESUMED]: (_state, input) => {
+  [InputKind.RESUMED]: (state, input) => {
     const reason = input.hint === '' ? 'resumed by the user' : `resumed by the user: ${input.hint}`;
-    return { to: TaskStatus.TASK_STATUS_PLANNING, reason, task: { replanReason: reason, budget: input.budget, stopReason: StopReason.STOP_REASON_UNSPECIFIED, completedAt: undefined } };
+    return {
+      to: TaskStatus.TASK_STATUS_PLANNING,
+      reason,
+      task: { replanReason: reason, budget: input.budget, resumeCount: state.task.resumeCount + 1, stopReason: StopReason.STOP_REASON_UNSPECIFIED, completedAt: undefined },
+    };
   },
 
   [InputKind.STOPPED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_FAILED, reason: input.detail, stopReason: input.reason }),
@@ -504,12 +525,54 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     to: TaskStatus.TASK_STATUS_FAILED,
     reason: `${statusName(state.task.status)} failed: ${input.code}: ${input.message}`,
     stopReason: StopReason.STOP_REASON_ERROR,
+    ...(input.usage === undefined ? {} : { task: { usage: sumUsage(state.task.usage, input.usage) } }),
   }),
 
   [InputKind.CANCELLED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_CANCELLED, reason: input.reason, stopReason: StopReason.STOP_REASON_CANCELLED }),
 
   [InputKind.HANDED_OVER]: (state) => ({ to: state.task.status, reason: state.task.statusReason }),
 };
+
+/**
+ * The generated tests the reflection says contradict the goal, that may be
+ * rewritten now: never an acceptance test, and once per iteration (a second
+ * dispute in the same iteration is treated as a code failure).
+ */
+function disputedTests(state: TaskState, iteration: IterationRecord, input: InputOf<typeof InputKind.REFLECTED>): TestDispute[] {
+  if ((iteration.reflection?.disputedTests.length ?? 0) > 0) return [];
+  const generated = new Set(state.task.generatedTests.map((file) => file.path));
+  const acceptance = new Set(state.task.acceptanceTests.map((file) => file.path));
+  return input.reflection.disputedTests.filter((dispute) => generated.has(dispute.path) && !acceptance.has(dispute.path));
+}
+
+/**
+ * A failed run whose test was wrong, not the code: the tests go back to the
+ * tester with the reasons, in the same iteration, and run again against the
+ * same code. No re-plan, no new iteration, no no-progress count.
+ */
+function rewriteDisputedTests(state: TaskState, before: IterationRecord, input: InputOf<typeof InputKind.REFLECTED>, disputed: readonly TestDispute[]): Step {
+  const reflection = { ...input.reflection, disputedTests: [...disputed] };
+  const which = disputed.map((dispute) => `${dispute.path}${dispute.testName ? `::${dispute.testName}` : ''} (${dispute.reason})`).join('; ');
+  // The failed run's error was the test's, not the code's: the iteration goes on without it.
+  const iteration: IterationRecord = { ...withoutError(before), usage: sumUsage(before.usage, input.usage), reflection, hypothesis: reflection.hypothesis, reflectionLessons: lessonsOf(input.similarLessons), failureId: input.failureId };
+  const number = iteration.number;
+  return {
+    to: TaskStatus.TASK_STATUS_TESTING,
+    reason: `rewriting disputed test(s): ${which}`,
+    task: { usage: sumUsage(state.task.usage, input.usage), generatedTests: [] },
+    iteration,
+    events: [
+      ...(input.storedLesson === undefined ? [] : [event(input.at, { $case: 'lessonStored', lessonStored: { lessonId: input.storedLesson.id, title: input.storedLesson.title, created: input.storedLesson.created } }, number)]),
+      { ...phaseCompleted(input.at, Phase.PHASE_REFLECTING, input.startedAt, input.usage, `the test is wrong, not the code: ${which}`), iteration: number },
+    ],
+  };
+}
+
+function withoutError(iteration: IterationRecord): IterationRecord {
+  const copy = { ...iteration };
+  delete (copy as { error?: unknown }).error;
+  return copy;
+}
 
 /** A gate with its decision; the approver and comment come with the input. */
 function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {

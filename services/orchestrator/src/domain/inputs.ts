@@ -1,4 +1,4 @@
-import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestReport, Usage } from '@ratchet/contracts';
+import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, Usage } from '@ratchet/contracts';
 
 /**
  * Everything that can change a task's status, as data: what a phase found
@@ -67,8 +67,17 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.ANSWERED; readonly answer: string } & At)
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
   | ({ readonly kind: typeof InputKind.PLANNED; readonly plan: Plan } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.REPLY_INVALID; readonly phase: Phase; readonly message: string; readonly startedAt: Date } & At)
+  | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string; /** Tests the coder says contradict the goal. */ readonly disputes: readonly TestDispute[] } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.REPLY_INVALID;
+      readonly phase: Phase;
+      readonly message: string;
+      /** The reply stopped at the token limit. */
+      readonly truncated: boolean;
+      /** What the rejected replies and their repair round used. */
+      readonly usage: Usage;
+      readonly startedAt: Date;
+    } & At)
   | ({ readonly kind: typeof InputKind.SAFETY_PASSED; readonly startedAt: Date; readonly findings: readonly SafetyFinding[] } & At)
   | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
   | ({ readonly kind: typeof InputKind.REVIEWED; readonly passed: boolean; readonly summary: string } & PhaseRun)
@@ -100,7 +109,7 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.REJECTED; readonly gate: ApprovalGate } & At)
   | ({ readonly kind: typeof InputKind.RESUMED; readonly budget: Budget; readonly hint: string } & At)
   | ({ readonly kind: typeof InputKind.STOPPED; readonly reason: StopReason; readonly detail: string } & At)
-  | ({ readonly kind: typeof InputKind.ERRORED; readonly code: string; readonly message: string } & At)
+  | ({ readonly kind: typeof InputKind.ERRORED; readonly code: string; readonly message: string; /** What the failed phase's model calls used, if any. */ readonly usage?: Usage } & At)
   | ({ readonly kind: typeof InputKind.CANCELLED; readonly reason: string } & At)
   | ({ readonly kind: typeof InputKind.HANDED_OVER } & At);
 

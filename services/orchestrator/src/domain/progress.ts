@@ -10,6 +10,36 @@ export interface FailureFingerprint {
 export const ProgressVerdict = { CONTINUE: 'continue', REPLAN: 'replan', STOP: 'stop' } as const;
 export type ProgressVerdict = (typeof ProgressVerdict)[keyof typeof ProgressVerdict];
 
+/**
+ * What failed, as people and models should read it: the first failing
+ * test with the first line of its assertion, and how many failed; else the
+ * error message. The normalised error signature is for matching, not this.
+ */
+export function failureText(report: TestReport | undefined, errorMessage: string): string {
+  const failing = (report?.cases ?? []).filter((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_FAILED || testCase.status === TestCaseStatus.TEST_CASE_STATUS_ERRORED);
+  const first = failing[0];
+  if (first === undefined) return errorMessage.trim() === '' ? 'an unknown failure' : errorMessage.trim();
+  const name = first.suite ? `${first.suite}::${first.name}` : first.name;
+  const assertion = first.failureMessage.split('\n').map((line) => line.trim()).find((line) => line !== '') ?? 'failed';
+  const more = failing.length > 1 ? ` (and ${failing.length - 1} more failing test(s))` : '';
+  return `${name}: ${assertion.length > 300 ? `${assertion.slice(0, 299)}…` : assertion}${more}`;
+}
+
+/** Longest traceback excerpt in `failureEvidence`, characters. */
+const maxEvidenceChars = 1_500;
+
+/**
+ * The failure with its evidence, for a model re-planning after it: the
+ * `failureText` line, then an excerpt of the first failing test's traceback
+ * (or of the run's output when there is no report).
+ */
+export function failureEvidence(report: TestReport | undefined, errorMessage: string, output: string): string {
+  const first = (report?.cases ?? []).find((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_FAILED || testCase.status === TestCaseStatus.TEST_CASE_STATUS_ERRORED);
+  const detail = (first === undefined ? output : first.failureDetail || first.failureMessage).trim();
+  const excerpt = detail.length > maxEvidenceChars ? `…${detail.slice(-maxEvidenceChars)}` : detail;
+  return [failureText(report, errorMessage), excerpt].filter((part) => part !== '').join('\n');
+}
+
 /** The failing and erroring test names of a report, sorted, as `suite::name`. */
 export function failingTestsOf(report: TestReport | undefined): string[] {
   if (report === undefined) return [];

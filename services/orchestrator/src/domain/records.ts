@@ -14,6 +14,7 @@ import type {
   StopReason,
   Task,
   TaskStatus,
+  TestDispute,
   TestReport,
   Usage,
 } from '@ratchet/contracts';
@@ -33,6 +34,8 @@ export interface TaskRecord {
   readonly stopReason: StopReason;
   readonly currentIteration: number;
   readonly replanCount: number;
+  /** Times a user resumed the task after it failed. */
+  readonly resumeCount: number;
   /** Why the next PLANNING is a re-plan; empty for the first plan. */
   readonly replanReason: string;
   readonly budget: Budget;
@@ -77,6 +80,8 @@ export interface IterationRecord {
   readonly retrievedLessonIds: readonly string[];
   /** Lessons about similar errors found while reflecting. */
   readonly reflectionLessons: readonly Lesson[];
+  /** Generated tests the coder said contradict the goal, for the reflector to judge. */
+  readonly testDisputes: readonly TestDispute[];
   /** Memory's id for this iteration's failure record. */
   readonly failureId: string;
   readonly fingerprint?: FailureFingerprint;
@@ -107,6 +112,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     currentIteration: record.currentIteration,
     completedIterations: record.currentIteration,
     replanCount: record.replanCount,
+    resumeCount: record.resumeCount,
     phase: phaseOfStatus(record.status),
     budget: record.budget,
     usage: record.usage,

@@ -1,7 +1,7 @@
 import { StopReason } from '@ratchet/contracts';
 import { effectiveBudget, type EffectiveBudget } from './budget';
 import type { LoopPolicy } from './policy';
-import { judgeProgress, ProgressVerdict, type FailureFingerprint } from './progress';
+import { failureText, judgeProgress, ProgressVerdict, type FailureFingerprint } from './progress';
 import type { IterationRecord, TaskRecord } from './records';
 
 /**
@@ -43,11 +43,16 @@ export interface StopVerdict {
   readonly detail: string;
 }
 
-/** The same failure in a row, as no-progress detection judges the iterations so far. */
-export function progressOf(context: Pick<StopContext, 'iterations' | 'policy'>): { verdict: ProgressVerdict; repeats: number; signature: string } {
-  const fingerprints = context.iterations.flatMap((iteration): FailureFingerprint[] => (iteration.fingerprint === undefined ? [] : [iteration.fingerprint]));
+/**
+ * The same failure in a row, as no-progress detection judges the
+ * iterations so far (by signature), with the last failure as people read it.
+ */
+export function progressOf(context: Pick<StopContext, 'iterations' | 'policy'>): { verdict: ProgressVerdict; repeats: number; failure: string } {
+  const failed = context.iterations.filter((iteration) => iteration.fingerprint !== undefined);
+  const fingerprints = failed.map((iteration) => iteration.fingerprint as FailureFingerprint);
   const { replanAfter, stopAfter } = context.policy.noProgress;
-  return { ...judgeProgress(fingerprints, replanAfter, stopAfter), signature: fingerprints.at(-1)?.errorSignature ?? '' };
+  const last = failed.at(-1);
+  return { ...judgeProgress(fingerprints, replanAfter, stopAfter), failure: last === undefined ? '' : failureText(last.testReport, last.error?.message ?? '') };
 }
 
 const beforeAnyModelCall = [StopMoment.BEFORE_MODEL_CALL, StopMoment.BEFORE_ITERATION] as const;
@@ -63,7 +68,7 @@ export const stopConditions: readonly StopCondition[] = [
     moments: [StopMoment.AFTER_REFLECTION],
     check: (context) => {
       const progress = progressOf(context);
-      return progress.verdict === ProgressVerdict.STOP ? `the same failure ${progress.repeats} times in a row: ${progress.signature}` : undefined;
+      return progress.verdict === ProgressVerdict.STOP ? `the same failure ${progress.repeats} times in a row: ${progress.failure}` : undefined;
     },
   },
   {
@@ -79,7 +84,7 @@ export const stopConditions: readonly StopCondition[] = [
     check: (context) => {
       const progress = progressOf(context);
       if (progress.verdict !== ProgressVerdict.REPLAN || context.task.replanCount < context.policy.maxReplans) return undefined;
-      return `no progress after ${context.task.replanCount} re-plan(s): the same failure twice in a row (${progress.signature})`;
+      return `no progress after ${context.task.replanCount} re-plan(s): the same failure twice in a row: ${progress.failure}`;
     },
   },
   {

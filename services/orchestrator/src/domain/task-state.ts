@@ -34,8 +34,8 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
     [InputKind.TESTS_PASSED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_AWAITING_APPROVAL],
     [InputKind.TESTS_FAILED]: [S.TASK_STATUS_REFLECTING],
   },
-  // After a reflection: code again, re-plan, or stop (no progress, out of iterations).
-  [S.TASK_STATUS_REFLECTING]: { [InputKind.REFLECTED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_PLANNING, S.TASK_STATUS_FAILED] },
+  // After a reflection: rewrite a disputed generated test (same iteration), code again, re-plan, or stop (no progress, out of iterations).
+  [S.TASK_STATUS_REFLECTING]: { [InputKind.REFLECTED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_CODING, S.TASK_STATUS_PLANNING, S.TASK_STATUS_FAILED] },
   [S.TASK_STATUS_LEARNING]: { [InputKind.LEARNED]: [S.TASK_STATUS_SUCCEEDED] },
   [S.TASK_STATUS_AWAITING_APPROVAL]: { [InputKind.APPROVED]: [S.TASK_STATUS_LEARNING], [InputKind.REJECTED]: [S.TASK_STATUS_PLANNING] },
   [S.TASK_STATUS_FAILED]: { [InputKind.RESUMED]: [S.TASK_STATUS_PLANNING] },

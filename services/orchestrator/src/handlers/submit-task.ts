@@ -19,6 +19,7 @@ export function submitTask(context: HandlerContext) {
       stopReason: StopReason.STOP_REASON_UNSPECIFIED,
       currentIteration: 0,
       replanCount: 0,
+      resumeCount: 0,
       replanReason: '',
       budget: request.budget ?? { maxIterations: 0, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
       usage: emptyUsage(),

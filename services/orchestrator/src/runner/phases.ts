@@ -3,6 +3,8 @@ import type { CallOptions, ServiceClient } from '@ratchet/bus';
 import {
   Phase,
   SafetyVerdict,
+  type ReplyFailure,
+  type Usage,
   type CoderServiceDefinition,
   type Lesson,
   type MemoryServiceDefinition,
@@ -15,9 +17,10 @@ import {
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
 import { mergeFiles } from '../domain/decide';
+import { IterationErrorCode } from '../domain/iteration-errors';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { Effect } from '../domain/next-action';
-import { failingTestsOf } from '../domain/progress';
+import { failingTestsOf, failureEvidence } from '../domain/progress';
 import type { IterationRecord, TaskState } from '../domain/records';
 
 /** The services the loop calls, over the bus. */
@@ -72,8 +75,26 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
   const replyInvalid = (error: unknown, phase: Phase, startedAt: Date): TaskInput => {
     const appError = AppError.from(error);
     if (appError.code !== ErrorCode.INVALID_ARGUMENT) throw appError;
-    return { kind: InputKind.REPLY_INVALID, at: now(), startedAt, phase, message: appError.message };
+    return { kind: InputKind.REPLY_INVALID, at: now(), startedAt, phase, message: appError.message, truncated: false, usage: usageOf(undefined) };
   };
+  /** A role that could not use its model's reply: a failed attempt, its tokens counted. */
+  const replyFailed = (failure: ReplyFailure, usage: Usage | undefined, phase: Phase, startedAt: Date): TaskInput => ({
+    kind: InputKind.REPLY_INVALID,
+    at: now(),
+    startedAt,
+    phase,
+    message: failure.message,
+    truncated: failure.truncated,
+    usage: usageOf(usage),
+  });
+  /** A planner or reflector reply that could not be used ends the task, its tokens counted. */
+  const roleFailed = (role: string, failure: ReplyFailure, usage: Usage | undefined): TaskInput => ({
+    kind: InputKind.ERRORED,
+    at: now(),
+    code: IterationErrorCode.MODEL_REPLY_INVALID,
+    message: `the ${role}'s reply could not be used: ${failure.message}`,
+    usage: usageOf(usage),
+  });
 
   return {
     [Effect.RETRIEVE]: async ({ task }, signal) => {
@@ -101,10 +122,12 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           previousPlan: task.plan,
           reflection: previous?.reflection,
           replanReason: task.replanReason,
+          previousFailure: previous === undefined || task.replanReason === '' ? '' : failureEvidence(previous.testReport, previous.error?.message ?? '', previous.output),
           maxTokens: tokensLeft(state),
         },
         model(signal),
       );
+      if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
       return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan: response.plan };
     },
@@ -132,7 +155,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           },
           model(signal),
         );
-        return { kind: InputKind.CODED, at: now(), startedAt, usage: usageOf(response.usage), files: response.files, summary: response.summary };
+        if (response.replyFailure !== undefined) return replyFailed(response.replyFailure, response.usage, Phase.PHASE_CODING, startedAt);
+        return { kind: InputKind.CODED, at: now(), startedAt, usage: usageOf(response.usage), files: response.files, summary: response.summary, disputes: response.disputedTests };
       } catch (error) {
         return replyInvalid(error, Phase.PHASE_CODING, startedAt);
       }
@@ -164,12 +188,15 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             acceptanceTests: [...task.acceptanceTests],
             lessons: [...task.lessons],
             maxTokens: tokensLeft(state),
+            // After a dispute, the tester learns which of its tests were wrong and why.
+            disputes: [...(iteration.reflection?.disputedTests ?? [])],
           },
           model(signal),
         );
       } catch (error) {
         return replyInvalid(error, Phase.PHASE_TESTING, startedAt);
       }
+      if (written.replyFailure !== undefined) return replyFailed(written.replyFailure, written.usage, Phase.PHASE_TESTING, startedAt);
       const usage = usageOf(written.usage);
       // Model-written tests run in the sandbox too, so they pass the same check as the code.
       const verdict = await clients.safety.checkCode({ taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests }, service(signal));
@@ -208,11 +235,15 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const { task } = state;
       const iteration = current(state);
       const startedAt = now();
+      // A reply the role could not use says nothing about the code: the reflector advises on it, but memory learns nothing from it.
+      const replyFailure = iteration.error?.code === IterationErrorCode.MODEL_REPLY_INVALID;
       const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
-      const similar = await clients.memory.retrieveLessons(
-        { taskId: task.id, query: `${task.goal}\n${failureText}`, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
-        service(signal),
-      );
+      const similar = replyFailure
+        ? { lessons: [] }
+        : await clients.memory.retrieveLessons(
+            { taskId: task.id, query: `${task.goal}\n${failureText}`, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
+            service(signal),
+          );
       const response = await clients.reflector.reflect(
         {
           taskId: task.id,
@@ -228,11 +259,14 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           previousReflections: state.iterations.flatMap((other) => (other.number < iteration.number && other.reflection !== undefined ? [other.reflection] : [])),
           lessons: similar.lessons.flatMap((scored) => (scored.lesson === undefined ? [] : [scored.lesson])),
           maxTokens: tokensLeft(state),
+          testDisputes: [...iteration.testDisputes],
         },
         model(signal),
       );
+      if (response.replyFailure !== undefined) return roleFailed('reflector', response.replyFailure, response.usage);
       const reflection = response.reflection;
       if (reflection === undefined) throw new AppError(ErrorCode.INTERNAL, 'the reflector answered without a reflection');
+      if (replyFailure) return { kind: InputKind.REFLECTED, at: now(), startedAt, usage: usageOf(response.usage), reflection, similarLessons: [], failureId: '' };
       const recorded = await clients.memory.recordFailure(
         {
           taskId: task.id,

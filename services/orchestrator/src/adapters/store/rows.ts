@@ -12,6 +12,7 @@ import {
   SafetyFinding,
   SourceFile,
   StopReason,
+  TestDispute,
   TestReport,
   Usage,
   languageFromJSON,
@@ -45,6 +46,7 @@ export const iterationColumns = [
   'hypothesis',
   'retrieved_lesson_ids',
   'reflection_lessons',
+  'test_disputes',
   'failure_id',
   'fingerprint',
   'output',
@@ -55,7 +57,7 @@ export const iterationColumns = [
 
 export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
 /** An iteration as one JSON object keyed by column, for jsonb_to_recordset. */
 export function iterationJson(iteration: IterationRecord): Record<string, unknown> {
@@ -72,6 +74,7 @@ export function iterationJson(iteration: IterationRecord): Record<string, unknow
     hypothesis: iteration.hypothesis,
     retrieved_lesson_ids: iteration.retrievedLessonIds,
     reflection_lessons: iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson)),
+    test_disputes: iteration.testDisputes.map((dispute) => TestDispute.toJSON(dispute)),
     failure_id: iteration.failureId,
     fingerprint: iteration.fingerprint ?? null,
     output: iteration.output,
@@ -134,6 +137,7 @@ export interface TaskRow {
   stop_reason: string;
   current_iteration: number;
   replan_count: number;
+  resume_count: number;
   replan_reason: string;
   budget: unknown;
   usage: unknown;
@@ -164,6 +168,7 @@ export interface IterationRow {
   hypothesis: string;
   retrieved_lesson_ids: string[];
   reflection_lessons: unknown;
+  test_disputes: unknown;
   failure_id: string;
   fingerprint: FailureFingerprint | null;
   output: string;
@@ -185,6 +190,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     stopReason: stopReasonFromJSON(row.stop_reason) as StopReason,
     currentIteration: row.current_iteration,
     replanCount: row.replan_count,
+    resumeCount: row.resume_count,
     replanReason: row.replan_reason,
     budget: Budget.fromJSON(row.budget),
     usage: Usage.fromJSON(row.usage),
@@ -247,6 +253,7 @@ export function iterationFromRow(row: IterationRow): IterationRecord {
     hypothesis: row.hypothesis,
     retrievedLessonIds: row.retrieved_lesson_ids,
     reflectionLessons: Array.isArray(row.reflection_lessons) ? row.reflection_lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
+    testDisputes: Array.isArray(row.test_disputes) ? row.test_disputes.map((dispute) => TestDispute.fromJSON(dispute)) : [],
     failureId: row.failure_id,
     output: row.output,
     usage: Usage.fromJSON(row.usage),

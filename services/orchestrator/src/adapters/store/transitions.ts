@@ -69,6 +69,7 @@ export class TransitionWriter {
       ['stop_reason', stopReasonToJSON(task.stopReason)],
       ['current_iteration', task.currentIteration],
       ['replan_count', task.replanCount],
+      ['resume_count', task.resumeCount],
       ['replan_reason', task.replanReason],
       ['usage', json(Usage.toJSON(task.usage))],
       ['updated_at', task.updatedAt],
