@@ -199,6 +199,7 @@ export {
   PlannedFile,
   Reflection,
   StopReason,
+  StoredLesson,
   Task,
   TaskStatus,
   Task_LabelsEntry,

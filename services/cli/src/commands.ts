@@ -386,7 +386,10 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
         output.out(`  root cause: ${iteration.reflection.rootCause}`);
         output.out(`  hypothesis: ${iteration.reflection.hypothesis}`);
         output.out(`  next: ${iteration.reflection.fixDirection}`);
-        if (iteration.reflection.candidateLesson !== undefined) output.out(`  lesson: "${oneLine(iteration.reflection.candidateLesson.title)}"`);
+        // The lesson as memory kept it: merged into an earlier lesson, it has that lesson's title, as the live output said.
+        const stored = iteration.storedLesson;
+        if (stored !== undefined) output.out(`  lesson ${stored.created ? 'stored' : 'merged into'}: "${oneLine(stored.title)}"`);
+        else if (iteration.reflection.candidateLesson !== undefined) output.out(`  lesson drafted, not stored: "${oneLine(iteration.reflection.candidateLesson.title)}"`);
       }
       if (iteration.reflectionLessons.length > 0) output.out(`  lessons about this error: ${iteration.reflectionLessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     }

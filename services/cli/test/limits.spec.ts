@@ -117,6 +117,8 @@ describe('ratchet run limits and faults', () => {
     const shown = new RecordedOutput();
     await showTask(failed.task.id, { dataDir: path.join(dir, 'data') }, shown);
     expect(shown.all).toContain('re-plans: 0, resumes: 1');
+    // The lesson as memory kept it (this data directory may already hold it: then it was merged), as the live output named it.
+    expect(shown.all).toMatch(/lesson (stored|merged into): "Lesson: add subtracts"/);
   });
 
   it('counts rejected replies and their repair round in the tokens, and stops at the budget they use up', async () => {

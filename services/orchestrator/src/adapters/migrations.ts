@@ -129,4 +129,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // Generated tests the coder said contradict the goal, kept with the iteration for the reflector.
     sql: `ALTER TABLE iterations ADD COLUMN test_disputes jsonb NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0007_stored_lesson',
+    // The lesson memory kept from a reflection, so `ratchet show` names it as stored (merged: the earlier title).
+    sql: `ALTER TABLE iterations ADD COLUMN stored_lesson jsonb;`,
+  },
 ];

@@ -446,6 +446,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       fingerprint: { errorSignature: reflection.errorSignature, failingTests: failingTestsOf(before.testReport) },
       reflectionLessons: lessonsOf(input.similarLessons),
       failureId: input.failureId,
+      ...(input.storedLesson === undefined ? {} : { storedLesson: storedLessonOf(input.storedLesson) }),
       ...(before.error === undefined ? {} : { error: { ...before.error, signature: reflection.errorSignature } }),
       completedAt: input.at,
     };
@@ -554,7 +555,7 @@ function rewriteDisputedTests(state: TaskState, before: IterationRecord, input: 
   const reflection = { ...input.reflection, disputedTests: [...disputed] };
   const which = disputed.map((dispute) => `${dispute.path}${dispute.testName ? `::${dispute.testName}` : ''} (${dispute.reason})`).join('; ');
   // The failed run's error was the test's, not the code's: the iteration goes on without it.
-  const iteration: IterationRecord = { ...withoutError(before), usage: sumUsage(before.usage, input.usage), reflection, hypothesis: reflection.hypothesis, reflectionLessons: lessonsOf(input.similarLessons), failureId: input.failureId };
+  const iteration: IterationRecord = { ...withoutError(before), usage: sumUsage(before.usage, input.usage), reflection, hypothesis: reflection.hypothesis, reflectionLessons: lessonsOf(input.similarLessons), failureId: input.failureId, ...(input.storedLesson === undefined ? {} : { storedLesson: storedLessonOf(input.storedLesson) }) };
   const number = iteration.number;
   return {
     to: TaskStatus.TASK_STATUS_TESTING,
@@ -566,6 +567,10 @@ function rewriteDisputedTests(state: TaskState, before: IterationRecord, input: 
       { ...phaseCompleted(input.at, Phase.PHASE_REFLECTING, input.startedAt, input.usage, `the test is wrong, not the code: ${which}`), iteration: number },
     ],
   };
+}
+
+function storedLessonOf(lesson: { readonly id: string; readonly title: string; readonly created: boolean }) {
+  return { lessonId: lesson.id, title: lesson.title, created: lesson.created };
 }
 
 function withoutError(iteration: IterationRecord): IterationRecord {

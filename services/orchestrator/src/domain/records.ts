@@ -12,6 +12,7 @@ import type {
   SafetyFinding,
   SourceFile,
   StopReason,
+  StoredLesson,
   Task,
   TaskStatus,
   TestDispute,
@@ -82,6 +83,8 @@ export interface IterationRecord {
   readonly reflectionLessons: readonly Lesson[];
   /** Generated tests the coder said contradict the goal, for the reflector to judge. */
   readonly testDisputes: readonly TestDispute[];
+  /** The lesson memory kept from the reflection, as stored (merged into an earlier one: that one's title). */
+  readonly storedLesson?: StoredLesson;
   /** Memory's id for this iteration's failure record. */
   readonly failureId: string;
   readonly fingerprint?: FailureFingerprint;
@@ -150,6 +153,7 @@ export function toIterationProto(record: IterationRecord): Iteration {
     startedAt: record.startedAt,
     completedAt: record.completedAt,
     reflectionLessons: [...record.reflectionLessons],
+    storedLesson: record.storedLesson,
   };
 }
 

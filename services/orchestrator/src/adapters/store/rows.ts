@@ -12,6 +12,7 @@ import {
   SafetyFinding,
   SourceFile,
   StopReason,
+  StoredLesson,
   TestDispute,
   TestReport,
   Usage,
@@ -47,6 +48,7 @@ export const iterationColumns = [
   'retrieved_lesson_ids',
   'reflection_lessons',
   'test_disputes',
+  'stored_lesson',
   'failure_id',
   'fingerprint',
   'output',
@@ -57,7 +59,7 @@ export const iterationColumns = [
 
 export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
 /** An iteration as one JSON object keyed by column, for jsonb_to_recordset. */
 export function iterationJson(iteration: IterationRecord): Record<string, unknown> {
@@ -75,6 +77,7 @@ export function iterationJson(iteration: IterationRecord): Record<string, unknow
     retrieved_lesson_ids: iteration.retrievedLessonIds,
     reflection_lessons: iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson)),
     test_disputes: iteration.testDisputes.map((dispute) => TestDispute.toJSON(dispute)),
+    stored_lesson: iteration.storedLesson === undefined ? null : StoredLesson.toJSON(iteration.storedLesson),
     failure_id: iteration.failureId,
     fingerprint: iteration.fingerprint ?? null,
     output: iteration.output,
@@ -169,6 +172,7 @@ export interface IterationRow {
   retrieved_lesson_ids: string[];
   reflection_lessons: unknown;
   test_disputes: unknown;
+  stored_lesson: unknown;
   failure_id: string;
   fingerprint: FailureFingerprint | null;
   output: string;
@@ -262,6 +266,7 @@ export function iterationFromRow(row: IterationRow): IterationRecord {
     ...(row.test_report === null ? {} : { testReport: TestReport.fromJSON(row.test_report) }),
     ...(row.error === null ? {} : { error: ErrorDetail.fromJSON(row.error) }),
     ...(row.reflection === null ? {} : { reflection: Reflection.fromJSON(row.reflection) }),
+    ...(row.stored_lesson === null || row.stored_lesson === undefined ? {} : { storedLesson: StoredLesson.fromJSON(row.stored_lesson) }),
     ...(row.fingerprint === null ? {} : { fingerprint: row.fingerprint }),
     ...(row.completed_at === null ? {} : { completedAt: date(row.completed_at) }),
   };

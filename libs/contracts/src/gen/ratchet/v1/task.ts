@@ -658,6 +658,16 @@ export interface Reflection {
   disputedTests: TestDispute[];
 }
 
+/** StoredLesson names the lesson memory kept from a reflection. */
+export interface StoredLesson {
+  /** Lesson id. */
+  lessonId: string;
+  /** The lesson's title as stored (an earlier lesson's, when merged into it). */
+  title: string;
+  /** True for a new lesson, false when merged into an earlier one. */
+  created: boolean;
+}
+
 /** Iteration is one round of the loop and everything it produced. */
 export interface Iteration {
   /** Task the iteration belongs to. */
@@ -708,6 +718,11 @@ export interface Iteration {
     | undefined;
   /** Lessons about similar errors found while reflecting on this iteration. */
   reflectionLessons: Lesson[];
+  /**
+   * The lesson memory kept from this iteration's reflection: a new one, or
+   * an earlier one it was merged into (then with that lesson's title).
+   */
+  storedLesson?: StoredLesson | undefined;
 }
 
 function createBaseApprovalPolicy(): ApprovalPolicy {
@@ -2329,6 +2344,111 @@ export const Reflection: MessageFns<Reflection> = {
   },
 };
 
+function createBaseStoredLesson(): StoredLesson {
+  return { lessonId: "", title: "", created: false };
+}
+
+export const StoredLesson: MessageFns<StoredLesson> = {
+  encode(message: StoredLesson, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.lessonId !== "") {
+      writer.uint32(10).string(message.lessonId);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.created !== false) {
+      writer.uint32(24).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StoredLesson {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStoredLesson();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.lessonId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StoredLesson {
+    return {
+      lessonId: isSet(object.lessonId)
+        ? globalThis.String(object.lessonId)
+        : isSet(object.lesson_id)
+        ? globalThis.String(object.lesson_id)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      created: isSet(object.created) ? globalThis.Boolean(object.created) : false,
+    };
+  },
+
+  toJSON(message: StoredLesson): unknown {
+    const obj: any = {};
+    if (message.lessonId !== "") {
+      obj.lessonId = message.lessonId;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.created !== false) {
+      obj.created = message.created;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StoredLesson>, I>>(base?: I): StoredLesson {
+    return StoredLesson.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StoredLesson>, I>>(object: I): StoredLesson {
+    const message = createBaseStoredLesson();
+    message.lessonId = object.lessonId ?? "";
+    message.title = object.title ?? "";
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
 function createBaseIteration(): Iteration {
   return {
     taskId: "",
@@ -2347,6 +2467,7 @@ function createBaseIteration(): Iteration {
     startedAt: undefined,
     completedAt: undefined,
     reflectionLessons: [],
+    storedLesson: undefined,
   };
 }
 
@@ -2399,6 +2520,9 @@ export const Iteration: MessageFns<Iteration> = {
     }
     for (const v of message.reflectionLessons) {
       Lesson.encode(v!, writer.uint32(130).fork()).join();
+    }
+    if (message.storedLesson !== undefined) {
+      StoredLesson.encode(message.storedLesson, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -2544,6 +2668,14 @@ export const Iteration: MessageFns<Iteration> = {
             message.reflectionLessons.push(Lesson.decode(reader, reader.uint32()));
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.storedLesson = StoredLesson.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2602,6 +2734,11 @@ export const Iteration: MessageFns<Iteration> = {
         : globalThis.Array.isArray(object?.reflection_lessons)
         ? object.reflection_lessons.map((e: any) => Lesson.fromJSON(e))
         : [],
+      storedLesson: isSet(object.storedLesson)
+        ? StoredLesson.fromJSON(object.storedLesson)
+        : isSet(object.stored_lesson)
+        ? StoredLesson.fromJSON(object.stored_lesson)
+        : undefined,
     };
   },
 
@@ -2655,6 +2792,9 @@ export const Iteration: MessageFns<Iteration> = {
     if (message.reflectionLessons?.length) {
       obj.reflectionLessons = message.reflectionLessons.map((e) => Lesson.toJSON(e));
     }
+    if (message.storedLesson !== undefined) {
+      obj.storedLesson = StoredLesson.toJSON(message.storedLesson);
+    }
     return obj;
   },
 
@@ -2687,6 +2827,9 @@ export const Iteration: MessageFns<Iteration> = {
     message.startedAt = object.startedAt ?? undefined;
     message.completedAt = object.completedAt ?? undefined;
     message.reflectionLessons = object.reflectionLessons?.map((e) => Lesson.fromPartial(e)) || [];
+    message.storedLesson = (object.storedLesson !== undefined && object.storedLesson !== null)
+      ? StoredLesson.fromPartial(object.storedLesson)
+      : undefined;
     return message;
   },
 };
