@@ -6,7 +6,7 @@ export { assertPlaceholders, loadPrompts, renderTemplate } from './prompts';
 export type { Prompts, RolePrompt } from './prompts';
 export { callRole, sumUsage } from './role-call';
 export type { RoleCallOptions, RoleCallResult } from './role-call';
-export { checkWorkspacePath, workspacePathProblem } from './workspace-path';
+export { checkWorkspacePath, mergeFiles, workspacePathProblem } from './workspace-path';
 export { configDirectoryOf, databaseConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from './settings';
 export type { SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';

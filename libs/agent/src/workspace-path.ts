@@ -1,3 +1,4 @@
+import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 
 /** Longest path accepted for a workspace file, in characters. */
@@ -29,4 +30,11 @@ export function workspacePathProblem(filePath: string): string | undefined {
   if (segments.some((segment) => segment === '..')) return 'leaves the workspace (..)';
   if (segments.some((segment) => segment === '' || segment === '.')) return 'has an empty or "." segment';
   return undefined;
+}
+
+/** Later files replace earlier ones with the same path; the result in path order. */
+export function mergeFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
+  const byPath = new Map<string, SourceFile>();
+  for (const group of groups) for (const file of group) byPath.set(file.path, file);
+  return [...byPath.values()].sort((left, right) => left.path.localeCompare(right.path));
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
-import { isTerminal, languageToProto, parseLanguageName, statusName, stopReasonName, toIterationView } from '@ratchet/agent';
+import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles } from './files';
@@ -138,7 +138,8 @@ async function finish(api: TaskApi, taskId: string, outDir: string | undefined, 
   const succeeded = final.status === TaskStatus.TASK_STATUS_SUCCEEDED;
   let written: string[] = [];
   if (outDir !== undefined && final.resultFiles.length > 0) {
-    const files = mergeSourceFiles(final.resultFiles, final.acceptanceTests);
+    // The user's tests win over a generated file of the same path.
+    const files = mergeFiles(final.resultFiles, final.acceptanceTests);
     const marker = succeeded ? [] : [{ path: failingMarker, content: failingReport(final, full.iterations.at(-1)) }];
     written = await writeFiles(outDir, [...files, ...marker]);
     // A passing result replaces a failing attempt written there before: its marker goes.
@@ -183,13 +184,6 @@ export function runHint(files: readonly SourceFile[], outDir: string): string | 
   }
   const program = files.find((file) => file.path.endsWith('.py') && !/(^|\/)(test_[^/]*|conftest)\.py$/.test(file.path) && /if __name__ == ['"]__main__['"]/.test(file.content));
   return program === undefined ? undefined : `run it: cd ${outDir} && python3 ${program.path} ARGS`;
-}
-
-/** Later files replace earlier ones with the same path (the user's tests win); result in path order. */
-function mergeSourceFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
-  const byPath = new Map<string, SourceFile>();
-  for (const group of groups) for (const file of group) byPath.set(file.path, file);
-  return [...byPath.values()].sort((left, right) => left.path.localeCompare(right.path));
 }
 
 /** FAILING.md: why the task ended, which tests fail and with what, and how to resume it. */

@@ -1,4 +1,4 @@
-import { durationFromMs, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { durationFromMs, mergeFiles, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
 import {
   ApprovalDecision,
   ApprovalKind,
@@ -10,7 +10,6 @@ import {
   type ErrorDetail,
   type Lesson,
   type ScoredLesson,
-  type SourceFile,
   type TestDispute,
   type TestReport,
 } from '@ratchet/contracts';
@@ -183,13 +182,6 @@ const failure = (code: IterationErrorCode, message: string, detail = ''): ErrorD
 
 /** The `detail` of a MODEL_REPLY_INVALID error whose reply stopped at the token limit. */
 export const replyTruncated = 'truncated';
-
-/** Later files replace earlier ones with the same path; result in path order. */
-export function mergeFiles(...groups: readonly (readonly SourceFile[])[]): SourceFile[] {
-  const byPath = new Map<string, SourceFile>();
-  for (const group of groups) for (const file of group) byPath.set(file.path, file);
-  return [...byPath.values()].sort((left, right) => left.path.localeCompare(right.path));
-}
 
 /** `3/5 tests passed`, or why there is no report. */
 export function testSummary(report: TestReport | undefined): string {

@@ -14,9 +14,9 @@ import {
   type SourceFile,
   type TesterServiceDefinition,
 } from '@ratchet/contracts';
+import { mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
-import { mergeFiles } from '../domain/decide';
 import { IterationErrorCode } from '../domain/iteration-errors';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { Effect } from '../domain/next-action';
