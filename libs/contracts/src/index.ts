@@ -11,11 +11,14 @@ export {
 } from './gen/google/protobuf/timestamp';
 
 export {
+  CoderMode,
   CoderServiceClient,
   CoderServiceDefinition,
   CoderServiceService,
   WriteCodeRequest,
   WriteCodeResponse,
+  coderModeFromJSON,
+  coderModeToJSON,
 } from './gen/ratchet/v1/coder';
 export type {
   CoderServiceServer,
@@ -51,6 +54,7 @@ export {
   TaskStatusChanged,
   TaskSubmitted,
   TestRunCompleted,
+  ToolCalled,
   logLevelFromJSON,
   logLevelToJSON,
 } from './gen/ratchet/v1/events';
@@ -162,7 +166,12 @@ export type {
 } from './gen/ratchet/v1/safety';
 
 export {
+  CloseSessionRequest,
+  CloseSessionResponse,
   CommandResult,
+  OpenSessionRequest,
+  OpenSessionRequest_EnvEntry,
+  OpenSessionResponse,
   ResourceUsage,
   RunJobRequest,
   RunJobResponse,
@@ -175,6 +184,18 @@ export {
   SandboxRunnerServiceClient,
   SandboxRunnerServiceDefinition,
   SandboxRunnerServiceService,
+  SessionDiffRequest,
+  SessionDiffResponse,
+  SessionExecRequest,
+  SessionExecResponse,
+  SessionFileEntry,
+  SessionFileProblem,
+  SessionListFilesRequest,
+  SessionListFilesResponse,
+  SessionReadFilesRequest,
+  SessionReadFilesResponse,
+  SessionWriteFilesRequest,
+  SessionWriteFilesResponse,
   TestCase,
   TestCaseStatus,
   TestReport,
@@ -203,6 +224,7 @@ export {
   Task,
   TaskStatus,
   Task_LabelsEntry,
+  ToolStep,
   approvalDecisionFromJSON,
   approvalDecisionToJSON,
   approvalKindFromJSON,

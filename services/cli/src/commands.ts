@@ -93,6 +93,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
       labels: { ...options.labels },
       requestId: '',
+      testCommand: [],
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);

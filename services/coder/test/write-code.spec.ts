@@ -27,6 +27,10 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     safetyFindings: [],
     lessons: [],
     maxTokens: 0,
+    mode: 0,
+    testCommand: [],
+    maxModelCalls: 0,
+    protectedPaths: [],
     ...overrides,
   };
 }

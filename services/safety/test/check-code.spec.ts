@@ -65,7 +65,7 @@ describe('CheckCode over the in-process bus', () => {
   });
 
   it('leaves CheckCommand and CheckDependencies unserved', async () => {
-    await expect(client.checkCommand({ taskId: 't', argv: ['ls'], workingDirectory: '', language: Language.LANGUAGE_PYTHON })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
+    await expect(client.checkCommand({ taskId: 't', argv: ['ls'], workingDirectory: '', language: Language.LANGUAGE_PYTHON, commandLine: '' })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
     await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [] })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
   });
 });

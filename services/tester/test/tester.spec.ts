@@ -72,7 +72,7 @@ describe('tester over the in-process bus', () => {
 
   it('refuses a run without test paths or with a test path that was not sent', async () => {
     const { client } = serve([]);
-    const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], limits: undefined, dependencies: [] };
+    const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], limits: undefined, dependencies: [], testCommand: [] };
     await expect(client.runTests({ ...base, testPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_paths is empty') });
     await expect(client.runTests({ ...base, testPaths: ['tests/test_app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('not among the files') });
     await expect(client.runTests({ ...base, files: [{ path: '/etc/passwd', content: '' }], testPaths: ['/etc/passwd'] })).rejects.toMatchObject({ message: expect.stringContaining('is absolute') });

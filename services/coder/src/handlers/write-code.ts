@@ -79,8 +79,8 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
-    if (!reply.ok) return { files: [], deletedPaths: [], summary: '', dependencies: [], usage: reply.usage, replyFailure: reply.failure, disputedTests: [] };
+    if (!reply.ok) return { files: [], deletedPaths: [], summary: '', dependencies: [], usage: reply.usage, replyFailure: reply.failure, disputedTests: [], toolSteps: [], changedPaths: [] };
     const files = applyReply(request.files, reply.value);
-    return { files, deletedPaths: reply.value.deletedPaths, summary: reply.value.summary, dependencies: [], usage: reply.usage, replyFailure: undefined, disputedTests: reply.value.disputedTests };
+    return { files, deletedPaths: reply.value.deletedPaths, summary: reply.value.summary, dependencies: [], usage: reply.usage, replyFailure: undefined, disputedTests: reply.value.disputedTests, toolSteps: [], changedPaths: [] };
   };
 }

@@ -130,6 +130,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     acceptanceTests: full ? [...record.acceptanceTests] : [],
     resultFiles: full ? [...record.resultFiles] : [],
     lessons: full ? [...record.lessons] : [],
+    testCommand: [],
   };
 }
 
@@ -154,6 +155,7 @@ export function toIterationProto(record: IterationRecord): Iteration {
     completedAt: record.completedAt,
     reflectionLessons: [...record.reflectionLessons],
     storedLesson: record.storedLesson,
+    toolSteps: [],
   };
 }
 

@@ -152,6 +152,10 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             safetyFindings: [...(previous?.safetyFindings ?? [])],
             lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
             maxTokens: tokensLeft(state),
+            mode: 0,
+            testCommand: [],
+            maxModelCalls: 0,
+            protectedPaths: [],
           },
           model(signal),
         );
@@ -212,7 +216,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       // The TESTING phase began before the tests were written, when there were some to write.
       const startedAt = phase.enteredAt;
       const run = await clients.tester.runTests(
-        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: mergeFiles(iteration.files, tests), testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [] },
+        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: mergeFiles(iteration.files, tests), testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [], testCommand: [] },
         { timeoutMs: settings.testRunTimeoutMs, signal },
       );
       const result = run.result;

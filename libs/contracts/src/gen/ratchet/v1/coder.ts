@@ -23,7 +23,53 @@ import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { Dependency, SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
-import { Plan, Reflection } from "./task";
+import { Plan, Reflection, ToolStep } from "./task";
+
+/** CoderMode selects how the coder works. */
+export enum CoderMode {
+  /** CODER_MODE_UNSPECIFIED - The coder's configured default for the request (agent for a workspace). */
+  CODER_MODE_UNSPECIFIED = 0,
+  /** CODER_MODE_FILES - One model reply with whole files. */
+  CODER_MODE_FILES = 1,
+  /**
+   * CODER_MODE_AGENT - A tool-calling loop over a sandbox session: list, read, search, edit,
+   * write, run, finish.
+   */
+  CODER_MODE_AGENT = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function coderModeFromJSON(object: any): CoderMode {
+  switch (object) {
+    case 0:
+    case "CODER_MODE_UNSPECIFIED":
+      return CoderMode.CODER_MODE_UNSPECIFIED;
+    case 1:
+    case "CODER_MODE_FILES":
+      return CoderMode.CODER_MODE_FILES;
+    case 2:
+    case "CODER_MODE_AGENT":
+      return CoderMode.CODER_MODE_AGENT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return CoderMode.UNRECOGNIZED;
+  }
+}
+
+export function coderModeToJSON(object: CoderMode): string {
+  switch (object) {
+    case CoderMode.CODER_MODE_UNSPECIFIED:
+      return "CODER_MODE_UNSPECIFIED";
+    case CoderMode.CODER_MODE_FILES:
+      return "CODER_MODE_FILES";
+    case CoderMode.CODER_MODE_AGENT:
+      return "CODER_MODE_AGENT";
+    case CoderMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 /** WriteCodeRequest is everything the coder needs. */
 export interface WriteCodeRequest {
@@ -57,6 +103,20 @@ export interface WriteCodeRequest {
   lessons: Lesson[];
   /** Tokens the coder may still spend on this call; 0 means no explicit limit. */
   maxTokens: number;
+  /** How to work. */
+  mode: CoderMode;
+  /** Agent mode: the test command the model may run to check its work. */
+  testCommand: string[];
+  /**
+   * Agent mode: model calls the coder may still make in this task; 0 means
+   * no explicit limit (the coding phase's own step limit still applies).
+   */
+  maxModelCalls: number;
+  /**
+   * Agent mode: paths the model must not change (the user's acceptance
+   * tests, in the workspace).
+   */
+  protectedPaths: string[];
 }
 
 /** WriteCodeResponse carries the changed files. */
@@ -85,6 +145,13 @@ export interface WriteCodeResponse {
    * judges them. The code is not bent to fit such a test.
    */
   disputedTests: TestDispute[];
+  /** Agent mode: every tool call made, in order. */
+  toolSteps: ToolStep[];
+  /**
+   * Paths among `files` that this call created or changed (agent mode: the
+   * session's diff); files not listed are as they came in the request.
+   */
+  changedPaths: string[];
 }
 
 function createBaseWriteCodeRequest(): WriteCodeRequest {
@@ -101,6 +168,10 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     safetyFindings: [],
     lessons: [],
     maxTokens: 0,
+    mode: 0,
+    testCommand: [],
+    maxModelCalls: 0,
+    protectedPaths: [],
   };
 }
 
@@ -141,6 +212,18 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     if (message.maxTokens !== 0) {
       writer.uint32(96).int64(message.maxTokens);
+    }
+    if (message.mode !== 0) {
+      writer.uint32(104).int32(message.mode);
+    }
+    for (const v of message.testCommand) {
+      writer.uint32(114).string(v!);
+    }
+    if (message.maxModelCalls !== 0) {
+      writer.uint32(120).int32(message.maxModelCalls);
+    }
+    for (const v of message.protectedPaths) {
+      writer.uint32(130).string(v!);
     }
     return writer;
   },
@@ -254,6 +337,38 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.maxTokens = longToNumber(reader.int64());
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.testCommand.push(reader.string());
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.maxModelCalls = reader.int32();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.protectedPaths.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -302,6 +417,22 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
+      mode: isSet(object.mode) ? coderModeFromJSON(object.mode) : 0,
+      testCommand: globalThis.Array.isArray(object?.testCommand)
+        ? object.testCommand.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.test_command)
+        ? object.test_command.map((e: any) => globalThis.String(e))
+        : [],
+      maxModelCalls: isSet(object.maxModelCalls)
+        ? globalThis.Number(object.maxModelCalls)
+        : isSet(object.max_model_calls)
+        ? globalThis.Number(object.max_model_calls)
+        : 0,
+      protectedPaths: globalThis.Array.isArray(object?.protectedPaths)
+        ? object.protectedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.protected_paths)
+        ? object.protected_paths.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -343,6 +474,18 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
+    if (message.mode !== 0) {
+      obj.mode = coderModeToJSON(message.mode);
+    }
+    if (message.testCommand?.length) {
+      obj.testCommand = message.testCommand;
+    }
+    if (message.maxModelCalls !== 0) {
+      obj.maxModelCalls = Math.round(message.maxModelCalls);
+    }
+    if (message.protectedPaths?.length) {
+      obj.protectedPaths = message.protectedPaths;
+    }
     return obj;
   },
 
@@ -367,6 +510,10 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.safetyFindings = object.safetyFindings?.map((e) => SafetyFinding.fromPartial(e)) || [];
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
+    message.mode = object.mode ?? 0;
+    message.testCommand = object.testCommand?.map((e) => e) || [];
+    message.maxModelCalls = object.maxModelCalls ?? 0;
+    message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
     return message;
   },
 };
@@ -380,6 +527,8 @@ function createBaseWriteCodeResponse(): WriteCodeResponse {
     usage: undefined,
     replyFailure: undefined,
     disputedTests: [],
+    toolSteps: [],
+    changedPaths: [],
   };
 }
 
@@ -405,6 +554,12 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     }
     for (const v of message.disputedTests) {
       TestDispute.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.toolSteps) {
+      ToolStep.encode(v!, writer.uint32(66).fork()).join();
+    }
+    for (const v of message.changedPaths) {
+      writer.uint32(74).string(v!);
     }
     return writer;
   },
@@ -478,6 +633,22 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
             message.disputedTests.push(TestDispute.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.toolSteps.push(ToolStep.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.changedPaths.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -513,6 +684,16 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
         : globalThis.Array.isArray(object?.disputed_tests)
         ? object.disputed_tests.map((e: any) => TestDispute.fromJSON(e))
         : [],
+      toolSteps: globalThis.Array.isArray(object?.toolSteps)
+        ? object.toolSteps.map((e: any) => ToolStep.fromJSON(e))
+        : globalThis.Array.isArray(object?.tool_steps)
+        ? object.tool_steps.map((e: any) => ToolStep.fromJSON(e))
+        : [],
+      changedPaths: globalThis.Array.isArray(object?.changedPaths)
+        ? object.changedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.changed_paths)
+        ? object.changed_paths.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -539,6 +720,12 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     if (message.disputedTests?.length) {
       obj.disputedTests = message.disputedTests.map((e) => TestDispute.toJSON(e));
     }
+    if (message.toolSteps?.length) {
+      obj.toolSteps = message.toolSteps.map((e) => ToolStep.toJSON(e));
+    }
+    if (message.changedPaths?.length) {
+      obj.changedPaths = message.changedPaths;
+    }
     return obj;
   },
 
@@ -556,6 +743,8 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
       ? ReplyFailure.fromPartial(object.replyFailure)
       : undefined;
     message.disputedTests = object.disputedTests?.map((e) => TestDispute.fromPartial(e)) || [];
+    message.toolSteps = object.toolSteps?.map((e) => ToolStep.fromPartial(e)) || [];
+    message.changedPaths = object.changedPaths?.map((e) => e) || [];
     return message;
   },
 };

@@ -23,6 +23,7 @@ import {
   TaskStatus,
   taskStatusFromJSON,
   taskStatusToJSON,
+  ToolStep,
 } from "./task";
 
 /** LogLevel is the severity of a log line. */
@@ -138,6 +139,9 @@ export interface TaskEvent {
     | //
     /** A log line worth showing to the user. */
     { $case: "logLine"; logLine: LogLine }
+    | //
+    /** The coder called a tool. */
+    { $case: "toolCalled"; toolCalled: ToolCalled }
     | undefined;
 }
 
@@ -316,6 +320,12 @@ export interface LogLine_AttributesEntry {
   value: string;
 }
 
+/** ToolCalled records one tool call of the agentic coder, as it happens. */
+export interface ToolCalled {
+  /** The call and its result. */
+  step?: ToolStep | undefined;
+}
+
 function createBaseTaskEvent(): TaskEvent {
   return { taskId: "", sequence: 0, time: undefined, iteration: 0, payload: undefined };
 }
@@ -373,6 +383,9 @@ export const TaskEvent: MessageFns<TaskEvent> = {
         break;
       case "logLine":
         LogLine.encode(message.payload.logLine, writer.uint32(178).fork()).join();
+        break;
+      case "toolCalled":
+        ToolCalled.encode(message.payload.toolCalled, writer.uint32(186).fork()).join();
         break;
     }
     return writer;
@@ -548,6 +561,14 @@ export const TaskEvent: MessageFns<TaskEvent> = {
             message.payload = { $case: "logLine", logLine: LogLine.decode(reader, reader.uint32()) };
             continue;
           }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.payload = { $case: "toolCalled", toolCalled: ToolCalled.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -622,6 +643,10 @@ export const TaskEvent: MessageFns<TaskEvent> = {
         ? { $case: "logLine", logLine: LogLine.fromJSON(object.logLine) }
         : isSet(object.log_line)
         ? { $case: "logLine", logLine: LogLine.fromJSON(object.log_line) }
+        : isSet(object.toolCalled)
+        ? { $case: "toolCalled", toolCalled: ToolCalled.fromJSON(object.toolCalled) }
+        : isSet(object.tool_called)
+        ? { $case: "toolCalled", toolCalled: ToolCalled.fromJSON(object.tool_called) }
         : undefined,
     };
   },
@@ -666,6 +691,8 @@ export const TaskEvent: MessageFns<TaskEvent> = {
       obj.taskCompleted = TaskCompleted.toJSON(message.payload.taskCompleted);
     } else if (message.payload?.$case === "logLine") {
       obj.logLine = LogLine.toJSON(message.payload.logLine);
+    } else if (message.payload?.$case === "toolCalled") {
+      obj.toolCalled = ToolCalled.toJSON(message.payload.toolCalled);
     }
     return obj;
   },
@@ -791,6 +818,12 @@ export const TaskEvent: MessageFns<TaskEvent> = {
       case "logLine": {
         if (object.payload?.logLine !== undefined && object.payload?.logLine !== null) {
           message.payload = { $case: "logLine", logLine: LogLine.fromPartial(object.payload.logLine) };
+        }
+        break;
+      }
+      case "toolCalled": {
+        if (object.payload?.toolCalled !== undefined && object.payload?.toolCalled !== null) {
+          message.payload = { $case: "toolCalled", toolCalled: ToolCalled.fromPartial(object.payload.toolCalled) };
         }
         break;
       }
@@ -2464,6 +2497,73 @@ export const LogLine_AttributesEntry: MessageFns<LogLine_AttributesEntry> = {
     const message = createBaseLogLine_AttributesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseToolCalled(): ToolCalled {
+  return { step: undefined };
+}
+
+export const ToolCalled: MessageFns<ToolCalled> = {
+  encode(message: ToolCalled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== undefined) {
+      ToolStep.encode(message.step, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolCalled {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolCalled();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.step = ToolStep.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolCalled {
+    return { step: isSet(object.step) ? ToolStep.fromJSON(object.step) : undefined };
+  },
+
+  toJSON(message: ToolCalled): unknown {
+    const obj: any = {};
+    if (message.step !== undefined) {
+      obj.step = ToolStep.toJSON(message.step);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ToolCalled>, I>>(base?: I): ToolCalled {
+    return ToolCalled.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ToolCalled>, I>>(object: I): ToolCalled {
+    const message = createBaseToolCalled();
+    message.step = (object.step !== undefined && object.step !== null) ? ToolStep.fromPartial(object.step) : undefined;
     return message;
   },
 };

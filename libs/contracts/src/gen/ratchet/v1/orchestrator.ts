@@ -107,6 +107,11 @@ export interface SubmitTaskRequest {
    * existing task instead of creating a new one.
    */
   requestId: string;
+  /**
+   * Test command of a workspace task, program and arguments (for example
+   * ["pytest", "-q"]); empty means the language's default test command.
+   */
+  testCommand: string[];
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -255,6 +260,7 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     approvalPolicy: undefined,
     labels: {},
     requestId: "",
+    testCommand: [],
   };
 }
 
@@ -283,6 +289,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     });
     if (message.requestId !== "") {
       writer.uint32(66).string(message.requestId);
+    }
+    for (const v of message.testCommand) {
+      writer.uint32(74).string(v!);
     }
     return writer;
   },
@@ -367,6 +376,14 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.testCommand.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -416,6 +433,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      testCommand: globalThis.Array.isArray(object?.testCommand)
+        ? object.testCommand.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.test_command)
+        ? object.test_command.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -451,6 +473,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.testCommand?.length) {
+      obj.testCommand = message.testCommand;
+    }
     return obj;
   },
 
@@ -479,6 +504,7 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
       {},
     );
     message.requestId = object.requestId ?? "";
+    message.testCommand = object.testCommand?.map((e) => e) || [];
     return message;
   },
 };

@@ -203,14 +203,22 @@ export interface CheckCommandRequest {
   workingDirectory: string;
   /** Language of the task, which selects the expected toolchain. */
   language: Language;
+  /**
+   * A shell command line as the model wrote it (for example
+   * "pytest -q tests/ | tail -5"). Safety parses it with a shell parser and
+   * checks every command in it; when set, argv is ignored.
+   */
+  commandLine: string;
 }
 
 /** CheckCommandResponse is the outcome of a command check. */
 export interface CheckCommandResponse {
-  /** Overall decision. */
+  /** Overall decision: ALLOW, BLOCK (denied) or REQUIRE_APPROVAL (ask). */
   verdict: SafetyVerdict;
   /** Every rule match, blocking or not. */
   findings: SafetyFinding[];
+  /** Why the verdict was reached, one line, for the model and the user. */
+  reason: string;
 }
 
 /** CheckDependenciesRequest asks whether packages may be installed. */
@@ -714,7 +722,7 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
 };
 
 function createBaseCheckCommandRequest(): CheckCommandRequest {
-  return { taskId: "", argv: [], workingDirectory: "", language: 0 };
+  return { taskId: "", argv: [], workingDirectory: "", language: 0, commandLine: "" };
 }
 
 export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
@@ -730,6 +738,9 @@ export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
     }
     if (message.language !== 0) {
       writer.uint32(32).int32(message.language);
+    }
+    if (message.commandLine !== "") {
+      writer.uint32(42).string(message.commandLine);
     }
     return writer;
   },
@@ -779,6 +790,14 @@ export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
             message.language = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.commandLine = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -805,6 +824,11 @@ export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
         ? globalThis.String(object.working_directory)
         : "",
       language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      commandLine: isSet(object.commandLine)
+        ? globalThis.String(object.commandLine)
+        : isSet(object.command_line)
+        ? globalThis.String(object.command_line)
+        : "",
     };
   },
 
@@ -822,6 +846,9 @@ export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
     if (message.language !== 0) {
       obj.language = languageToJSON(message.language);
     }
+    if (message.commandLine !== "") {
+      obj.commandLine = message.commandLine;
+    }
     return obj;
   },
 
@@ -834,12 +861,13 @@ export const CheckCommandRequest: MessageFns<CheckCommandRequest> = {
     message.argv = object.argv?.map((e) => e) || [];
     message.workingDirectory = object.workingDirectory ?? "";
     message.language = object.language ?? 0;
+    message.commandLine = object.commandLine ?? "";
     return message;
   },
 };
 
 function createBaseCheckCommandResponse(): CheckCommandResponse {
-  return { verdict: 0, findings: [] };
+  return { verdict: 0, findings: [], reason: "" };
 }
 
 export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
@@ -849,6 +877,9 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
     }
     for (const v of message.findings) {
       SafetyFinding.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
     }
     return writer;
   },
@@ -882,6 +913,14 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
             message.findings.push(SafetyFinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -900,6 +939,7 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
       findings: globalThis.Array.isArray(object?.findings)
         ? object.findings.map((e: any) => SafetyFinding.fromJSON(e))
         : [],
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -911,6 +951,9 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
     if (message.findings?.length) {
       obj.findings = message.findings.map((e) => SafetyFinding.toJSON(e));
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -921,6 +964,7 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
     const message = createBaseCheckCommandResponse();
     message.verdict = object.verdict ?? 0;
     message.findings = object.findings?.map((e) => SafetyFinding.fromPartial(e)) || [];
+    message.reason = object.reason ?? "";
     return message;
   },
 };

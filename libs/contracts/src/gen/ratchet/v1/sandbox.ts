@@ -374,6 +374,201 @@ export interface RunJobResponse {
   result?: SandboxJobResult | undefined;
 }
 
+/** OpenSessionRequest asks for a sandbox session. */
+export interface OpenSessionRequest {
+  /**
+   * Client-chosen session id (a subject token: letters, digits, "-", "_");
+   * opening the same id again returns the live session.
+   */
+  sessionId: string;
+  /** Task the session belongs to; every session of a task is closed when it ends. */
+  taskId: string;
+  /** Iteration number (1-based) within the task. */
+  iteration: number;
+  /** Language of the code, which selects the default image. */
+  language: Language;
+  /** Files written into the work directory before the session is ready. */
+  files: SourceFile[];
+  /**
+   * Environment variables visible to the session's commands; the host's
+   * environment is never inherited.
+   */
+  env: { [key: string]: string };
+  /**
+   * Resource limits of the whole session; timeout is the default timeout of
+   * one command, output_limit_bytes the default cap of one command's output.
+   */
+  limits?:
+    | SandboxLimits
+    | undefined;
+  /** Isolation driver to use. */
+  driver: SandboxDriver;
+  /** Sandbox image reference; empty means the configured image. */
+  image: string;
+  /**
+   * The runner closes a session no call has used for this long; zero means
+   * the runner's configured idle timeout.
+   */
+  idleTimeout?: Duration | undefined;
+}
+
+export interface OpenSessionRequest_EnvEntry {
+  key: string;
+  value: string;
+}
+
+/** OpenSessionResponse says where the session lives. */
+export interface OpenSessionResponse {
+  /** The session's id. */
+  sessionId: string;
+  /** The runner holding the session; calls go to its own subject. */
+  runnerId: string;
+  /** Driver that runs the session. */
+  driver: SandboxDriver;
+  /** From the runner taking the request to the session being ready. */
+  startup?: Duration | undefined;
+}
+
+/** SessionExecRequest runs one command in a session. */
+export interface SessionExecRequest {
+  /** The session. */
+  sessionId: string;
+  /**
+   * Program and arguments, executed directly (no shell; pass
+   * ["sh", "-c", LINE] for a shell line).
+   */
+  argv: string[];
+  /** Working directory relative to the work directory; empty means its root. */
+  workingDirectory: string;
+  /** Timeout of this command; zero means the session's default. */
+  timeout?:
+    | Duration
+    | undefined;
+  /** Cap in bytes on each of stdout and stderr; zero means the session's default. */
+  outputLimitBytes: number;
+}
+
+/** SessionExecResponse is the outcome of one command of a session. */
+export interface SessionExecResponse {
+  /** Process exit code; -1 when killed for its timeout, 128+N for signal N. */
+  exitCode: number;
+  /** Standard output, capped, terminal control sequences removed. */
+  stdout: Buffer;
+  /** Standard error, capped, terminal control sequences removed. */
+  stderr: Buffer;
+  /** Whether stdout was cut at the cap. */
+  stdoutTruncated: boolean;
+  /** Whether stderr was cut at the cap. */
+  stderrTruncated: boolean;
+  /** Whether the command hit its timeout (it was killed). */
+  timedOut: boolean;
+  /** Time the command ran. */
+  duration?:
+    | Duration
+    | undefined;
+  /** Whether the session's memory limit killed a process of the command. */
+  oomKilled: boolean;
+}
+
+/** SessionReadFilesRequest names files to read. */
+export interface SessionReadFilesRequest {
+  /** The session. */
+  sessionId: string;
+  /** Paths relative to the work directory. */
+  paths: string[];
+}
+
+/** SessionFileProblem says why a path could not be read or listed. */
+export interface SessionFileProblem {
+  /** The path as requested. */
+  path: string;
+  /** Why, for example "no such file", "a directory", "binary", "over 1048576 bytes". */
+  reason: string;
+}
+
+/** SessionReadFilesResponse carries the files that could be read. */
+export interface SessionReadFilesResponse {
+  /** Files read, UTF-8 text. */
+  files: SourceFile[];
+  /** Paths that could not be read, with why. */
+  problems: SessionFileProblem[];
+}
+
+/** SessionWriteFilesRequest changes files of a session. */
+export interface SessionWriteFilesRequest {
+  /** The session. */
+  sessionId: string;
+  /** Files to create or replace, with their full content. */
+  files: SourceFile[];
+  /** Files to delete; a path that does not exist is ignored. */
+  deletedPaths: string[];
+}
+
+/** SessionWriteFilesResponse acknowledges a write. */
+export interface SessionWriteFilesResponse {
+  /** Number of files written. */
+  written: number;
+  /** Number of files deleted. */
+  deleted: number;
+}
+
+/** SessionListFilesRequest asks for the files under a directory. */
+export interface SessionListFilesRequest {
+  /** The session. */
+  sessionId: string;
+  /** Directory relative to the work directory; empty means its root. */
+  directory: string;
+  /** Most entries to return; zero means the runner's cap. */
+  limit: number;
+}
+
+/** SessionFileEntry is one regular file of a session. */
+export interface SessionFileEntry {
+  /** Path relative to the work directory. */
+  path: string;
+  /** Size in bytes. */
+  sizeBytes: number;
+}
+
+/** SessionListFilesResponse lists regular files, sorted by path. */
+export interface SessionListFilesResponse {
+  /** The files. */
+  files: SessionFileEntry[];
+  /** Whether the listing stopped at the limit. */
+  truncated: boolean;
+}
+
+/** SessionDiffRequest asks what changed in a session. */
+export interface SessionDiffRequest {
+  /** The session. */
+  sessionId: string;
+}
+
+/** SessionDiffResponse is the session's change against the files it opened with. */
+export interface SessionDiffResponse {
+  /** Files created or changed, with their full new content, sorted by path. */
+  changedFiles: SourceFile[];
+  /** Files of the opening set that no longer exist, sorted. */
+  deletedPaths: string[];
+  /**
+   * Files that changed but cannot be carried as text (binary, too large,
+   * not regular), with why; they are not part of the change.
+   */
+  skipped: SessionFileProblem[];
+}
+
+/** CloseSessionRequest ends a session. */
+export interface CloseSessionRequest {
+  /** The session. */
+  sessionId: string;
+}
+
+/** CloseSessionResponse says whether there was a session to close. */
+export interface CloseSessionResponse {
+  /** False when the session was already gone (closed, idle, or unknown). */
+  closed: boolean;
+}
+
 function createBaseSandboxLimits(): SandboxLimits {
   return { memoryBytes: 0, pids: 0, cpus: 0, timeout: undefined, outputLimitBytes: 0, workDirBytes: 0 };
 }
@@ -2358,6 +2553,1905 @@ export const RunJobResponse: MessageFns<RunJobResponse> = {
   },
 };
 
+function createBaseOpenSessionRequest(): OpenSessionRequest {
+  return {
+    sessionId: "",
+    taskId: "",
+    iteration: 0,
+    language: 0,
+    files: [],
+    env: {},
+    limits: undefined,
+    driver: 0,
+    image: "",
+    idleTimeout: undefined,
+  };
+}
+
+export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
+  encode(message: OpenSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(18).string(message.taskId);
+    }
+    if (message.iteration !== 0) {
+      writer.uint32(24).int32(message.iteration);
+    }
+    if (message.language !== 0) {
+      writer.uint32(32).int32(message.language);
+    }
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(42).fork()).join();
+    }
+    globalThis.Object.entries(message.env).forEach(([key, value]: [string, string]) => {
+      OpenSessionRequest_EnvEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
+    });
+    if (message.limits !== undefined) {
+      SandboxLimits.encode(message.limits, writer.uint32(58).fork()).join();
+    }
+    if (message.driver !== 0) {
+      writer.uint32(64).int32(message.driver);
+    }
+    if (message.image !== "") {
+      writer.uint32(74).string(message.image);
+    }
+    if (message.idleTimeout !== undefined) {
+      Duration.encode(message.idleTimeout, writer.uint32(82).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.iteration = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            const entry6 = OpenSessionRequest_EnvEntry.decode(reader, reader.uint32());
+            if (entry6.value !== undefined) {
+              message.env[entry6.key] = entry6.value;
+            }
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.limits = SandboxLimits.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.driver = reader.int32() as any;
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.image = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.idleTimeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenSessionRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      iteration: isSet(object.iteration) ? globalThis.Number(object.iteration) : 0,
+      language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      env: isObject(object.env)
+        ? (globalThis.Object.entries(object.env) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      limits: isSet(object.limits) ? SandboxLimits.fromJSON(object.limits) : undefined,
+      driver: isSet(object.driver) ? sandboxDriverFromJSON(object.driver) : 0,
+      image: isSet(object.image) ? globalThis.String(object.image) : "",
+      idleTimeout: isSet(object.idleTimeout)
+        ? Duration.fromJSON(object.idleTimeout)
+        : isSet(object.idle_timeout)
+        ? Duration.fromJSON(object.idle_timeout)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OpenSessionRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.iteration !== 0) {
+      obj.iteration = Math.round(message.iteration);
+    }
+    if (message.language !== 0) {
+      obj.language = languageToJSON(message.language);
+    }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.env) {
+      const entries = globalThis.Object.entries(message.env) as [string, string][];
+      if (entries.length > 0) {
+        obj.env = {};
+        entries.forEach(([k, v]) => {
+          obj.env[k] = v;
+        });
+      }
+    }
+    if (message.limits !== undefined) {
+      obj.limits = SandboxLimits.toJSON(message.limits);
+    }
+    if (message.driver !== 0) {
+      obj.driver = sandboxDriverToJSON(message.driver);
+    }
+    if (message.image !== "") {
+      obj.image = message.image;
+    }
+    if (message.idleTimeout !== undefined) {
+      obj.idleTimeout = Duration.toJSON(message.idleTimeout);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OpenSessionRequest>, I>>(base?: I): OpenSessionRequest {
+    return OpenSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OpenSessionRequest>, I>>(object: I): OpenSessionRequest {
+    const message = createBaseOpenSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.taskId = object.taskId ?? "";
+    message.iteration = object.iteration ?? 0;
+    message.language = object.language ?? 0;
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.env = (globalThis.Object.entries(object.env ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? SandboxLimits.fromPartial(object.limits)
+      : undefined;
+    message.driver = object.driver ?? 0;
+    message.image = object.image ?? "";
+    message.idleTimeout = (object.idleTimeout !== undefined && object.idleTimeout !== null)
+      ? Duration.fromPartial(object.idleTimeout)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOpenSessionRequest_EnvEntry(): OpenSessionRequest_EnvEntry {
+  return { key: "", value: "" };
+}
+
+export const OpenSessionRequest_EnvEntry: MessageFns<OpenSessionRequest_EnvEntry> = {
+  encode(message: OpenSessionRequest_EnvEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenSessionRequest_EnvEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenSessionRequest_EnvEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenSessionRequest_EnvEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: OpenSessionRequest_EnvEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OpenSessionRequest_EnvEntry>, I>>(base?: I): OpenSessionRequest_EnvEntry {
+    return OpenSessionRequest_EnvEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OpenSessionRequest_EnvEntry>, I>>(object: I): OpenSessionRequest_EnvEntry {
+    const message = createBaseOpenSessionRequest_EnvEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseOpenSessionResponse(): OpenSessionResponse {
+  return { sessionId: "", runnerId: "", driver: 0, startup: undefined };
+}
+
+export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
+  encode(message: OpenSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.runnerId !== "") {
+      writer.uint32(18).string(message.runnerId);
+    }
+    if (message.driver !== 0) {
+      writer.uint32(24).int32(message.driver);
+    }
+    if (message.startup !== undefined) {
+      Duration.encode(message.startup, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runnerId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.driver = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.startup = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenSessionResponse {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      runnerId: isSet(object.runnerId)
+        ? globalThis.String(object.runnerId)
+        : isSet(object.runner_id)
+        ? globalThis.String(object.runner_id)
+        : "",
+      driver: isSet(object.driver) ? sandboxDriverFromJSON(object.driver) : 0,
+      startup: isSet(object.startup) ? Duration.fromJSON(object.startup) : undefined,
+    };
+  },
+
+  toJSON(message: OpenSessionResponse): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.runnerId !== "") {
+      obj.runnerId = message.runnerId;
+    }
+    if (message.driver !== 0) {
+      obj.driver = sandboxDriverToJSON(message.driver);
+    }
+    if (message.startup !== undefined) {
+      obj.startup = Duration.toJSON(message.startup);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OpenSessionResponse>, I>>(base?: I): OpenSessionResponse {
+    return OpenSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OpenSessionResponse>, I>>(object: I): OpenSessionResponse {
+    const message = createBaseOpenSessionResponse();
+    message.sessionId = object.sessionId ?? "";
+    message.runnerId = object.runnerId ?? "";
+    message.driver = object.driver ?? 0;
+    message.startup = (object.startup !== undefined && object.startup !== null)
+      ? Duration.fromPartial(object.startup)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSessionExecRequest(): SessionExecRequest {
+  return { sessionId: "", argv: [], workingDirectory: "", timeout: undefined, outputLimitBytes: 0 };
+}
+
+export const SessionExecRequest: MessageFns<SessionExecRequest> = {
+  encode(message: SessionExecRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    for (const v of message.argv) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.workingDirectory !== "") {
+      writer.uint32(26).string(message.workingDirectory);
+    }
+    if (message.timeout !== undefined) {
+      Duration.encode(message.timeout, writer.uint32(34).fork()).join();
+    }
+    if (message.outputLimitBytes !== 0) {
+      writer.uint32(40).int64(message.outputLimitBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionExecRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionExecRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.argv.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.workingDirectory = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.outputLimitBytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionExecRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      argv: globalThis.Array.isArray(object?.argv) ? object.argv.map((e: any) => globalThis.String(e)) : [],
+      workingDirectory: isSet(object.workingDirectory)
+        ? globalThis.String(object.workingDirectory)
+        : isSet(object.working_directory)
+        ? globalThis.String(object.working_directory)
+        : "",
+      timeout: isSet(object.timeout) ? Duration.fromJSON(object.timeout) : undefined,
+      outputLimitBytes: isSet(object.outputLimitBytes)
+        ? globalThis.Number(object.outputLimitBytes)
+        : isSet(object.output_limit_bytes)
+        ? globalThis.Number(object.output_limit_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: SessionExecRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.argv?.length) {
+      obj.argv = message.argv;
+    }
+    if (message.workingDirectory !== "") {
+      obj.workingDirectory = message.workingDirectory;
+    }
+    if (message.timeout !== undefined) {
+      obj.timeout = Duration.toJSON(message.timeout);
+    }
+    if (message.outputLimitBytes !== 0) {
+      obj.outputLimitBytes = Math.round(message.outputLimitBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionExecRequest>, I>>(base?: I): SessionExecRequest {
+    return SessionExecRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionExecRequest>, I>>(object: I): SessionExecRequest {
+    const message = createBaseSessionExecRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.argv = object.argv?.map((e) => e) || [];
+    message.workingDirectory = object.workingDirectory ?? "";
+    message.timeout = (object.timeout !== undefined && object.timeout !== null)
+      ? Duration.fromPartial(object.timeout)
+      : undefined;
+    message.outputLimitBytes = object.outputLimitBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseSessionExecResponse(): SessionExecResponse {
+  return {
+    exitCode: 0,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    timedOut: false,
+    duration: undefined,
+    oomKilled: false,
+  };
+}
+
+export const SessionExecResponse: MessageFns<SessionExecResponse> = {
+  encode(message: SessionExecResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.exitCode !== 0) {
+      writer.uint32(8).int32(message.exitCode);
+    }
+    if (message.stdout.length !== 0) {
+      writer.uint32(18).bytes(message.stdout);
+    }
+    if (message.stderr.length !== 0) {
+      writer.uint32(26).bytes(message.stderr);
+    }
+    if (message.stdoutTruncated !== false) {
+      writer.uint32(32).bool(message.stdoutTruncated);
+    }
+    if (message.stderrTruncated !== false) {
+      writer.uint32(40).bool(message.stderrTruncated);
+    }
+    if (message.timedOut !== false) {
+      writer.uint32(48).bool(message.timedOut);
+    }
+    if (message.duration !== undefined) {
+      Duration.encode(message.duration, writer.uint32(58).fork()).join();
+    }
+    if (message.oomKilled !== false) {
+      writer.uint32(64).bool(message.oomKilled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionExecResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionExecResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.exitCode = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.stdout = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stderr = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.stdoutTruncated = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.stderrTruncated = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.timedOut = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.duration = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.oomKilled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionExecResponse {
+    return {
+      exitCode: isSet(object.exitCode)
+        ? globalThis.Number(object.exitCode)
+        : isSet(object.exit_code)
+        ? globalThis.Number(object.exit_code)
+        : 0,
+      stdout: isSet(object.stdout) ? Buffer.from(bytesFromBase64(object.stdout)) : Buffer.alloc(0),
+      stderr: isSet(object.stderr) ? Buffer.from(bytesFromBase64(object.stderr)) : Buffer.alloc(0),
+      stdoutTruncated: isSet(object.stdoutTruncated)
+        ? globalThis.Boolean(object.stdoutTruncated)
+        : isSet(object.stdout_truncated)
+        ? globalThis.Boolean(object.stdout_truncated)
+        : false,
+      stderrTruncated: isSet(object.stderrTruncated)
+        ? globalThis.Boolean(object.stderrTruncated)
+        : isSet(object.stderr_truncated)
+        ? globalThis.Boolean(object.stderr_truncated)
+        : false,
+      timedOut: isSet(object.timedOut)
+        ? globalThis.Boolean(object.timedOut)
+        : isSet(object.timed_out)
+        ? globalThis.Boolean(object.timed_out)
+        : false,
+      duration: isSet(object.duration) ? Duration.fromJSON(object.duration) : undefined,
+      oomKilled: isSet(object.oomKilled)
+        ? globalThis.Boolean(object.oomKilled)
+        : isSet(object.oom_killed)
+        ? globalThis.Boolean(object.oom_killed)
+        : false,
+    };
+  },
+
+  toJSON(message: SessionExecResponse): unknown {
+    const obj: any = {};
+    if (message.exitCode !== 0) {
+      obj.exitCode = Math.round(message.exitCode);
+    }
+    if (message.stdout.length !== 0) {
+      obj.stdout = base64FromBytes(message.stdout);
+    }
+    if (message.stderr.length !== 0) {
+      obj.stderr = base64FromBytes(message.stderr);
+    }
+    if (message.stdoutTruncated !== false) {
+      obj.stdoutTruncated = message.stdoutTruncated;
+    }
+    if (message.stderrTruncated !== false) {
+      obj.stderrTruncated = message.stderrTruncated;
+    }
+    if (message.timedOut !== false) {
+      obj.timedOut = message.timedOut;
+    }
+    if (message.duration !== undefined) {
+      obj.duration = Duration.toJSON(message.duration);
+    }
+    if (message.oomKilled !== false) {
+      obj.oomKilled = message.oomKilled;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionExecResponse>, I>>(base?: I): SessionExecResponse {
+    return SessionExecResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionExecResponse>, I>>(object: I): SessionExecResponse {
+    const message = createBaseSessionExecResponse();
+    message.exitCode = object.exitCode ?? 0;
+    message.stdout = object.stdout ?? Buffer.alloc(0);
+    message.stderr = object.stderr ?? Buffer.alloc(0);
+    message.stdoutTruncated = object.stdoutTruncated ?? false;
+    message.stderrTruncated = object.stderrTruncated ?? false;
+    message.timedOut = object.timedOut ?? false;
+    message.duration = (object.duration !== undefined && object.duration !== null)
+      ? Duration.fromPartial(object.duration)
+      : undefined;
+    message.oomKilled = object.oomKilled ?? false;
+    return message;
+  },
+};
+
+function createBaseSessionReadFilesRequest(): SessionReadFilesRequest {
+  return { sessionId: "", paths: [] };
+}
+
+export const SessionReadFilesRequest: MessageFns<SessionReadFilesRequest> = {
+  encode(message: SessionReadFilesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    for (const v of message.paths) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionReadFilesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionReadFilesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.paths.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionReadFilesRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      paths: globalThis.Array.isArray(object?.paths) ? object.paths.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: SessionReadFilesRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.paths?.length) {
+      obj.paths = message.paths;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionReadFilesRequest>, I>>(base?: I): SessionReadFilesRequest {
+    return SessionReadFilesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionReadFilesRequest>, I>>(object: I): SessionReadFilesRequest {
+    const message = createBaseSessionReadFilesRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.paths = object.paths?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSessionFileProblem(): SessionFileProblem {
+  return { path: "", reason: "" };
+}
+
+export const SessionFileProblem: MessageFns<SessionFileProblem> = {
+  encode(message: SessionFileProblem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionFileProblem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionFileProblem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionFileProblem {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: SessionFileProblem): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionFileProblem>, I>>(base?: I): SessionFileProblem {
+    return SessionFileProblem.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionFileProblem>, I>>(object: I): SessionFileProblem {
+    const message = createBaseSessionFileProblem();
+    message.path = object.path ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionReadFilesResponse(): SessionReadFilesResponse {
+  return { files: [], problems: [] };
+}
+
+export const SessionReadFilesResponse: MessageFns<SessionReadFilesResponse> = {
+  encode(message: SessionReadFilesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.problems) {
+      SessionFileProblem.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionReadFilesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionReadFilesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.problems.push(SessionFileProblem.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionReadFilesResponse {
+    return {
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      problems: globalThis.Array.isArray(object?.problems)
+        ? object.problems.map((e: any) => SessionFileProblem.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionReadFilesResponse): unknown {
+    const obj: any = {};
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.problems?.length) {
+      obj.problems = message.problems.map((e) => SessionFileProblem.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionReadFilesResponse>, I>>(base?: I): SessionReadFilesResponse {
+    return SessionReadFilesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionReadFilesResponse>, I>>(object: I): SessionReadFilesResponse {
+    const message = createBaseSessionReadFilesResponse();
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.problems = object.problems?.map((e) => SessionFileProblem.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionWriteFilesRequest(): SessionWriteFilesRequest {
+  return { sessionId: "", files: [], deletedPaths: [] };
+}
+
+export const SessionWriteFilesRequest: MessageFns<SessionWriteFilesRequest> = {
+  encode(message: SessionWriteFilesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.deletedPaths) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionWriteFilesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionWriteFilesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deletedPaths.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionWriteFilesRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      deletedPaths: globalThis.Array.isArray(object?.deletedPaths)
+        ? object.deletedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.deleted_paths)
+        ? object.deleted_paths.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionWriteFilesRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.deletedPaths?.length) {
+      obj.deletedPaths = message.deletedPaths;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionWriteFilesRequest>, I>>(base?: I): SessionWriteFilesRequest {
+    return SessionWriteFilesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionWriteFilesRequest>, I>>(object: I): SessionWriteFilesRequest {
+    const message = createBaseSessionWriteFilesRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.deletedPaths = object.deletedPaths?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSessionWriteFilesResponse(): SessionWriteFilesResponse {
+  return { written: 0, deleted: 0 };
+}
+
+export const SessionWriteFilesResponse: MessageFns<SessionWriteFilesResponse> = {
+  encode(message: SessionWriteFilesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.written !== 0) {
+      writer.uint32(8).int32(message.written);
+    }
+    if (message.deleted !== 0) {
+      writer.uint32(16).int32(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionWriteFilesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionWriteFilesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.written = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.deleted = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionWriteFilesResponse {
+    return {
+      written: isSet(object.written) ? globalThis.Number(object.written) : 0,
+      deleted: isSet(object.deleted) ? globalThis.Number(object.deleted) : 0,
+    };
+  },
+
+  toJSON(message: SessionWriteFilesResponse): unknown {
+    const obj: any = {};
+    if (message.written !== 0) {
+      obj.written = Math.round(message.written);
+    }
+    if (message.deleted !== 0) {
+      obj.deleted = Math.round(message.deleted);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionWriteFilesResponse>, I>>(base?: I): SessionWriteFilesResponse {
+    return SessionWriteFilesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionWriteFilesResponse>, I>>(object: I): SessionWriteFilesResponse {
+    const message = createBaseSessionWriteFilesResponse();
+    message.written = object.written ?? 0;
+    message.deleted = object.deleted ?? 0;
+    return message;
+  },
+};
+
+function createBaseSessionListFilesRequest(): SessionListFilesRequest {
+  return { sessionId: "", directory: "", limit: 0 };
+}
+
+export const SessionListFilesRequest: MessageFns<SessionListFilesRequest> = {
+  encode(message: SessionListFilesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.directory !== "") {
+      writer.uint32(18).string(message.directory);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionListFilesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionListFilesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.directory = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionListFilesRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      directory: isSet(object.directory) ? globalThis.String(object.directory) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: SessionListFilesRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.directory !== "") {
+      obj.directory = message.directory;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionListFilesRequest>, I>>(base?: I): SessionListFilesRequest {
+    return SessionListFilesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionListFilesRequest>, I>>(object: I): SessionListFilesRequest {
+    const message = createBaseSessionListFilesRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.directory = object.directory ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseSessionFileEntry(): SessionFileEntry {
+  return { path: "", sizeBytes: 0 };
+}
+
+export const SessionFileEntry: MessageFns<SessionFileEntry> = {
+  encode(message: SessionFileEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(16).int64(message.sizeBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionFileEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionFileEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionFileEntry {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: SessionFileEntry): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionFileEntry>, I>>(base?: I): SessionFileEntry {
+    return SessionFileEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionFileEntry>, I>>(object: I): SessionFileEntry {
+    const message = createBaseSessionFileEntry();
+    message.path = object.path ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseSessionListFilesResponse(): SessionListFilesResponse {
+  return { files: [], truncated: false };
+}
+
+export const SessionListFilesResponse: MessageFns<SessionListFilesResponse> = {
+  encode(message: SessionListFilesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.files) {
+      SessionFileEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(16).bool(message.truncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionListFilesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionListFilesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.files.push(SessionFileEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionListFilesResponse {
+    return {
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SessionFileEntry.fromJSON(e)) : [],
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+    };
+  },
+
+  toJSON(message: SessionListFilesResponse): unknown {
+    const obj: any = {};
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SessionFileEntry.toJSON(e));
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionListFilesResponse>, I>>(base?: I): SessionListFilesResponse {
+    return SessionListFilesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionListFilesResponse>, I>>(object: I): SessionListFilesResponse {
+    const message = createBaseSessionListFilesResponse();
+    message.files = object.files?.map((e) => SessionFileEntry.fromPartial(e)) || [];
+    message.truncated = object.truncated ?? false;
+    return message;
+  },
+};
+
+function createBaseSessionDiffRequest(): SessionDiffRequest {
+  return { sessionId: "" };
+}
+
+export const SessionDiffRequest: MessageFns<SessionDiffRequest> = {
+  encode(message: SessionDiffRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionDiffRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionDiffRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionDiffRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SessionDiffRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionDiffRequest>, I>>(base?: I): SessionDiffRequest {
+    return SessionDiffRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionDiffRequest>, I>>(object: I): SessionDiffRequest {
+    const message = createBaseSessionDiffRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionDiffResponse(): SessionDiffResponse {
+  return { changedFiles: [], deletedPaths: [], skipped: [] };
+}
+
+export const SessionDiffResponse: MessageFns<SessionDiffResponse> = {
+  encode(message: SessionDiffResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.changedFiles) {
+      SourceFile.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.deletedPaths) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.skipped) {
+      SessionFileProblem.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionDiffResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionDiffResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.changedFiles.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.deletedPaths.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.skipped.push(SessionFileProblem.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionDiffResponse {
+    return {
+      changedFiles: globalThis.Array.isArray(object?.changedFiles)
+        ? object.changedFiles.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.changed_files)
+        ? object.changed_files.map((e: any) => SourceFile.fromJSON(e))
+        : [],
+      deletedPaths: globalThis.Array.isArray(object?.deletedPaths)
+        ? object.deletedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.deleted_paths)
+        ? object.deleted_paths.map((e: any) => globalThis.String(e))
+        : [],
+      skipped: globalThis.Array.isArray(object?.skipped)
+        ? object.skipped.map((e: any) => SessionFileProblem.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionDiffResponse): unknown {
+    const obj: any = {};
+    if (message.changedFiles?.length) {
+      obj.changedFiles = message.changedFiles.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.deletedPaths?.length) {
+      obj.deletedPaths = message.deletedPaths;
+    }
+    if (message.skipped?.length) {
+      obj.skipped = message.skipped.map((e) => SessionFileProblem.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionDiffResponse>, I>>(base?: I): SessionDiffResponse {
+    return SessionDiffResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionDiffResponse>, I>>(object: I): SessionDiffResponse {
+    const message = createBaseSessionDiffResponse();
+    message.changedFiles = object.changedFiles?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.deletedPaths = object.deletedPaths?.map((e) => e) || [];
+    message.skipped = object.skipped?.map((e) => SessionFileProblem.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCloseSessionRequest(): CloseSessionRequest {
+  return { sessionId: "" };
+}
+
+export const CloseSessionRequest: MessageFns<CloseSessionRequest> = {
+  encode(message: CloseSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseSessionRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CloseSessionRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CloseSessionRequest>, I>>(base?: I): CloseSessionRequest {
+    return CloseSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CloseSessionRequest>, I>>(object: I): CloseSessionRequest {
+    const message = createBaseCloseSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBaseCloseSessionResponse(): CloseSessionResponse {
+  return { closed: false };
+}
+
+export const CloseSessionResponse: MessageFns<CloseSessionResponse> = {
+  encode(message: CloseSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.closed !== false) {
+      writer.uint32(8).bool(message.closed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.closed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseSessionResponse {
+    return { closed: isSet(object.closed) ? globalThis.Boolean(object.closed) : false };
+  },
+
+  toJSON(message: CloseSessionResponse): unknown {
+    const obj: any = {};
+    if (message.closed !== false) {
+      obj.closed = message.closed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CloseSessionResponse>, I>>(base?: I): CloseSessionResponse {
+    return CloseSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CloseSessionResponse>, I>>(object: I): CloseSessionResponse {
+    const message = createBaseCloseSessionResponse();
+    message.closed = object.closed ?? false;
+    return message;
+  },
+};
+
 /** SandboxRunnerService runs untrusted code and tests in an isolated sandbox. */
 export type SandboxRunnerServiceDefinition = typeof SandboxRunnerServiceDefinition;
 export const SandboxRunnerServiceDefinition = {
@@ -2383,6 +4477,78 @@ export const SandboxRunnerServiceDefinition = {
       requestType: HealthRequest as typeof HealthRequest,
       requestStream: false,
       responseType: HealthResponse as typeof HealthResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * OpenSession starts one sandbox holding the given files and keeps it for
+     * the calls below, with the same isolation, limits and image as a job. Any
+     * runner may open it; every later call for the session must go to the
+     * runner that opened it (its own subject, named by runner_id). Idempotent
+     * on session_id while the session lives.
+     */
+    openSession: {
+      name: "OpenSession",
+      requestType: OpenSessionRequest as typeof OpenSessionRequest,
+      requestStream: false,
+      responseType: OpenSessionResponse as typeof OpenSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** SessionExec runs one command in the session's work directory. */
+    sessionExec: {
+      name: "SessionExec",
+      requestType: SessionExecRequest as typeof SessionExecRequest,
+      requestStream: false,
+      responseType: SessionExecResponse as typeof SessionExecResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** SessionReadFiles reads text files of the session. */
+    sessionReadFiles: {
+      name: "SessionReadFiles",
+      requestType: SessionReadFilesRequest as typeof SessionReadFilesRequest,
+      requestStream: false,
+      responseType: SessionReadFilesResponse as typeof SessionReadFilesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** SessionWriteFiles writes (creates or replaces) and deletes files of the session. */
+    sessionWriteFiles: {
+      name: "SessionWriteFiles",
+      requestType: SessionWriteFilesRequest as typeof SessionWriteFilesRequest,
+      requestStream: false,
+      responseType: SessionWriteFilesResponse as typeof SessionWriteFilesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** SessionListFiles lists the session's files under a directory. */
+    sessionListFiles: {
+      name: "SessionListFiles",
+      requestType: SessionListFilesRequest as typeof SessionListFilesRequest,
+      requestStream: false,
+      responseType: SessionListFilesResponse as typeof SessionListFilesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** SessionDiff returns what changed since the session was opened. */
+    sessionDiff: {
+      name: "SessionDiff",
+      requestType: SessionDiffRequest as typeof SessionDiffRequest,
+      requestStream: false,
+      responseType: SessionDiffResponse as typeof SessionDiffResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * CloseSession ends the session and removes its sandbox. Closing a session
+     * that is already gone is not an error.
+     */
+    closeSession: {
+      name: "CloseSession",
+      requestType: CloseSessionRequest as typeof CloseSessionRequest,
+      requestStream: false,
+      responseType: CloseSessionResponse as typeof CloseSessionResponse,
       responseStream: false,
       options: {},
     },
@@ -2416,6 +4582,92 @@ export const SandboxRunnerServiceService = {
     responseSerialize: (value: HealthResponse): Buffer => Buffer.from(HealthResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): HealthResponse => HealthResponse.decode(value),
   },
+  /**
+   * OpenSession starts one sandbox holding the given files and keeps it for
+   * the calls below, with the same isolation, limits and image as a job. Any
+   * runner may open it; every later call for the session must go to the
+   * runner that opened it (its own subject, named by runner_id). Idempotent
+   * on session_id while the session lives.
+   */
+  openSession: {
+    path: "/ratchet.v1.SandboxRunnerService/OpenSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: OpenSessionRequest): Buffer => Buffer.from(OpenSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OpenSessionRequest => OpenSessionRequest.decode(value),
+    responseSerialize: (value: OpenSessionResponse): Buffer => Buffer.from(OpenSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OpenSessionResponse => OpenSessionResponse.decode(value),
+  },
+  /** SessionExec runs one command in the session's work directory. */
+  sessionExec: {
+    path: "/ratchet.v1.SandboxRunnerService/SessionExec" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SessionExecRequest): Buffer => Buffer.from(SessionExecRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionExecRequest => SessionExecRequest.decode(value),
+    responseSerialize: (value: SessionExecResponse): Buffer => Buffer.from(SessionExecResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionExecResponse => SessionExecResponse.decode(value),
+  },
+  /** SessionReadFiles reads text files of the session. */
+  sessionReadFiles: {
+    path: "/ratchet.v1.SandboxRunnerService/SessionReadFiles" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SessionReadFilesRequest): Buffer =>
+      Buffer.from(SessionReadFilesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionReadFilesRequest => SessionReadFilesRequest.decode(value),
+    responseSerialize: (value: SessionReadFilesResponse): Buffer =>
+      Buffer.from(SessionReadFilesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionReadFilesResponse => SessionReadFilesResponse.decode(value),
+  },
+  /** SessionWriteFiles writes (creates or replaces) and deletes files of the session. */
+  sessionWriteFiles: {
+    path: "/ratchet.v1.SandboxRunnerService/SessionWriteFiles" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SessionWriteFilesRequest): Buffer =>
+      Buffer.from(SessionWriteFilesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionWriteFilesRequest => SessionWriteFilesRequest.decode(value),
+    responseSerialize: (value: SessionWriteFilesResponse): Buffer =>
+      Buffer.from(SessionWriteFilesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionWriteFilesResponse => SessionWriteFilesResponse.decode(value),
+  },
+  /** SessionListFiles lists the session's files under a directory. */
+  sessionListFiles: {
+    path: "/ratchet.v1.SandboxRunnerService/SessionListFiles" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SessionListFilesRequest): Buffer =>
+      Buffer.from(SessionListFilesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionListFilesRequest => SessionListFilesRequest.decode(value),
+    responseSerialize: (value: SessionListFilesResponse): Buffer =>
+      Buffer.from(SessionListFilesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionListFilesResponse => SessionListFilesResponse.decode(value),
+  },
+  /** SessionDiff returns what changed since the session was opened. */
+  sessionDiff: {
+    path: "/ratchet.v1.SandboxRunnerService/SessionDiff" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SessionDiffRequest): Buffer => Buffer.from(SessionDiffRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionDiffRequest => SessionDiffRequest.decode(value),
+    responseSerialize: (value: SessionDiffResponse): Buffer => Buffer.from(SessionDiffResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionDiffResponse => SessionDiffResponse.decode(value),
+  },
+  /**
+   * CloseSession ends the session and removes its sandbox. Closing a session
+   * that is already gone is not an error.
+   */
+  closeSession: {
+    path: "/ratchet.v1.SandboxRunnerService/CloseSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CloseSessionRequest): Buffer => Buffer.from(CloseSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CloseSessionRequest => CloseSessionRequest.decode(value),
+    responseSerialize: (value: CloseSessionResponse): Buffer =>
+      Buffer.from(CloseSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CloseSessionResponse => CloseSessionResponse.decode(value),
+  },
 } as const;
 
 export interface SandboxRunnerServiceServer extends UntypedServiceImplementation {
@@ -2427,6 +4679,29 @@ export interface SandboxRunnerServiceServer extends UntypedServiceImplementation
   runJob: handleUnaryCall<RunJobRequest, RunJobResponse>;
   /** Health reports the runner's health (driver availability, warm pool size). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
+  /**
+   * OpenSession starts one sandbox holding the given files and keeps it for
+   * the calls below, with the same isolation, limits and image as a job. Any
+   * runner may open it; every later call for the session must go to the
+   * runner that opened it (its own subject, named by runner_id). Idempotent
+   * on session_id while the session lives.
+   */
+  openSession: handleUnaryCall<OpenSessionRequest, OpenSessionResponse>;
+  /** SessionExec runs one command in the session's work directory. */
+  sessionExec: handleUnaryCall<SessionExecRequest, SessionExecResponse>;
+  /** SessionReadFiles reads text files of the session. */
+  sessionReadFiles: handleUnaryCall<SessionReadFilesRequest, SessionReadFilesResponse>;
+  /** SessionWriteFiles writes (creates or replaces) and deletes files of the session. */
+  sessionWriteFiles: handleUnaryCall<SessionWriteFilesRequest, SessionWriteFilesResponse>;
+  /** SessionListFiles lists the session's files under a directory. */
+  sessionListFiles: handleUnaryCall<SessionListFilesRequest, SessionListFilesResponse>;
+  /** SessionDiff returns what changed since the session was opened. */
+  sessionDiff: handleUnaryCall<SessionDiffRequest, SessionDiffResponse>;
+  /**
+   * CloseSession ends the session and removes its sandbox. Closing a session
+   * that is already gone is not an error.
+   */
+  closeSession: handleUnaryCall<CloseSessionRequest, CloseSessionResponse>;
 }
 
 export interface SandboxRunnerServiceClient extends Client {
@@ -2465,6 +4740,127 @@ export interface SandboxRunnerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: HealthResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * OpenSession starts one sandbox holding the given files and keeps it for
+   * the calls below, with the same isolation, limits and image as a job. Any
+   * runner may open it; every later call for the session must go to the
+   * runner that opened it (its own subject, named by runner_id). Idempotent
+   * on session_id while the session lives.
+   */
+  openSession(
+    request: OpenSessionRequest,
+    callback: (error: ServiceError | null, response: OpenSessionResponse) => void,
+  ): ClientUnaryCall;
+  openSession(
+    request: OpenSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OpenSessionResponse) => void,
+  ): ClientUnaryCall;
+  openSession(
+    request: OpenSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OpenSessionResponse) => void,
+  ): ClientUnaryCall;
+  /** SessionExec runs one command in the session's work directory. */
+  sessionExec(
+    request: SessionExecRequest,
+    callback: (error: ServiceError | null, response: SessionExecResponse) => void,
+  ): ClientUnaryCall;
+  sessionExec(
+    request: SessionExecRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionExecResponse) => void,
+  ): ClientUnaryCall;
+  sessionExec(
+    request: SessionExecRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionExecResponse) => void,
+  ): ClientUnaryCall;
+  /** SessionReadFiles reads text files of the session. */
+  sessionReadFiles(
+    request: SessionReadFilesRequest,
+    callback: (error: ServiceError | null, response: SessionReadFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionReadFiles(
+    request: SessionReadFilesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionReadFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionReadFiles(
+    request: SessionReadFilesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionReadFilesResponse) => void,
+  ): ClientUnaryCall;
+  /** SessionWriteFiles writes (creates or replaces) and deletes files of the session. */
+  sessionWriteFiles(
+    request: SessionWriteFilesRequest,
+    callback: (error: ServiceError | null, response: SessionWriteFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionWriteFiles(
+    request: SessionWriteFilesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionWriteFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionWriteFiles(
+    request: SessionWriteFilesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionWriteFilesResponse) => void,
+  ): ClientUnaryCall;
+  /** SessionListFiles lists the session's files under a directory. */
+  sessionListFiles(
+    request: SessionListFilesRequest,
+    callback: (error: ServiceError | null, response: SessionListFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionListFiles(
+    request: SessionListFilesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionListFilesResponse) => void,
+  ): ClientUnaryCall;
+  sessionListFiles(
+    request: SessionListFilesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionListFilesResponse) => void,
+  ): ClientUnaryCall;
+  /** SessionDiff returns what changed since the session was opened. */
+  sessionDiff(
+    request: SessionDiffRequest,
+    callback: (error: ServiceError | null, response: SessionDiffResponse) => void,
+  ): ClientUnaryCall;
+  sessionDiff(
+    request: SessionDiffRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionDiffResponse) => void,
+  ): ClientUnaryCall;
+  sessionDiff(
+    request: SessionDiffRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionDiffResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * CloseSession ends the session and removes its sandbox. Closing a session
+   * that is already gone is not an error.
+   */
+  closeSession(
+    request: CloseSessionRequest,
+    callback: (error: ServiceError | null, response: CloseSessionResponse) => void,
+  ): ClientUnaryCall;
+  closeSession(
+    request: CloseSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CloseSessionResponse) => void,
+  ): ClientUnaryCall;
+  closeSession(
+    request: CloseSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CloseSessionResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -585,6 +585,11 @@ export interface Task {
   lessons: Lesson[];
   /** Number of times a user resumed the task after it failed. */
   resumeCount: number;
+  /**
+   * Test command of a workspace task, program and arguments (for example
+   * ["pytest", "-q"]); empty means the language's default test command.
+   */
+  testCommand: string[];
 }
 
 export interface Task_LabelsEntry {
@@ -722,7 +727,33 @@ export interface Iteration {
    * The lesson memory kept from this iteration's reflection: a new one, or
    * an earlier one it was merged into (then with that lesson's title).
    */
-  storedLesson?: StoredLesson | undefined;
+  storedLesson?:
+    | StoredLesson
+    | undefined;
+  /** Tool calls the coder made in this iteration's coding phase, in order. */
+  toolSteps: ToolStep[];
+}
+
+/** ToolStep is one tool call of the agentic coder and what came of it. */
+export interface ToolStep {
+  /** Step number within the coding phase, 1-based. */
+  number: number;
+  /** Tool name: list_files, read_file, search, edit_file, write_file, run, finish. */
+  tool: string;
+  /** The arguments as the model gave them, JSON text, capped. */
+  arguments: string;
+  /** What went back to the model, capped. */
+  result: string;
+  /** Whether the call failed (unknown tool, bad arguments, no match, denied). */
+  failed: boolean;
+  /** For run: the command policy's decision ("allow", "deny", "ask"), else empty. */
+  decision: string;
+  /** Time the tool took. */
+  duration?:
+    | Duration
+    | undefined;
+  /** Text the model wrote alongside the call (its reasoning), capped. */
+  thought: string;
 }
 
 function createBaseApprovalPolicy(): ApprovalPolicy {
@@ -1111,6 +1142,7 @@ function createBaseTask(): Task {
     resultFiles: [],
     lessons: [],
     resumeCount: 0,
+    testCommand: [],
   };
 }
 
@@ -1187,6 +1219,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.resumeCount !== 0) {
       writer.uint32(192).int32(message.resumeCount);
+    }
+    for (const v of message.testCommand) {
+      writer.uint32(202).string(v!);
     }
     return writer;
   },
@@ -1399,6 +1434,14 @@ export const Task: MessageFns<Task> = {
             message.resumeCount = reader.int32();
             continue;
           }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.testCommand.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1510,6 +1553,11 @@ export const Task: MessageFns<Task> = {
         : isSet(object.resume_count)
         ? globalThis.Number(object.resume_count)
         : 0,
+      testCommand: globalThis.Array.isArray(object?.testCommand)
+        ? object.testCommand.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.test_command)
+        ? object.test_command.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1593,6 +1641,9 @@ export const Task: MessageFns<Task> = {
     if (message.resumeCount !== 0) {
       obj.resumeCount = Math.round(message.resumeCount);
     }
+    if (message.testCommand?.length) {
+      obj.testCommand = message.testCommand;
+    }
     return obj;
   },
 
@@ -1637,6 +1688,7 @@ export const Task: MessageFns<Task> = {
     message.resultFiles = object.resultFiles?.map((e) => SourceFile.fromPartial(e)) || [];
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.resumeCount = object.resumeCount ?? 0;
+    message.testCommand = object.testCommand?.map((e) => e) || [];
     return message;
   },
 };
@@ -2468,6 +2520,7 @@ function createBaseIteration(): Iteration {
     completedAt: undefined,
     reflectionLessons: [],
     storedLesson: undefined,
+    toolSteps: [],
   };
 }
 
@@ -2523,6 +2576,9 @@ export const Iteration: MessageFns<Iteration> = {
     }
     if (message.storedLesson !== undefined) {
       StoredLesson.encode(message.storedLesson, writer.uint32(138).fork()).join();
+    }
+    for (const v of message.toolSteps) {
+      ToolStep.encode(v!, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -2676,6 +2732,14 @@ export const Iteration: MessageFns<Iteration> = {
             message.storedLesson = StoredLesson.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.toolSteps.push(ToolStep.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2739,6 +2803,11 @@ export const Iteration: MessageFns<Iteration> = {
         : isSet(object.stored_lesson)
         ? StoredLesson.fromJSON(object.stored_lesson)
         : undefined,
+      toolSteps: globalThis.Array.isArray(object?.toolSteps)
+        ? object.toolSteps.map((e: any) => ToolStep.fromJSON(e))
+        : globalThis.Array.isArray(object?.tool_steps)
+        ? object.tool_steps.map((e: any) => ToolStep.fromJSON(e))
+        : [],
     };
   },
 
@@ -2795,6 +2864,9 @@ export const Iteration: MessageFns<Iteration> = {
     if (message.storedLesson !== undefined) {
       obj.storedLesson = StoredLesson.toJSON(message.storedLesson);
     }
+    if (message.toolSteps?.length) {
+      obj.toolSteps = message.toolSteps.map((e) => ToolStep.toJSON(e));
+    }
     return obj;
   },
 
@@ -2830,6 +2902,199 @@ export const Iteration: MessageFns<Iteration> = {
     message.storedLesson = (object.storedLesson !== undefined && object.storedLesson !== null)
       ? StoredLesson.fromPartial(object.storedLesson)
       : undefined;
+    message.toolSteps = object.toolSteps?.map((e) => ToolStep.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseToolStep(): ToolStep {
+  return {
+    number: 0,
+    tool: "",
+    arguments: "",
+    result: "",
+    failed: false,
+    decision: "",
+    duration: undefined,
+    thought: "",
+  };
+}
+
+export const ToolStep: MessageFns<ToolStep> = {
+  encode(message: ToolStep, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.number !== 0) {
+      writer.uint32(8).int32(message.number);
+    }
+    if (message.tool !== "") {
+      writer.uint32(18).string(message.tool);
+    }
+    if (message.arguments !== "") {
+      writer.uint32(26).string(message.arguments);
+    }
+    if (message.result !== "") {
+      writer.uint32(34).string(message.result);
+    }
+    if (message.failed !== false) {
+      writer.uint32(40).bool(message.failed);
+    }
+    if (message.decision !== "") {
+      writer.uint32(50).string(message.decision);
+    }
+    if (message.duration !== undefined) {
+      Duration.encode(message.duration, writer.uint32(58).fork()).join();
+    }
+    if (message.thought !== "") {
+      writer.uint32(66).string(message.thought);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolStep {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.number = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.arguments = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.failed = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.duration = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.thought = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolStep {
+    return {
+      number: isSet(object.number) ? globalThis.Number(object.number) : 0,
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      arguments: isSet(object.arguments) ? globalThis.String(object.arguments) : "",
+      result: isSet(object.result) ? globalThis.String(object.result) : "",
+      failed: isSet(object.failed) ? globalThis.Boolean(object.failed) : false,
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      duration: isSet(object.duration) ? Duration.fromJSON(object.duration) : undefined,
+      thought: isSet(object.thought) ? globalThis.String(object.thought) : "",
+    };
+  },
+
+  toJSON(message: ToolStep): unknown {
+    const obj: any = {};
+    if (message.number !== 0) {
+      obj.number = Math.round(message.number);
+    }
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.arguments !== "") {
+      obj.arguments = message.arguments;
+    }
+    if (message.result !== "") {
+      obj.result = message.result;
+    }
+    if (message.failed !== false) {
+      obj.failed = message.failed;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    if (message.duration !== undefined) {
+      obj.duration = Duration.toJSON(message.duration);
+    }
+    if (message.thought !== "") {
+      obj.thought = message.thought;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ToolStep>, I>>(base?: I): ToolStep {
+    return ToolStep.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ToolStep>, I>>(object: I): ToolStep {
+    const message = createBaseToolStep();
+    message.number = object.number ?? 0;
+    message.tool = object.tool ?? "";
+    message.arguments = object.arguments ?? "";
+    message.result = object.result ?? "";
+    message.failed = object.failed ?? false;
+    message.decision = object.decision ?? "";
+    message.duration = (object.duration !== undefined && object.duration !== null)
+      ? Duration.fromPartial(object.duration)
+      : undefined;
+    message.thought = object.thought ?? "";
     return message;
   },
 };

@@ -91,6 +91,11 @@ export interface RunTestsRequest {
     | undefined;
   /** Dependencies to install before testing (already approved by safety). */
   dependencies: Dependency[];
+  /**
+   * Test command, program and arguments; empty means the language's default.
+   * Its JUnit report is still read when it writes one where the default would.
+   */
+  testCommand: string[];
 }
 
 /** RunTestsResponse is the outcome of a test run. */
@@ -490,7 +495,16 @@ export const WriteTestsResponse: MessageFns<WriteTestsResponse> = {
 };
 
 function createBaseRunTestsRequest(): RunTestsRequest {
-  return { taskId: "", iteration: 0, language: 0, files: [], testPaths: [], limits: undefined, dependencies: [] };
+  return {
+    taskId: "",
+    iteration: 0,
+    language: 0,
+    files: [],
+    testPaths: [],
+    limits: undefined,
+    dependencies: [],
+    testCommand: [],
+  };
 }
 
 export const RunTestsRequest: MessageFns<RunTestsRequest> = {
@@ -515,6 +529,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     }
     for (const v of message.dependencies) {
       Dependency.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.testCommand) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -588,6 +605,14 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
             message.dependencies.push(Dependency.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.testCommand.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -619,6 +644,11 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
       dependencies: globalThis.Array.isArray(object?.dependencies)
         ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
         : [],
+      testCommand: globalThis.Array.isArray(object?.testCommand)
+        ? object.testCommand.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.test_command)
+        ? object.test_command.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -645,6 +675,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     if (message.dependencies?.length) {
       obj.dependencies = message.dependencies.map((e) => Dependency.toJSON(e));
     }
+    if (message.testCommand?.length) {
+      obj.testCommand = message.testCommand;
+    }
     return obj;
   },
 
@@ -662,6 +695,7 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
       ? SandboxLimits.fromPartial(object.limits)
       : undefined;
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
+    message.testCommand = object.testCommand?.map((e) => e) || [];
     return message;
   },
 };
