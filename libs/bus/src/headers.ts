@@ -19,9 +19,23 @@ export function isSubjectToken(value: string): boolean {
   return subjectToken.test(value);
 }
 
-/** `ratchet.v1.<Service>.<Method>` from a service's full proto name (`ratchet.v1.PlannerService`). */
-export function rpcSubject(serviceFullName: string, method: string): string {
-  return `${serviceFullName}.${method}`;
+/**
+ * `ratchet.v1.<Service>.<Method>` from a service's full proto name
+ * (`ratchet.v1.PlannerService`); with `instance`, the subject of that one
+ * replica, `ratchet.v1.<Service>.<instance>.<Method>`, for calls that must
+ * reach the process holding some state (a sandbox session).
+ */
+export function rpcSubject(serviceFullName: string, method: string, instance?: string): string {
+  return instance === undefined ? `${serviceFullName}.${method}` : `${serviceFullName}.${instance}.${method}`;
+}
+
+/**
+ * A replica's name made into one subject token: characters a token cannot
+ * hold (dots of a host name, say) become `-`, and it is cut at 128.
+ */
+export function instanceToken(name: string): string {
+  const token = name.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 128);
+  return token === '' ? '-' : token;
 }
 
 export const Subjects = {

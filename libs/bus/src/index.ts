@@ -2,7 +2,7 @@ export { AsyncQueue } from './async-queue';
 export type { BusLogger } from './logger';
 export type { MessageCodec, MethodDefinition, RequestOf, ResponseOf, ServiceDefinition, UnaryMethodName } from './definitions';
 export { errorFromHeaders, errorToHeaders } from './error-headers';
-export { Header, isSubjectToken, rpcSubject, Subjects } from './headers';
+export { Header, instanceToken, isSubjectToken, rpcSubject, Subjects } from './headers';
 export { InProcessBroker } from './in-process/in-process-broker';
 export { InProcessTransport } from './in-process/in-process-transport';
 export { consumeJobs, enqueueJob } from './jobs';

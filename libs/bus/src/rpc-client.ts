@@ -15,6 +15,12 @@ export interface ClientOptions {
   readonly maxAttempts?: number;
   /** First retry delay in ms, doubled per attempt, with jitter. Default 100. */
   readonly retryBackoffMs?: number;
+  /**
+   * Send every call to this one replica (its `ServeOptions.instance`), not to
+   * the service's queue group. Nobody serving it (the replica is gone) is
+   * UNAVAILABLE, retryable.
+   */
+  readonly instance?: string;
 }
 
 export interface CallOptions {
@@ -55,7 +61,7 @@ async function call(
   clientOptions: ClientOptions,
   options: CallOptions,
 ): Promise<unknown> {
-  const subject = rpcSubject(definition.fullName, method.name);
+  const subject = rpcSubject(definition.fullName, method.name, clientOptions.instance);
   const deadline = options.deadline ?? Date.now() + (options.timeoutMs ?? clientOptions.defaultTimeoutMs ?? 5_000);
   const maxAttempts = Math.max(1, options.maxAttempts ?? clientOptions.maxAttempts ?? 3);
   const requestId = options.requestId ?? randomUUID();

@@ -4,7 +4,7 @@ import { extractTraceContext, withSpan } from '@ratchet/telemetry';
 import type { BusLogger } from './logger';
 import type { MethodDefinition, RequestOf, ResponseOf, ServiceDefinition, UnaryMethodName } from './definitions';
 import { errorToHeaders } from './error-headers';
-import { Header, rpcSubject } from './headers';
+import { Header, isSubjectToken, rpcSubject } from './headers';
 import type { Headers, IncomingRequest, Subscription, Transport } from './transport';
 
 /** What a handler knows about the call it is serving. */
@@ -29,6 +29,12 @@ export interface ServeOptions {
   readonly logger?: BusLogger;
   /** Deadline applied to callers that send none, in ms. Default 30 000. */
   readonly defaultDeadlineMs?: number;
+  /**
+   * This replica's own name (a subject token, see `instanceToken`): every
+   * method is also served on `rpcSubject(service, method, instance)`, where
+   * only this replica listens, for calls pinned to it.
+   */
+  readonly instance?: string;
 }
 
 export interface ServiceServer {
@@ -63,16 +69,18 @@ export function serveService<D extends ServiceDefinition>(transport: Transport, 
 
   for (const [key, method] of Object.entries(definition.methods)) {
     if (method.requestStream || method.responseStream) continue;
-    const subject = rpcSubject(definition.fullName, method.name);
     const handler = handlers[key];
-    subscriptions.push(
-      transport.subscribe(subject, { queue: options.queue }, (request) => {
-        const controller = new AbortController();
-        const entry: Active = { controller, request, done: Promise.resolve() };
-        const done = handle(definition, method, handler, request, controller, options).finally(() => active.delete(entry));
-        active.add(Object.assign(entry, { done }));
-      }),
-    );
+    const onRequest = (request: IncomingRequest) => {
+      const controller = new AbortController();
+      const entry: Active = { controller, request, done: Promise.resolve() };
+      const done = handle(definition, method, handler, request, controller, options).finally(() => active.delete(entry));
+      active.add(Object.assign(entry, { done }));
+    };
+    subscriptions.push(transport.subscribe(rpcSubject(definition.fullName, method.name), { queue: options.queue }, onRequest));
+    if (options.instance !== undefined) {
+      if (!isSubjectToken(options.instance)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `instance ${JSON.stringify(options.instance)} is not a subject token; pass it through instanceToken()`);
+      subscriptions.push(transport.subscribe(rpcSubject(definition.fullName, method.name, options.instance), { queue: `${options.queue}.${options.instance}` }, onRequest));
+    }
   }
 
   const ready = transport.flush();

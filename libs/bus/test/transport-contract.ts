@@ -7,6 +7,7 @@ import { consumeJobs, enqueueJob } from '../src/jobs';
 import { createQueueCaller, serveFromQueue } from '../src/queued-call';
 import { sleep } from '../src/retry';
 import { createClient } from '../src/rpc-client';
+import { instanceToken } from '../src/headers';
 import { serveService } from '../src/rpc-server';
 import type { ServeOptions, ServiceImplementation } from '../src/rpc-server';
 import type { ServiceDefinition } from '../src/definitions';
@@ -98,6 +99,27 @@ export function transportContract(harness: TransportHarness): void {
       await sleep(100);
       expect(served.length).toBe(before + 1);
       expect(observed).toEqual(['both']);
+    });
+
+    it('pins calls to one replica by its instance, and says UNAVAILABLE (retryable) once it is gone', async () => {
+      const definition = echoDefinition();
+      const t = harness.transport();
+      const peer = await harness.peer();
+      cleanups.push(() => peer.close());
+      const member = (name: string) => ({ echo: async (request: EchoRequest) => ({ text: request.text, servedBy: name, requestId: '' }) });
+      await serve(t, definition, member('r1'), { queue: 'runner', instance: 'r1' });
+      const second = await serve(peer, definition, member('r2'), { queue: 'runner', instance: instanceToken('host.example:42') });
+      const pinned = createClient(t, definition, { instance: 'host-example-42', maxAttempts: 1 });
+      for (let i = 0; i < 10; i++) expect((await pinned.echo({ text: String(i) })).servedBy).toBe('r2');
+      // The shared subject still reaches either replica.
+      const shared = createClient(t, definition);
+      const servedBy = new Set<string>();
+      for (let i = 0; i < 20; i++) servedBy.add((await shared.echo({ text: String(i) })).servedBy);
+      expect(servedBy).toEqual(new Set(['r1', 'r2']));
+      await second.drain(1_000);
+      const error = await expectAppError(pinned.echo({ text: 'after' }, { timeoutMs: 2_000 }), ErrorCode.UNAVAILABLE);
+      expect(error.isRetryable).toBe(true);
+      expect(() => serveService(t, definition, member('bad'), { queue: 'runner', instance: 'a.b' })).toThrow(/not a subject token/);
     });
 
     it('fails fast with a retryable UNAVAILABLE when nobody serves the subject', async () => {

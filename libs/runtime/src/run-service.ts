@@ -13,6 +13,8 @@ import { connectWithRetry, hostService } from './service-host';
 export interface StartedService<D extends HealthServiceDefinition> {
   readonly implementation?: ServiceSpec<D>['implementation'];
   readonly checks?: readonly DependencyCheck[];
+  /** This replica's own subject token, when some calls must reach this very process (see ServiceSpec.instance). */
+  readonly instance?: string;
   /** Releases what `start` opened (servers, workers, pools), after the bus stopped delivering calls. */
   close?(graceMs: number): Promise<void>;
 }
@@ -130,7 +132,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     return;
   }
   state.running = hostService(
-    { name: spec.name, version: spec.version, definition: spec.definition, ...(started.implementation === undefined ? {} : { implementation: started.implementation }), ...(started.checks === undefined ? {} : { checks: started.checks }) },
+    { name: spec.name, version: spec.version, definition: spec.definition, ...(started.implementation === undefined ? {} : { implementation: started.implementation }), ...(started.checks === undefined ? {} : { checks: started.checks }), ...(started.instance === undefined ? {} : { instance: started.instance }) },
     { transport, logger },
   );
   await state.running.server.ready;

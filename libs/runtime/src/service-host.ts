@@ -20,6 +20,11 @@ export interface ServiceSpec<D extends HealthServiceDefinition> {
   readonly implementation?: Omit<ServiceImplementation<D>, 'health'>;
   /** Dependencies reported by Health, besides the bus itself. */
   readonly checks?: readonly DependencyCheck[];
+  /**
+   * This replica's own subject token: every RPC is also served on the
+   * replica's own subject, for calls pinned to it (see ServeOptions.instance).
+   */
+  readonly instance?: string;
 }
 
 export interface HostOptions {
@@ -64,7 +69,7 @@ export function hostService<D extends HealthServiceDefinition>(spec: ServiceSpec
       results: await runChecks(checks, options.healthCheckTimeoutMs ?? 1_000),
     });
   const implementation = { ...spec.implementation, health } as unknown as ServiceImplementation<D>;
-  const server = serveService(options.transport, spec.definition, implementation, { queue: spec.name, version: spec.version, logger: options.logger });
+  const server = serveService(options.transport, spec.definition, implementation, { queue: spec.name, version: spec.version, logger: options.logger, ...(spec.instance === undefined ? {} : { instance: spec.instance }) });
   options.logger?.info({ service: spec.name, version: spec.version, subjects: `${spec.definition.fullName}.*` }, 'serving');
   return {
     server,
