@@ -27,6 +27,10 @@ export const sandboxConfigSection = configSection({
   warmPool: z.number().int().min(0).max(64).default(2),
   /** An idle warm pool is emptied after this long, seconds (the next run refills it). */
   warmIdleSeconds: z.number().int().min(5).default(300),
+  /** A sandbox session (the agentic coder's warm sandbox) nobody used for this long is closed, seconds. */
+  sessionIdleSeconds: z.number().int().min(5).max(86_400).default(600),
+  /** Sessions one runner holds at once; one more is refused (retryable) until one closes. */
+  maxSessions: z.number().int().min(1).max(256).default(16),
 });
 
 export type SandboxSettings = Readonly<z.infer<typeof sandboxConfigSection>>;

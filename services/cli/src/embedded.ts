@@ -85,7 +85,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     hosted.push(
       hostService({ name: 'safety', version, definition: SafetyServiceDefinition, implementation: safety.implementation }, { transport, logger }),
-      hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks }, { transport, logger }),
+      hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks, instance: sandbox.instance }, { transport, logger }),
       hostService({ name: 'memory', version, definition: MemoryServiceDefinition, implementation: memory.implementation }, { transport, logger }),
       hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, prompts }).implementation }, { transport, logger }),
       hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts }).implementation }, { transport, logger }),

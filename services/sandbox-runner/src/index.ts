@@ -1,15 +1,19 @@
 import { sandboxLimitsOf, type SandboxSettings } from '@ratchet/agent';
-import type { CallContext } from '@ratchet/bus';
-import { SandboxDriver, type RunJobRequest, type RunJobResponse, type SandboxJob, type SandboxJobResult, type SandboxLimits } from '@ratchet/contracts';
+import { instanceToken, type CallContext, type ServiceImplementation } from '@ratchet/bus';
+import { SandboxDriver, type SandboxJob, type SandboxJobResult, type SandboxLimits, type SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from '@ratchet/runtime';
 import { BubblewrapDriver, type SandboxLogger } from './adapters/bubblewrap-driver';
 import { DockerDriver } from './adapters/docker-driver';
+import { SessionManager } from './adapters/session-manager';
+import type { SessionLaunch, SessionSandbox } from './adapters/session-sandbox';
 import { defaultLimits, effectiveLimits } from './domain/job-limits';
 
 export { BubblewrapDriver, defaultRootfs } from './adapters/bubblewrap-driver';
 export type { BubblewrapDriverOptions, SandboxLogger } from './adapters/bubblewrap-driver';
 export { DockerDriver, jobLabel } from './adapters/docker-driver';
+export { SessionManager } from './adapters/session-manager';
+export type { SessionDriver, SessionManagerOptions } from './adapters/session-manager';
 export type { DockerDriverOptions } from './adapters/docker-driver';
 export { stripControlSequences } from './domain/terminal-text';
 export { CappedBuffer } from './domain/capped-buffer';
@@ -21,6 +25,7 @@ export { parseJUnit } from './domain/junit';
 export interface Sandbox {
   readonly runnerId: string;
   run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult>;
+  openSession(launch: SessionLaunch): Promise<SessionSandbox>;
   /** Resolves, with what it checked, when the driver can run jobs; throws AppError saying what to fix. */
   ping(): Promise<string>;
   warm(): Promise<void>;
@@ -49,10 +54,22 @@ export interface SandboxRunnerOptions {
   readonly warmIdleMs?: number;
   /** bwrap: told what the driver changed on the host (see BubblewrapDriverOptions.logger). */
   readonly logger?: SandboxLogger;
+  /** Sessions idle this long are closed, ms. Default 600000. */
+  readonly sessionIdleMs?: number;
+  /** Sessions held at once. Default 16. */
+  readonly maxSessions?: number;
 }
 
+type Implementation = Required<Omit<ServiceImplementation<typeof SandboxRunnerServiceDefinition>, 'health'>>;
+
 export interface SandboxRunnerService {
-  readonly implementation: { runJob(request: RunJobRequest, context: CallContext): Promise<RunJobResponse> };
+  readonly implementation: Implementation;
+  /**
+   * This runner's subject token: session calls must be sent to it (a client
+   * created with `{ instance }`), as OpenSessionResponse.runner_id says.
+   */
+  readonly instance: string;
+  readonly sessions: SessionManager;
   /** For Health: the engine answers and the image exists. */
   readonly checks: DependencyCheck[];
   readonly driver: Sandbox;
@@ -71,6 +88,8 @@ export function sandboxRunnerOptionsOf(settings: SandboxSettings, runnerId?: str
     defaultLimits: sandboxLimitsOf(settings),
     warmPool: settings.warmPool,
     warmIdleMs: settings.warmIdleSeconds * 1000,
+    sessionIdleMs: settings.sessionIdleSeconds * 1000,
+    maxSessions: settings.maxSessions,
   };
 }
 
@@ -108,9 +127,30 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
   const driver = createDriver(options);
   const name = options.driver ?? 'docker';
   const served = name === 'bwrap' ? SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP : SandboxDriver.SANDBOX_DRIVER_DOCKER;
+  const instance = instanceToken(driver.runnerId);
+  const sessions = new SessionManager(driver, instance, {
+    defaults: effectiveLimits(options.defaultLimits, defaultLimits),
+    ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
+    ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+  });
   return {
+    instance,
+    sessions,
     implementation: {
-      async runJob(request, context) {
+      async openSession(request) {
+        if (request.driver !== SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED && request.driver !== served) {
+          const wanted = request.driver === SandboxDriver.SANDBOX_DRIVER_DOCKER ? 'docker' : 'bwrap';
+          throw new AppError(ErrorCode.FAILED_PRECONDITION, `the session asks for the ${wanted} driver and this runner runs ${name}; leave driver unset or send it to a runner with sandbox.driver: ${wanted}`);
+        }
+        return sessions.open(request);
+      },
+      sessionExec: (request) => sessions.exec(request),
+      sessionReadFiles: (request) => sessions.readFiles(request),
+      sessionWriteFiles: (request) => sessions.writeFiles(request),
+      sessionListFiles: (request) => sessions.listFiles(request),
+      sessionDiff: (request) => sessions.diff(request),
+      closeSession: (request) => sessions.close(request),
+      async runJob(request, context: CallContext) {
         if (request.job === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'job is missing');
         if (request.job.driver !== SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED && request.job.driver !== served) {
           const wanted = request.job.driver === SandboxDriver.SANDBOX_DRIVER_DOCKER ? 'docker' : 'bwrap';
@@ -131,6 +171,9 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
       },
     ],
     driver,
-    close: () => driver.close(),
+    close: async () => {
+      await sessions.closeAll();
+      await driver.close();
+    },
   };
 }

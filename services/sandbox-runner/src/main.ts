@@ -46,6 +46,8 @@ main({
     return {
       implementation: service.implementation,
       checks: service.checks,
+      // Session calls come to this runner's own subject.
+      instance: service.instance,
       close: async (graceMs) => {
         await consumer.stop(graceMs);
         await service.close();

@@ -7,6 +7,12 @@
 #   stdout -> frames: u8 type + u32 length + payload (types below); events
 #             and the last frame are JSON, the output files a tar archive
 #
+# With "session": true in the spec, it does not run commands but serves
+# requests until stdin closes or none comes for idleSeconds: each request is
+# u32 length + JSON ({"op": "exec" | "read" | "write" | "list" | "hashes"}),
+# for "write" followed by a block of files, and each is answered by frames
+# ending in one DONE frame whose JSON carries the answer.
+#
 # The code under test never writes to stdout itself: its output goes through
 # pipes this process reads, caps and frames, so it cannot forge a frame. This
 # process is made non-dumpable, so the code (same uid) can neither ptrace it
@@ -450,6 +456,155 @@ def unpack_files(data, root):
             os.close(descriptor)
 
 
+def inside(root, relative):
+    """The absolute path of relative under root; raises ValueError when it leaves root."""
+    path = os.path.normpath(os.path.join(root, relative or "."))
+    if path != root and not path.startswith(root + "/"):
+        raise ValueError("%r leaves the work directory" % relative)
+    return path
+
+
+def walk_files(root, start, limit):
+    """(relative path, size) of regular files under start, links never followed; stops past limit."""
+    found = []
+    pending = [start]
+    truncated = False
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != ".git":
+                        pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    if len(found) >= limit:
+                        truncated = True
+                        pending = []
+                        break
+                    try:
+                        found.append((os.path.relpath(entry.path, root), entry.stat(follow_symlinks=False).st_size))
+                    except OSError:
+                        continue
+    return found, truncated
+
+
+def file_hashes(root, limit):
+    """[path, size, sha256 hex] of every regular file, and the paths that are links or other non-files."""
+    import hashlib  # session mode only: a job never pays for it
+
+    rows = []
+    others = []
+    pending = [root]
+    seen = 0
+    while pending and seen <= limit:
+        directory = pending.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    break
+                relative = os.path.relpath(entry.path, root)
+                if entry.is_dir(follow_symlinks=False):
+                    if relative != ".git":
+                        pending.append(entry.path)
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    others.append(relative)
+                    continue
+                digest = hashlib.sha256()
+                try:
+                    descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                except OSError:
+                    others.append(relative)
+                    continue
+                size = 0
+                try:
+                    while True:
+                        chunk = os.read(descriptor, CHUNK)
+                        if not chunk:
+                            break
+                        size += len(chunk)
+                        digest.update(chunk)
+                finally:
+                    os.close(descriptor)
+                rows.append([relative, size, digest.hexdigest()])
+    return rows, others, seen > limit
+
+
+def serve_session(spec):
+    """Answers requests until stdin closes or stays silent for idleSeconds."""
+    root = spec["workDir"]
+    idle = spec.get("idleSeconds", 600)
+    send(FRAME_DONE, to_json({"ready": True}).encode())
+    while True:
+        readable, _, _ = select.select([0], [], [], idle)
+        if not readable:
+            return
+        try:
+            request = from_json(read_block().decode("utf-8"))
+        except EOFError:
+            return
+        op = request.get("op")
+        try:
+            if op == "exec":
+                limit = request.get("outputLimit") or spec["outputLimit"]
+                outputs = (Output(FRAME_STDOUT, limit), Output(FRAME_STDERR, limit))
+                command = {"argv": request["argv"], "cwd": request.get("cwd") or "", "timeoutMs": request.get("timeoutMs") or spec["timeoutMs"]}
+                inside(root, command["cwd"])
+                ooms_before = oom_kills()
+                started = time.monotonic_ns()
+                exit_code, timed_out = run_command(0, command, spec, outputs, time.monotonic() + command["timeoutMs"] / 1000.0)
+                ooms_after = oom_kills()
+                answer = {
+                    "exitCode": exit_code,
+                    "timedOut": timed_out,
+                    "durationNs": time.monotonic_ns() - started,
+                    "stdoutTruncated": outputs[0].truncated,
+                    "stderrTruncated": outputs[1].truncated,
+                    "oomKilled": ooms_before is not None and ooms_after is not None and ooms_after > ooms_before,
+                }
+            elif op == "read":
+                for path in request["paths"]:
+                    inside(root, path)
+                notes = collect({"workDir": root, "collect": [[path, path] for path in request["paths"]], "maxCollectBytes": request.get("maxBytes", 8 << 20), "maxCollectFiles": len(request["paths"]) + 1})
+                answer = {"notes": notes}
+            elif op == "write":
+                files = read_block()
+                deleted = 0
+                for path in request.get("delete", []):
+                    target = inside(root, path)
+                    try:
+                        os.unlink(target)
+                        deleted += 1
+                    except FileNotFoundError:
+                        pass
+                    except IsADirectoryError:
+                        raise ValueError("%s is a directory; only files can be deleted" % path)
+                unpack_files(files, root)
+                answer = {"deleted": deleted}
+            elif op == "list":
+                found, truncated = walk_files(root, inside(root, request.get("directory") or ""), request.get("limit", 20000))
+                answer = {"files": [[path, size] for path, size in found], "truncated": truncated}
+            elif op == "hashes":
+                rows, others, truncated = file_hashes(root, request.get("limit", 100000))
+                answer = {"files": rows, "others": others, "truncated": truncated}
+            else:
+                answer = {"error": "unknown request %r" % op}
+        except EOFError:
+            return
+        except Exception as error:  # one bad request fails alone; the session goes on
+            answer = {"error": "%s: %s" % (type(error).__name__, error)}
+        send(FRAME_DONE, to_json(answer).encode())
+
+
 def main():
     make_undumpable()
     idle = None
@@ -464,6 +619,9 @@ def main():
     files = read_block()
     deadline = time.monotonic() + spec["timeoutMs"] / 1000.0
     unpack_files(files, spec["workDir"])
+    if spec.get("session"):
+        serve_session(spec)
+        return
     outputs = (Output(FRAME_STDOUT, spec["outputLimit"]), Output(FRAME_STDERR, spec["outputLimit"]))
     ooms_before = oom_kills()
     timed_out = False

@@ -6,12 +6,14 @@ import path from 'node:path';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
-import { jobInput, workDirectory } from '../domain/supervisor-protocol';
+import { SessionChannel } from '../domain/session-channel';
+import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { octalMode } from '../domain/host-access';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
 import { blockedOnTheWay } from './host-directory';
 import { defaultStateDirectory, PrivateTmpfs } from './private-tmpfs';
+import { sandboxGone, sessionClosed, type SessionLaunch, type SessionSandbox } from './session-sandbox';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -214,6 +216,40 @@ export class BubblewrapDriver {
       this.endLater(sandbox);
       this.pool.replenish();
     }
+  }
+
+  /**
+   * Starts a session: a sandbox like a job's (from the warm pool when the
+   * limits match) whose supervisor took the files and now serves requests;
+   * see DockerDriver.openSession.
+   */
+  async openSession(launch: SessionLaunch): Promise<SessionSandbox> {
+    if (launch.image !== '' && launch.image !== this.image) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, `image ${launch.image}: the bubblewrap driver runs one root filesystem (${this.rootfs}, an export of ${this.image}); leave image empty or use the docker driver`);
+    }
+    const pooled = this.defaults !== undefined && samePoolLimits(launch.limits, this.defaults) ? this.pool.take() : undefined;
+    const sandbox = pooled ?? (await this.launch(launch.limits, `session-${launch.sessionId}`));
+    this.running.add(sandbox);
+    const channel = new SessionChannel((data) => sandbox.child.stdin?.write(data), launch.limits.outputLimitBytes);
+    sandbox.session.divert((chunk) => channel.accept(chunk));
+    void sandbox.closed.then(() => channel.fail(sandboxGone(launch.sessionId)));
+    let ending: Promise<void> | undefined;
+    const end = () =>
+      (ending ??= (async () => {
+        channel.fail(sessionClosed(launch.sessionId));
+        await this.end(sandbox);
+        this.pool.replenish();
+      })());
+    const options = sandbox.cgroup === undefined ? { extraRlimits: { nproc: launch.limits.pids, as: launch.limits.memoryBytes } } : {};
+    sandbox.child.stdin?.write(sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds, options));
+    try {
+      await channel.opened;
+    } catch (error) {
+      await end();
+      const diagnostics = sandbox.session.diagnosticText;
+      throw diagnostics === '' ? error : new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap could not start the session's sandbox: ${diagnostics}`);
+    }
+    return { channel, driver: SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP, closed: sandbox.closed, end };
   }
 
   /**

@@ -4,8 +4,10 @@ import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/
 import { AppError, ErrorCode } from '@ratchet/errors';
 import Docker from 'dockerode';
 import { effectiveLimits, samePoolLimits, tmpfsInodes, validateJob, type EffectiveLimits } from '../domain/job-limits';
-import { jobInput, workDirectory } from '../domain/supervisor-protocol';
+import { SessionChannel } from '../domain/session-channel';
+import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
+import { sandboxGone, sessionClosed, type SessionLaunch, type SessionSandbox } from './session-sandbox';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -174,6 +176,39 @@ export class DockerDriver {
       this.removeLater(sandbox.container);
       this.pool.replenish();
     }
+  }
+
+  /**
+   * Starts a session: a container like a job's (from the warm pool when the
+   * image and limits match) whose supervisor took the files and now serves
+   * requests. It ends when `end()` is called, or on its own after
+   * `idleSeconds` without a request.
+   *
+   * @throws AppError as `run`; INTERNAL when the files could not be written.
+   */
+  async openSession(launch: SessionLaunch): Promise<SessionSandbox> {
+    const image = launch.image || this.image;
+    const sandbox = this.take(image, launch.limits) ?? (await this.launch(image, launch.limits, `session-${launch.sessionId}`, 0));
+    const channel = new SessionChannel((data) => sandbox.stream.write(data), launch.limits.outputLimitBytes);
+    sandbox.session.divert((chunk) => channel.accept(chunk));
+    void sandbox.closed.then(() => channel.fail(sandboxGone(launch.sessionId)));
+    let ending: Promise<void> | undefined;
+    const end = () =>
+      (ending ??= (async () => {
+        channel.fail(sessionClosed(launch.sessionId));
+        sandbox.stream.destroy();
+        this.removeLater(sandbox.container);
+        this.pool.replenish();
+        await Promise.all([...this.removals]);
+      })());
+    sandbox.stream.write(sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds));
+    try {
+      await channel.opened;
+    } catch (error) {
+      await end();
+      throw error;
+    }
+    return { channel, driver: SandboxDriver.SANDBOX_DRIVER_DOCKER, closed: sandbox.closed, end };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { SandboxJob } from '@ratchet/contracts';
+import type { SandboxJob, SourceFile } from '@ratchet/contracts';
 import tar from 'tar-stream';
 import { msOf } from '@ratchet/agent';
 import type { EffectiveLimits } from './job-limits';
@@ -42,7 +42,7 @@ export interface SpecOptions {
  * counts for the job's CPU quota (inside a limited sandbox the CPU count
  * still shows the host's), then the job's own variables.
  */
-export function commandEnvironment(job: SandboxJob, limits: EffectiveLimits): Record<string, string> {
+export function commandEnvironment(env: Readonly<Record<string, string>>, limits: EffectiveLimits): Record<string, string> {
   const workers = String(Math.max(1, Math.floor(limits.cpus)));
   return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -55,7 +55,7 @@ export function commandEnvironment(job: SandboxJob, limits: EffectiveLimits): Re
     OPENBLAS_NUM_THREADS: workers,
     MKL_NUM_THREADS: workers,
     NUMEXPR_NUM_THREADS: workers,
-    ...job.env,
+    ...env,
   };
 }
 
@@ -72,40 +72,65 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
     workDir: workDirectory,
     timeoutMs: limits.timeoutMs,
     outputLimit: limits.outputLimitBytes,
-    env: commandEnvironment(job, limits),
+    env: commandEnvironment(job.env, limits),
     commands: job.commands.map((command) => ({
       name: command.name,
       argv: command.argv,
       cwd: command.workingDirectory,
       timeoutMs: msOf(command.timeout),
     })),
-    rlimits: {
-      core: 0,
-      nofile: 1024,
-      fsize: limits.workDirBytes,
-      cpu: Math.ceil(limits.timeoutMs / 1000) + 1,
-      ...(options.extraRlimits?.nproc === undefined ? {} : { nproc: options.extraRlimits.nproc }),
-      ...(options.extraRlimits?.as === undefined ? {} : { as: options.extraRlimits.as }),
-    },
+    rlimits: rlimitsOf(limits, options),
     collect,
     collectNames: job.protectedPaths.length === 0 ? [] : testConfigNames,
     maxCollectBytes,
     maxCollectFiles,
   };
-  const files = packFiles(job);
-  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(files)]);
+  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(packFiles(job.files))]);
 }
 
-function lengthPrefixed(data: Buffer): Buffer {
+/**
+ * The supervisor's stdin that starts a session: the spec (session mode,
+ * `limits.timeoutMs` as the default command timeout) and the files. The
+ * supervisor exits when no request comes for `idleSeconds`, so a session
+ * outlives its runner by that much at most.
+ */
+export function sessionInput(files: readonly SourceFile[], env: Readonly<Record<string, string>>, limits: EffectiveLimits, idleSeconds: number, options: SpecOptions = {}): Buffer {
+  const spec = {
+    session: true,
+    workDir: workDirectory,
+    timeoutMs: limits.timeoutMs,
+    outputLimit: limits.outputLimitBytes,
+    env: commandEnvironment(env, limits),
+    commands: [],
+    rlimits: rlimitsOf(limits, options),
+    idleSeconds,
+  };
+  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(packFiles(files))]);
+}
+
+/** setrlimit values of every command: always-set ones, then the driver's extras. */
+function rlimitsOf(limits: EffectiveLimits, options: SpecOptions): Record<string, number> {
+  return {
+    core: 0,
+    nofile: 1024,
+    fsize: limits.workDirBytes,
+    cpu: Math.ceil(limits.timeoutMs / 1000) + 1,
+    ...(options.extraRlimits?.nproc === undefined ? {} : { nproc: options.extraRlimits.nproc }),
+    ...(options.extraRlimits?.as === undefined ? {} : { as: options.extraRlimits.as }),
+  };
+}
+
+/** `data` preceded by its length, u32 big-endian, as the supervisor reads blocks. */
+export function lengthPrefixed(data: Buffer): Buffer {
   const header = Buffer.alloc(4);
   header.writeUInt32BE(data.length);
   return Buffer.concat([header, data]);
 }
 
 /** The files as records: u32 name length, name, u32 size, content (the supervisor makes directories). */
-function packFiles(job: SandboxJob): Buffer {
+export function packFiles(files: readonly SourceFile[]): Buffer {
   const parts: Buffer[] = [];
-  for (const file of job.files) {
+  for (const file of files) {
     parts.push(lengthPrefixed(Buffer.from(file.path, 'utf8')), lengthPrefixed(Buffer.from(file.content, 'utf8')));
   }
   return Buffer.concat(parts);
@@ -127,6 +152,13 @@ export class FrameReader {
     }
     this.pending = this.pending.subarray(offset);
     return frames;
+  }
+
+  /** The bytes of a frame not yet complete; the reader is empty afterwards. */
+  drain(): Buffer {
+    const rest = this.pending;
+    this.pending = Buffer.alloc(0);
+    return rest;
   }
 }
 

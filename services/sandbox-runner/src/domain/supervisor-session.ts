@@ -44,6 +44,7 @@ export class SupervisorSession {
   ready = false;
   done: DoneInfo | undefined;
   private readonly listeners: { ready: (() => void)[]; done: (() => void)[] } = { ready: [], done: [] };
+  private sink: ((chunk: Buffer) => void) | undefined;
 
   constructor(outputLimitBytes: number) {
     this.stdout = new CappedBuffer(outputLimitBytes);
@@ -60,8 +61,19 @@ export class SupervisorSession {
     return this.done !== undefined ? Promise.resolve() : new Promise((resolve) => this.listeners.done.push(resolve));
   }
 
+  /**
+   * From now on every byte of the supervisor's stdout goes to `sink` (a
+   * session's channel), starting with any part of a frame already read.
+   */
+  divert(sink: (chunk: Buffer) => void): void {
+    this.sink = sink;
+    const rest = this.reader.drain();
+    if (rest.length > 0) sink(rest);
+  }
+
   /** Bytes from the supervisor's stdout. */
   accept(chunk: Buffer): void {
+    if (this.sink !== undefined) return this.sink(chunk);
     if (this.done !== undefined) return;
     for (const frame of this.reader.push(chunk)) {
       if (frame.type === FrameType.STDOUT) this.stdout.write(frame.payload);

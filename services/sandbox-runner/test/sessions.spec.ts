@@ -1,0 +1,164 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createClient, InProcessBroker, InProcessTransport, type ServiceClient } from '@ratchet/bus';
+import { Language, SandboxDriver, SandboxRunnerServiceDefinition, type OpenSessionRequest } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { createSandboxRunnerService, type SandboxRunnerService } from '../src';
+
+// Sandbox sessions through the runner's RPCs, over the bus, on both real
+// drivers: open with files, exec, read, write, list, diff, close, idle close.
+jest.setTimeout(120_000);
+
+const limits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 20, nanos: 0 }, outputLimitBytes: 64 * 1024, workDirBytes: 16 << 20 };
+
+let counter = 0;
+function openRequest(overrides: Partial<OpenSessionRequest> = {}): OpenSessionRequest {
+  counter += 1;
+  return {
+    sessionId: `s-${process.pid}-${counter}`,
+    taskId: 'task-1',
+    iteration: 1,
+    language: Language.LANGUAGE_PYTHON,
+    files: [
+      { path: 'calc.py', content: 'def add(a, b):\n    return a - b\n' },
+      { path: 'tests/test_calc.py', content: 'from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n' },
+      { path: 'README.md', content: 'calc\n' },
+    ],
+    env: {},
+    limits,
+    driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+    image: '',
+    idleTimeout: undefined,
+    ...overrides,
+  };
+}
+
+describe.each([
+  ['docker', 'docker' as const],
+  ['bubblewrap', 'bwrap' as const],
+])('sandbox sessions (%s)', (_name, driver) => {
+  const broker = new InProcessBroker();
+  const transport = new InProcessTransport(broker);
+  let service: SandboxRunnerService;
+  let running: RunningService;
+  let any: ServiceClient<typeof SandboxRunnerServiceDefinition>;
+  const pinned = (runnerId: string) => createClient(transport, SandboxRunnerServiceDefinition, { instance: runnerId, defaultTimeoutMs: 60_000, maxAttempts: 1 });
+
+  beforeAll(async () => {
+    service = createSandboxRunnerService({ driver, runnerId: `${driver}.test:${process.pid}`, sessionIdleMs: 60_000 });
+    running = hostService({ name: 'sandbox-runner', version: 'test', definition: SandboxRunnerServiceDefinition, implementation: service.implementation, instance: service.instance }, { transport });
+    await running.server.ready;
+    any = createClient(transport, SandboxRunnerServiceDefinition, { defaultTimeoutMs: 60_000, maxAttempts: 1 });
+  });
+  afterEach(async () => {
+    // A failed test must not leave its sessions to the next one.
+    await service.sessions.closeAll({ reopen: true });
+  });
+  afterAll(async () => {
+    await running.stop(1_000);
+    await service.close();
+    await transport.close();
+  });
+
+  it('opens with the files, runs commands, reads, writes, lists and diffs, then closes', async () => {
+    const opened = await any.openSession(openRequest());
+    expect(opened.runnerId).toBe(service.instance);
+    expect(opened.runnerId).not.toContain('.');
+    const runner = pinned(opened.runnerId);
+    const { sessionId } = opened;
+
+    const failing = await runner.sessionExec({ sessionId, argv: ['python3', '-m', 'pytest', '-q', 'tests'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    expect(failing.exitCode).toBe(1);
+    expect(failing.stdout.toString()).toContain('1 failed');
+
+    // State survives between commands: it is one sandbox.
+    await runner.sessionExec({ sessionId, argv: ['sh', '-c', 'echo scratch > notes.txt && mkdir -p build && echo x > build/out.txt'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    const listed = await runner.sessionListFiles({ sessionId, directory: '', limit: 0 });
+    expect(listed.files.map((file) => file.path)).toEqual(['README.md', 'build/out.txt', 'calc.py', 'notes.txt', 'tests/test_calc.py']);
+
+    await runner.sessionWriteFiles({ sessionId, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], deletedPaths: ['README.md', 'not-there.txt'] });
+    const read = await runner.sessionReadFiles({ sessionId, paths: ['calc.py', 'missing.py', 'build'] });
+    expect(read.files).toEqual([{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }]);
+    expect(read.problems.map((problem) => problem.path)).toEqual(['missing.py', 'build']);
+    expect(read.problems[0]?.reason).toBe('no such file');
+    expect(read.problems[1]?.reason).toContain('directory');
+
+    const passing = await runner.sessionExec({ sessionId, argv: ['python3', '-m', 'pytest', '-q', 'tests'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    expect(passing.exitCode).toBe(0);
+
+    const diff = await runner.sessionDiff({ sessionId });
+    expect(diff.changedFiles.map((file) => file.path)).toEqual(['build/out.txt', 'calc.py', 'notes.txt']);
+    expect(diff.changedFiles.find((file) => file.path === 'calc.py')?.content).toContain('a + b');
+    expect(diff.deletedPaths).toEqual(['README.md']);
+    // pytest's cache is not part of the change.
+    expect(diff.changedFiles.some((file) => file.path.includes('.pytest_cache'))).toBe(false);
+
+    expect(await runner.closeSession({ sessionId })).toEqual({ closed: true });
+    expect(await runner.closeSession({ sessionId })).toEqual({ closed: false });
+    await expect(runner.sessionExec({ sessionId, argv: ['true'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    expect(service.sessions.size).toBe(0);
+  });
+
+  it('times a hanging command out, caps a flood of output, and keeps serving', async () => {
+    const { sessionId, runnerId } = await any.openSession(openRequest());
+    const runner = pinned(runnerId);
+    const hang = await runner.sessionExec({ sessionId, argv: ['sleep', '60'], workingDirectory: '', timeout: { seconds: 1, nanos: 0 }, outputLimitBytes: 0 });
+    expect(hang.timedOut).toBe(true);
+    expect(hang.exitCode).toBe(-1);
+    const flood = await runner.sessionExec({ sessionId, argv: ['sh', '-c', 'yes ratchet | head -c 10000000'], workingDirectory: '', timeout: undefined, outputLimitBytes: 4096 });
+    expect(flood.stdout.length).toBeLessThanOrEqual(4096);
+    expect(flood.stdoutTruncated).toBe(true);
+    const colour = await runner.sessionExec({ sessionId, argv: ['printf', '\\033[31mred\\033[0m'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    expect(colour.stdout.toString()).toBe('red');
+    const after = await runner.sessionExec({ sessionId, argv: ['echo', 'still here'], workingDirectory: 'tests', timeout: undefined, outputLimitBytes: 0 });
+    expect(after.stdout.toString()).toBe('still here\n');
+    await runner.closeSession({ sessionId });
+  });
+
+  it('refuses paths outside the work directory, a missing program and bad ids with clear errors', async () => {
+    await expect(any.openSession(openRequest({ sessionId: 'has.dot' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(any.openSession(openRequest({ files: [{ path: '../escape.py', content: '' }] }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('leaves the workspace') });
+    const { sessionId, runnerId } = await any.openSession(openRequest());
+    const runner = pinned(runnerId);
+    await expect(runner.sessionWriteFiles({ sessionId, files: [{ path: '/etc/passwd', content: '' }], deletedPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(runner.sessionExec({ sessionId, argv: ['ls'], workingDirectory: '../..', timeout: undefined, outputLimitBytes: 0 })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    const missing = await runner.sessionExec({ sessionId, argv: ['no-such-program'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    expect(missing.exitCode).toBe(127);
+    expect(missing.stderr.toString()).toContain('no-such-program');
+    // A symlink the code planted is not followed by a read, and a diff names it without carrying it.
+    await runner.sessionExec({ sessionId, argv: ['ln', '-s', '/etc/passwd', 'link.txt'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    const read = await runner.sessionReadFiles({ sessionId, paths: ['link.txt'] });
+    expect(read.files).toEqual([]);
+    expect(read.problems[0]?.reason).toContain('symlink');
+    const diff = await runner.sessionDiff({ sessionId });
+    expect(diff.skipped.map((entry) => entry.path)).toContain('link.txt');
+    await runner.closeSession({ sessionId });
+  });
+
+  it('reopening the same id returns the live session; a killed sandbox makes calls UNAVAILABLE and retryable', async () => {
+    const request = openRequest();
+    const first = await any.openSession(request);
+    const again = await any.openSession(request);
+    expect(again.sessionId).toBe(first.sessionId);
+    expect(service.sessions.size).toBe(1);
+    const runner = pinned(first.runnerId);
+    // The code kills everything it can see, its supervisor included where it can (bubblewrap); in Docker the supervisor is PID 1 and survives.
+    const killed = await runner.sessionExec({ sessionId: first.sessionId, argv: ['sh', '-c', 'kill -9 -1; sleep 1'], workingDirectory: '', timeout: { seconds: 5, nanos: 0 }, outputLimitBytes: 0 }).catch((error: unknown) => error);
+    if (killed instanceof Error) {
+      expect(killed).toMatchObject({ code: ErrorCode.UNAVAILABLE, isRetryable: true });
+      await expect(runner.sessionExec({ sessionId: first.sessionId, argv: ['true'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 })).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    } else {
+      expect((await runner.sessionExec({ sessionId: first.sessionId, argv: ['echo', 'ok'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 })).stdout.toString()).toBe('ok\n');
+    }
+    await runner.closeSession({ sessionId: first.sessionId });
+    expect(service.sessions.size).toBe(0);
+  });
+
+  it('closes a session left idle', async () => {
+    const { sessionId, runnerId } = await any.openSession(openRequest({ idleTimeout: { seconds: 1, nanos: 0 } }));
+    expect(service.sessions.size).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(service.sessions.size).toBe(0);
+    await expect(pinned(runnerId).sessionExec({ sessionId, argv: ['true'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+  });
+});
