@@ -31,12 +31,22 @@ export interface FakeStream extends FakeResponseBase {
   readonly model?: string;
 }
 
-/** An assistant message that calls tools instead of answering. */
+/** An assistant message that calls tools instead of (or besides) answering. */
 export interface FakeToolCall extends FakeResponseBase {
   readonly kind: 'tool-call';
-  readonly toolCalls: readonly { readonly name: string; readonly arguments: string; readonly id?: string }[];
+  readonly toolCalls: readonly {
+    readonly name: string;
+    /** Sent as-is, so a test can send malformed JSON; left out of the wire message when absent, as some local servers do. */
+    readonly arguments?: string;
+    /** Default `call_fake_<n>`, n counting from 1 within the message. */
+    readonly id?: string;
+  }[];
+  /** Text sent alongside the calls. Default null, as OpenAI sends. */
+  readonly content?: string;
   readonly usage?: FakeOpenAiUsage;
   readonly model?: string;
+  /** Default `tool_calls`; some servers say `stop`, and `length` means the arguments were cut. */
+  readonly finishReason?: string;
 }
 
 /** An HTTP error in OpenAI's `{ error: { message, type, code } }` shape. */
@@ -58,6 +68,20 @@ export interface FakeMalformed extends FakeResponseBase {
 
 export type FakeOpenAiResponse = FakeCompletion | FakeStream | FakeToolCall | FakeHttpError | FakeMalformed;
 
+/** The parts of a `/v1/chat/completions` request body tests look at, in wire format (snake_case). */
+export interface FakeChatCompletionBody {
+  readonly model: string;
+  readonly messages: readonly {
+    readonly role: string;
+    readonly content?: string | null;
+    readonly tool_calls?: readonly { readonly id: string; readonly type: string; readonly function: { readonly name: string; readonly arguments: string } }[];
+    readonly tool_call_id?: string;
+  }[];
+  readonly tools?: readonly { readonly type: string; readonly function: { readonly name: string; readonly description?: string; readonly parameters?: unknown } }[];
+  readonly tool_choice?: unknown;
+  readonly [key: string]: unknown;
+}
+
 /** One request as the server received it. */
 export interface FakeOpenAiRequest {
   readonly method: string;
@@ -75,6 +99,8 @@ export interface FakeOpenAiServer {
   readonly url: string;
   /** Every request received, in order (including ones answered with 404). */
   readonly requests: FakeOpenAiRequest[];
+  /** The JSON bodies of the `POST /v1/chat/completions` requests received, in order (tools and tool messages included). */
+  chatBodies(): FakeChatCompletionBody[];
   /** Queues the answer to the next POST /v1/chat/completions. */
   enqueue(...responses: FakeOpenAiResponse[]): void;
   /** Closes the server and drops open connections (including delayed responses). Idempotent. */
@@ -146,6 +172,9 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    chatBodies() {
+      return requests.filter((received) => received.method === 'POST' && received.path === '/v1/chat/completions' && isRecord(received.body)).map((received) => received.body as FakeChatCompletionBody);
+    },
     enqueue(...responses) {
       queue.push(...responses);
     },
@@ -200,16 +229,16 @@ function answer(response: ServerResponse, next: FakeOpenAiResponse, context: Ans
             index: 0,
             message: {
               role: 'assistant',
-              content: null,
+              content: next.content ?? null,
               refusal: null,
               tool_calls: next.toolCalls.map((call, index) => ({
                 id: call.id ?? `call_fake_${index + 1}`,
                 type: 'function',
-                function: { name: call.name, arguments: call.arguments },
+                function: { name: call.name, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) },
               })),
             },
             logprobs: null,
-            finish_reason: 'tool_calls',
+            finish_reason: next.finishReason ?? 'tool_calls',
           },
         ],
         usage: wireUsage(next.usage),

@@ -10,6 +10,7 @@ export type { WaitForOptions } from './wait-for';
 export type { ProcessExit } from './managed-process';
 export { startFakeOpenAiServer } from './fake-openai-server';
 export type {
+  FakeChatCompletionBody,
   FakeCompletion,
   FakeHttpError,
   FakeMalformed,

@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
 import OpenAI from 'openai';
-import type { ChatRequest } from '../domain/chat-model';
+import type { ChatRequest, ToolDefinition } from '../domain/chat-model';
 import { OpenAiCompatibleModel, type OpenAiCompatibleModelConfig } from './openai-compatible-model';
 
 const request: ChatRequest = {
@@ -45,7 +45,7 @@ describe('OpenAiCompatibleModel', () => {
 
     const response = await model().complete({ ...request, responseFormat: { name: 'plan', schema } });
 
-    expect(response).toEqual({ content: '{"steps":[]}', usage: { promptTokens: 12, completionTokens: 5 }, model: 'gpt-test-2025', finishReason: 'stop' });
+    expect(response).toEqual({ content: '{"steps":[]}', usage: { promptTokens: 12, completionTokens: 5 }, model: 'gpt-test-2025', finishReason: 'stop', toolCalls: [] });
     expect(server.requests).toHaveLength(1);
     const received = server.requests[0]!;
     expect(received.path).toBe('/v1/chat/completions');
@@ -180,12 +180,117 @@ describe('OpenAiCompatibleModel', () => {
     expect(error.code).toBe(ErrorCode.CANCELLED);
   });
 
-  it('returns empty content for a tool-call reply', async () => {
-    server.enqueue({ kind: 'tool-call', toolCalls: [{ name: 'read_file', arguments: '{"path":"a.ts"}' }], usage: { promptTokens: 3, completionTokens: 4 } });
+  describe('tool calling', () => {
+    const readFile: ToolDefinition = {
+      name: 'read_file',
+      description: 'Read lines of a file.',
+      parameters: { type: 'object', properties: { path: { type: 'string' }, start_line: { type: 'integer' } }, required: ['path'] },
+    };
+    const finish: ToolDefinition = { name: 'finish', description: 'Say the work is done.', parameters: { type: 'object', properties: {} } };
 
-    const response = await model().complete(request);
+    it('sends the tools as functions with tool_choice, and parses tool_calls from the reply', async () => {
+      server.enqueue({
+        kind: 'tool-call',
+        content: 'Reading the file first.',
+        toolCalls: [
+          { id: 'call_a', name: 'read_file', arguments: '{"path":"a.ts","start_line":1}' },
+          { id: 'call_b', name: 'finish', arguments: '{}' },
+        ],
+        usage: { promptTokens: 3, completionTokens: 4 },
+      });
 
-    expect(response).toMatchObject({ content: '', finishReason: 'tool_calls', usage: { promptTokens: 3, completionTokens: 4 } });
+      const response = await model().complete({ ...request, tools: [readFile, finish], toolChoice: 'required' });
+
+      expect(response).toEqual({
+        content: 'Reading the file first.',
+        usage: { promptTokens: 3, completionTokens: 4 },
+        model: 'gpt-test',
+        finishReason: 'tool_calls',
+        toolCalls: [
+          { id: 'call_a', name: 'read_file', arguments: '{"path":"a.ts","start_line":1}' },
+          { id: 'call_b', name: 'finish', arguments: '{}' },
+        ],
+      });
+      const body = server.chatBodies()[0]!;
+      expect(body.tools).toEqual([
+        { type: 'function', function: { name: 'read_file', description: 'Read lines of a file.', parameters: readFile.parameters } },
+        { type: 'function', function: { name: 'finish', description: 'Say the work is done.', parameters: finish.parameters } },
+      ]);
+      expect(body.tool_choice).toBe('required');
+    });
+
+    it('sends neither tools nor tool_choice when the request offers no tools', async () => {
+      server.enqueue({ kind: 'completion', content: 'ok' });
+
+      await model().complete({ ...request, tools: [], toolChoice: 'auto' });
+
+      const body = server.chatBodies()[0]!;
+      expect('tools' in body).toBe(false);
+      expect('tool_choice' in body).toBe(false);
+    });
+
+    it('round-trips assistant tool calls and tool results in the wire format', async () => {
+      server.enqueue({ kind: 'completion', content: 'done' });
+
+      const response = await model().complete({
+        role: 'coder',
+        tools: [readFile],
+        messages: [
+          { role: 'system', content: 'You code.' },
+          { role: 'user', content: 'Fix the bug.' },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' }] },
+          { role: 'tool', toolCallId: 'call_1', name: 'read_file', content: '1: export const a = 1;' },
+          { role: 'assistant', content: 'Looking again.', toolCalls: [{ id: 'call_2', name: 'read_file', arguments: '{"path":"b.ts"}' }] },
+          { role: 'tool', toolCallId: 'call_2', name: 'read_file', content: 'no such file' },
+        ],
+      });
+
+      expect(response.toolCalls).toEqual([]);
+      expect(response.finishReason).toBe('stop');
+      expect(server.chatBodies()[0]!.messages).toEqual([
+        { role: 'system', content: 'You code.' },
+        { role: 'user', content: 'Fix the bug.' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: '1: export const a = 1;' },
+        { role: 'assistant', content: 'Looking again.', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.ts"}' } }] },
+        { role: 'tool', tool_call_id: 'call_2', content: 'no such file' },
+      ]);
+    });
+
+    it('passes malformed arguments through as-is, so the caller can tell the model', async () => {
+      server.enqueue({ kind: 'tool-call', toolCalls: [{ name: 'read_file', arguments: '{"path": "a.ts",' }] });
+
+      const response = await model().complete({ ...request, tools: [readFile] });
+
+      expect(response.toolCalls).toEqual([{ id: 'call_fake_1', name: 'read_file', arguments: '{"path": "a.ts",' }]);
+    });
+
+    it('fills in what sloppy servers leave out: finish_reason stop next to calls, missing arguments', async () => {
+      server.enqueue({ kind: 'tool-call', toolCalls: [{ name: 'finish' }], finishReason: 'stop' });
+
+      const response = await model().complete({ ...request, tools: [finish] });
+
+      expect(response).toMatchObject({ content: '', finishReason: 'tool_calls', toolCalls: [{ id: 'call_fake_1', name: 'finish', arguments: '{}' }] });
+    });
+
+    it('keeps finish_reason length next to tool calls: the arguments may be cut', async () => {
+      server.enqueue({ kind: 'tool-call', toolCalls: [{ name: 'read_file', arguments: '{"pa' }], finishReason: 'length' });
+
+      const response = await model().complete({ ...request, tools: [readFile] });
+
+      expect(response.finishReason).toBe('length');
+      expect(response.toolCalls[0]!.arguments).toBe('{"pa');
+    });
+
+    it('sends tools and a json_schema response format together', async () => {
+      server.enqueue({ kind: 'completion', content: '{}' });
+
+      await model().complete({ ...request, tools: [finish], responseFormat: { name: 'plan', schema: { type: 'object' } } });
+
+      const body = server.chatBodies()[0]!;
+      expect(body.tools).toHaveLength(1);
+      expect(body['response_format']).toEqual({ type: 'json_schema', json_schema: { name: 'plan', schema: { type: 'object' }, strict: true } });
+    });
   });
 });
 

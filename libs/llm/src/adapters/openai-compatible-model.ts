@@ -1,7 +1,13 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse } from '../domain/chat-model';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
+import type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall } from '../domain/chat-model';
 import { withJsonInstruction } from '../domain/json-instruction';
 
 export interface OpenAiCompatibleModelConfig {
@@ -96,11 +102,16 @@ export class OpenAiCompatibleModel implements ChatModel {
     if (choice === undefined) {
       throw new AppError(ErrorCode.UNAVAILABLE, `model server at ${this.config.baseUrl} returned a completion without choices (${request.role} call)`);
     }
+    const toolCalls = toolCallsOf(choice.message);
+    const reported: string = choice.finish_reason ?? 'unknown';
     return {
       content: choice.message?.content ?? '',
       usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
       model: completion.model || this.config.model,
-      finishReason: choice.finish_reason ?? 'unknown',
+      // Some servers (older Ollama, some llama.cpp builds) say `stop` next to
+      // tool calls; `length` is kept, as it means the arguments may be cut.
+      finishReason: toolCalls.length > 0 && reported !== 'length' ? 'tool_calls' : reported,
+      toolCalls,
     };
   }
 
@@ -109,10 +120,15 @@ export class OpenAiCompatibleModel implements ChatModel {
     const messages = format !== undefined && !this.supportsJsonSchema ? withJsonInstruction(request.messages, format) : request.messages;
     const params: ChatCompletionCreateParamsNonStreaming = {
       model: this.config.model,
-      messages: messages.map((message) => ({ role: message.role, content: message.content })),
+      messages: messages.map(toWireMessage),
     };
     if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
     if (request.temperature !== undefined) params.temperature = request.temperature;
+    // OpenAI rejects an empty `tools` array, and `tool_choice` without tools.
+    if (request.tools !== undefined && request.tools.length > 0) {
+      params.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } } }));
+      if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
+    }
     if (format !== undefined && this.supportsJsonSchema) {
       params.response_format = { type: 'json_schema', json_schema: { name: format.name, schema: { ...format.schema }, strict: true } };
     }
@@ -144,4 +160,28 @@ export class OpenAiCompatibleModel implements ChatModel {
     const message = error instanceof Error ? error.message : String(error);
     return new AppError(ErrorCode.UNAVAILABLE, `${where} returned a malformed response: ${message}`, { cause: error, retryable: true });
   }
+}
+
+function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  if ('toolCalls' in message && message.toolCalls.length > 0) {
+    return {
+      role: 'assistant',
+      // null, not '': the documented form for a reply that only calls tools; some servers reject an empty string here.
+      content: message.content === '' ? null : message.content,
+      tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+    };
+  }
+  return { role: message.role, content: message.content };
+}
+
+function toolCallsOf(message: ChatCompletionMessage | undefined): ToolCall[] {
+  // Local servers sometimes leave out ids or arguments; the fallbacks keep a
+  // call answerable instead of dropping it.
+  const calls: readonly ChatCompletionMessageToolCall[] = message?.tool_calls ?? [];
+  return calls.map((call, index) => {
+    const id = call.id || `call_${index + 1}`;
+    if (call.type === 'custom') return { id, name: call.custom.name, arguments: call.custom.input };
+    return { id, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '{}' };
+  });
 }

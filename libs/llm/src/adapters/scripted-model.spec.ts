@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import type { ChatRequest } from '../domain/chat-model';
+import type { ChatRequest, ToolDefinition } from '../domain/chat-model';
 import { ScriptedModel } from './scripted-model';
 
 function ask(role: ChatRequest['role'], text: string): ChatRequest {
@@ -39,7 +39,7 @@ describe('ScriptedModel', () => {
     const first = await model.complete(ask('planner', 'add a README'));
     const second = await model.complete(ask('coder', 'do step 1 of README'));
 
-    expect(first).toEqual({ content: 'plan', usage: { promptTokens: 5, completionTokens: 1 }, model: 'scripted:inline', finishReason: 'stop' });
+    expect(first).toEqual({ content: 'plan', usage: { promptTokens: 5, completionTokens: 1 }, model: 'scripted:inline', finishReason: 'stop', toolCalls: [] });
     expect(second.content).toBe('code');
     expect(second.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
     expect(model.calls.map((call) => [call.turn, call.request.role])).toEqual([
@@ -149,7 +149,13 @@ describe('ScriptedModel', () => {
     const model = await ScriptedModel.fromFile(path);
     const response = await model.complete(ask('planner', 'add a README'));
 
-    expect(response).toEqual({ content: '{"steps": ["write"]}\n', usage: { promptTokens: 3, completionTokens: 2 }, model: 'scripted:readme-task.yaml', finishReason: 'stop' });
+    expect(response).toEqual({
+      content: '{"steps": ["write"]}\n',
+      usage: { promptTokens: 3, completionTokens: 2 },
+      model: 'scripted:readme-task.yaml',
+      finishReason: 'stop',
+      toolCalls: [],
+    });
     expect(model.remaining).toBe(1);
   });
 
@@ -172,6 +178,126 @@ describe('ScriptedModel', () => {
     expect(error.message).toContain('bad.yaml');
     expect(error.message).toContain('0.role');
     expect(error.message).toContain('1.reply');
+    expect(error.message).toContain('a turn needs a reply, toolCalls, or both');
+  });
+
+  describe('tool calls', () => {
+    const tool = (name: string): ToolDefinition => ({ name, description: name, parameters: { type: 'object' } });
+    const tools = [tool('read_file'), tool('run'), tool('finish')];
+    const coderAsk = (text: string, extra: ChatRequest['messages'] = []): ChatRequest => ({
+      role: 'coder',
+      tools,
+      messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: text }, ...extra],
+    });
+
+    it('returns a turn\'s tool calls with JSON-stringified arguments, ids and finishReason tool_calls', async () => {
+      const model = new ScriptedModel([
+        { role: 'coder', toolCalls: [{ name: 'read_file', arguments: { path: 'a.py', start_line: 1 } }, { name: 'run', arguments: '{"command": "pytest', id: 'mine' }] },
+        { role: 'coder', reply: 'All green.', toolCalls: [{ name: 'finish' }] },
+      ]);
+
+      const first = await model.complete(coderAsk('fix it'));
+      const second = await model.complete(coderAsk('fix it'));
+
+      expect(first).toEqual({
+        content: '',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        model: 'scripted:inline',
+        finishReason: 'tool_calls',
+        toolCalls: [
+          { id: 'scripted-1-1', name: 'read_file', arguments: '{"path":"a.py","start_line":1}' },
+          // A string is sent as written, so a script can replay malformed JSON.
+          { id: 'mine', name: 'run', arguments: '{"command": "pytest' },
+        ],
+      });
+      expect(second).toMatchObject({ content: 'All green.', finishReason: 'tool_calls', toolCalls: [{ id: 'scripted-2-1', name: 'finish', arguments: '{}' }] });
+    });
+
+    it('matches expect against the tool results since the last assistant message', async () => {
+      const model = new ScriptedModel([
+        { role: 'coder', expect: 'fix the parser', toolCalls: [{ name: 'run', arguments: { command: 'pytest -q' } }] },
+        { role: 'coder', expect: ['fix the parser', '1 failed'], toolCalls: [{ name: 'read_file', arguments: { path: 'parser.py' } }] },
+        { role: 'coder', expect: 'def parse', toolCalls: [{ name: 'finish' }] },
+      ]);
+      const firstCall = { id: 'scripted-1-1', name: 'run', arguments: '{"command":"pytest -q"}' };
+      const secondCall = { id: 'scripted-2-1', name: 'read_file', arguments: '{"path":"parser.py"}' };
+      const afterRun: ChatRequest['messages'] = [
+        { role: 'assistant', content: '', toolCalls: [firstCall] },
+        { role: 'tool', toolCallId: firstCall.id, name: 'run', content: '1 failed, 3 passed' },
+      ];
+
+      await model.complete(coderAsk('fix the parser'));
+      await model.complete(coderAsk('fix the parser', afterRun));
+      // An older tool result no longer counts once the model has answered it.
+      const stale = await failure(
+        model.complete(coderAsk('fix the parser', [...afterRun, { role: 'assistant', content: '', toolCalls: [secondCall] }, { role: 'tool', toolCallId: secondCall.id, name: 'read_file', content: '1: import re' }])),
+      );
+      expect(stale.code).toBe(ErrorCode.FAILED_PRECONDITION);
+      expect(stale.message).toContain('expected the last user message or the latest tool results to contain "def parse"');
+      expect(stale.message).toContain('1: import re');
+      expect(stale.message).not.toContain('1 failed');
+
+      const done = await model.complete(
+        coderAsk('fix the parser', [...afterRun, { role: 'assistant', content: '', toolCalls: [secondCall] }, { role: 'tool', toolCallId: secondCall.id, name: 'read_file', content: '1: def parse(text):' }]),
+      );
+      expect(done.toolCalls[0]!.name).toBe('finish');
+      expect(model.remaining).toBe(0);
+    });
+
+    it('finds by-expect turns by their tool results too', async () => {
+      const model = new ScriptedModel(
+        [
+          { role: 'coder', expect: ['task A', '2 failed'], reply: 'a-failed' },
+          { role: 'coder', expect: ['task A', 'passed'], reply: 'a-passed' },
+        ],
+        { order: 'by-expect' },
+      );
+      const result = (content: string): ChatRequest['messages'] => [
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'run', arguments: '{}' }] },
+        { role: 'tool', toolCallId: 'c1', name: 'run', content },
+      ];
+      expect((await model.complete(coderAsk('task A', result('4 passed')))).content).toBe('a-passed');
+      expect((await model.complete(coderAsk('task A', result('2 failed')))).content).toBe('a-failed');
+    });
+
+    it('fails loudly when a turn calls a tool the request did not offer, and does not use the turn up', async () => {
+      const model = new ScriptedModel([{ role: 'coder', toolCalls: [{ name: 'delete_repo' }] }]);
+
+      const unknown = await failure(model.complete(coderAsk('x')));
+      expect(unknown.code).toBe(ErrorCode.FAILED_PRECONDITION);
+      expect(unknown.message).toContain('turn 1 (coder) calls delete_repo, which the request did not offer (offered: read_file, run, finish)');
+
+      const none = await failure(model.complete(ask('coder', 'x')));
+      expect(none.message).toContain('calls delete_repo, but the request offered no tools');
+      expect(model.remaining).toBe(1);
+    });
+
+    it('loads tool-call turns from YAML and rejects a turn with neither reply nor toolCalls', async () => {
+      const path = join(directory, 'tools.yaml');
+      await writeFile(
+        path,
+        [
+          'turns:',
+          '  - role: coder',
+          '    expect: "add a flag"',
+          '    toolCalls:',
+          '      - { name: read_file, arguments: { path: cli.py } }',
+          '  - role: coder',
+          '    reply: "Done: the flag is in."',
+          '    toolCalls: [{ name: finish }]',
+        ].join('\n'),
+      );
+      const model = await ScriptedModel.fromFile(path);
+      expect((await model.complete(coderAsk('add a flag'))).toolCalls).toEqual([{ id: 'scripted-1-1', name: 'read_file', arguments: '{"path":"cli.py"}' }]);
+
+      const badPath = join(directory, 'empty-turn.yaml');
+      await writeFile(badPath, ['- role: coder', '  expect: x', '- role: coder', '  toolCalls: []', '- role: coder', '  toolCalls: [{ arguments: {} }]'].join('\n'));
+      const error = await failure(ScriptedModel.fromFile(badPath));
+      expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
+      expect(error.message).toContain('0.reply: a turn needs a reply, toolCalls, or both');
+      expect(error.message).toContain('1.toolCalls');
+      expect(error.message).toContain('2.toolCalls.0.name');
+    });
   });
 
   it('reports unparsable YAML and missing files clearly', async () => {

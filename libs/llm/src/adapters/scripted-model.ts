@@ -3,12 +3,24 @@ import { basename } from 'node:path';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ChatRole, type ChatCallOptions, type ChatModel, type ChatRequest, type ChatResponse } from '../domain/chat-model';
+import { ChatRole, type ChatCallOptions, type ChatModel, type ChatRequest, type ChatResponse, type ToolCall } from '../domain/chat-model';
+
+const toolCallSchema = z.strictObject({
+  name: z.string().min(1),
+  /** An object (sent as its JSON text) or the exact text to send, e.g. malformed JSON to test the caller's error path. Default `{}`. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
+  /** Default `scripted-<turn>-<n>`. */
+  id: z.string().min(1).optional(),
+});
 
 const turnSchema = z.strictObject({
   role: z.enum([ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR]),
+  /** Substrings the last user message, or a tool result since the last assistant message, must contain. */
   expect: z.union([z.string(), z.array(z.string())]).optional(),
-  reply: z.string(),
+  /** The reply text; optional when `toolCalls` is given (a turn needs at least one). */
+  reply: z.string().optional(),
+  /** Tools the model calls in this turn; the request must offer them. */
+  toolCalls: z.array(toolCallSchema).min(1).optional(),
   /**
    * by-expect only: how many matching requests this turn may answer. More
    * than 1 lets a script survive a phase being asked again, e.g. after the
@@ -16,13 +28,13 @@ const turnSchema = z.strictObject({
    */
   times: z.number().int().min(1).max(100).optional(),
   usage: z.strictObject({ promptTokens: z.number().int().nonnegative(), completionTokens: z.number().int().nonnegative() }).optional(),
-  /** Why the recorded reply ended: `length` replays a reply cut at the token limit. Default `stop`. */
-  finishReason: z.enum(['stop', 'length']).optional(),
+  /** Why the recorded reply ended: `length` replays a reply cut at the token limit. Default `tool_calls` with toolCalls, else `stop`. */
+  finishReason: z.enum(['stop', 'length', 'tool_calls']).optional(),
 });
 
 const turnsSchema = z.array(turnSchema);
 
-/** One recorded model turn: the reply to the next request made for `role`. */
+/** One recorded model turn: the reply (text, tool calls or both) to the next request made for `role`. */
 export type ScriptedTurn = z.input<typeof turnSchema>;
 
 /** One call a ScriptedModel answered. */
@@ -111,11 +123,13 @@ export class ScriptedModel implements ChatModel {
   }
 
   /**
-   * Answers with the next turn's reply.
+   * Answers with the next turn's reply and tool calls.
    *
    * @throws AppError FAILED_PRECONDITION when the script has run out, or the
-   *   next turn is for another role, or the last user message lacks one of the
-   *   turn's `expect` substrings; CANCELLED when `options.signal` is aborted.
+   *   next turn is for another role, or neither the last user message nor the
+   *   tool results since the last assistant message contain one of the turn's
+   *   `expect` substrings, or the turn calls a tool the request did not
+   *   offer; CANCELLED when `options.signal` is aborted.
    */
   complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
     try {
@@ -137,8 +151,8 @@ export class ScriptedModel implements ChatModel {
 
   private answer(request: ChatRequest, options: ChatCallOptions): ChatResponse {
     if (options.signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, `scripted ${request.role} call was cancelled`, { cause: options.signal.reason });
-    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
-    if (this.order === ScriptOrder.BY_EXPECT) return this.answerByExpect(request, lastUser);
+    const seen = expectableText(request);
+    if (this.order === ScriptOrder.BY_EXPECT) return this.answerByExpect(request, seen);
     const number = this.next + 1;
     const turn = this.turns[this.next];
     if (turn === undefined) {
@@ -148,24 +162,25 @@ export class ScriptedModel implements ChatModel {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `model script ${this.name}, turn ${number}: expected a ${turn.role} request, got a ${request.role} request`);
     }
     for (const substring of expectedOf(turn)) {
-      if (!lastUser.includes(substring)) {
+      if (!seen.includes(substring)) {
         throw new AppError(
           ErrorCode.FAILED_PRECONDITION,
-          `model script ${this.name}, turn ${number} (${turn.role}): expected the last user message to contain ${JSON.stringify(substring)}, got ${JSON.stringify(preview(lastUser))}`,
+          `model script ${this.name}, turn ${number} (${turn.role}): expected the last user message or the latest tool results to contain ${JSON.stringify(substring)}, got ${JSON.stringify(preview(seen))}`,
         );
       }
     }
+    const response = this.replay(number - 1, request);
     this.next += 1;
-    return this.replay(number - 1, request);
+    return response;
   }
 
-  private answerByExpect(request: ChatRequest, lastUser: string): ChatResponse {
-    const index = this.turns.findIndex((turn, at) => this.available(at) && turn.role === request.role && expectedOf(turn).every((substring) => lastUser.includes(substring)));
+  private answerByExpect(request: ChatRequest, seen: string): ChatResponse {
+    const index = this.turns.findIndex((turn, at) => this.available(at) && turn.role === request.role && expectedOf(turn).every((substring) => seen.includes(substring)));
     if (index < 0) {
       const left = this.turns.filter((turn, at) => this.available(at) && turn.role === request.role).length;
       throw new AppError(
         ErrorCode.FAILED_PRECONDITION,
-        `model script ${this.name}: no unused ${request.role} turn expects this request (${left} ${request.role} turn(s) left); the last user message was ${JSON.stringify(preview(lastUser))}`,
+        `model script ${this.name}: no unused ${request.role} turn expects this request (${left} ${request.role} turn(s) left); the last user message and latest tool results were ${JSON.stringify(preview(seen))}`,
       );
     }
     return this.replay(index, request);
@@ -177,16 +192,32 @@ export class ScriptedModel implements ChatModel {
 
   private replay(index: number, request: ChatRequest): ChatResponse {
     const turn = this.turns[index] as ScriptedTurn;
-    this.uses[index] = (this.uses[index] ?? 0) + 1;
     const number = index + 1;
+    const toolCalls = toolCallsOf(turn, number);
+    this.checkToolsOffered(toolCalls, request, number);
+    this.uses[index] = (this.uses[index] ?? 0) + 1;
     const response: ChatResponse = {
-      content: turn.reply,
+      content: turn.reply ?? '',
       usage: turn.usage ?? { promptTokens: 0, completionTokens: 0 },
       model: `scripted:${this.name}`,
-      finishReason: turn.finishReason ?? 'stop',
+      finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      toolCalls,
     };
     this.calls.push({ turn: number, request, response });
     return response;
+  }
+
+  // A real server never calls a tool it was not offered; a script that does
+  // has drifted from the code, and should say so rather than replay.
+  private checkToolsOffered(toolCalls: readonly ToolCall[], request: ChatRequest, number: number): void {
+    if (toolCalls.length === 0) return;
+    const offered = (request.tools ?? []).map((tool) => tool.name);
+    const where = `model script ${this.name}, turn ${number} (${request.role})`;
+    if (offered.length === 0) throw new AppError(ErrorCode.FAILED_PRECONDITION, `${where} calls ${toolCalls[0]?.name ?? '?'}, but the request offered no tools`);
+    const unknown = toolCalls.find((call) => !offered.includes(call.name));
+    if (unknown !== undefined) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `${where} calls ${unknown.name}, which the request did not offer (offered: ${offered.join(', ')})`);
+    }
   }
 }
 
@@ -195,17 +226,52 @@ function parseScript(data: unknown, name: string): ScriptedTurn[] {
   // itself keeps issue paths short (`0.role`, not a union's "Invalid input").
   const turns = typeof data === 'object' && data !== null && !Array.isArray(data) && 'turns' in data ? (data as { turns: unknown }).turns : data;
   const result = turnsSchema.safeParse(turns);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.')}: ${issue.message}`);
-    throw new AppError(ErrorCode.CONFIG_INVALID, `model script ${name} is invalid (expected a list of turns { role, expect?, reply, usage? }): ${problems.join('; ')}`);
+  // Checked on the raw turns, beside the schema, so a turn with a misspelled
+  // key (`replies:`) is reported as missing its reply too.
+  const empty = Array.isArray(turns)
+    ? turns.flatMap((turn, index) =>
+        typeof turn === 'object' && turn !== null && !('reply' in turn) && !('toolCalls' in turn) ? [`${index}.reply: a turn needs a reply, toolCalls, or both`] : [],
+      )
+    : [];
+  if (!result.success || empty.length > 0) {
+    const problems = (result.success ? [] : result.error.issues).map((issue) => `${issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.')}: ${issue.message}`);
+    throw new AppError(
+      ErrorCode.CONFIG_INVALID,
+      `model script ${name} is invalid (expected a list of turns { role, expect?, reply?, toolCalls?: [{ name, arguments?, id? }], usage? }): ${[...problems, ...empty].join('; ')}`,
+    );
   }
   return result.data;
+}
+
+function toolCallsOf(turn: ScriptedTurn, number: number): ToolCall[] {
+  return (turn.toolCalls ?? []).map((call, index) => ({
+    id: call.id ?? `scripted-${number}-${index + 1}`,
+    name: call.name,
+    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
+  }));
+}
+
+/**
+ * What a turn's `expect` is matched against: the last user message, and the
+ * tool results since the last assistant message (the newest input under
+ * native tool calling, where the user message stays the task statement).
+ */
+function expectableText(request: ChatRequest): string {
+  const messages = request.messages;
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+  let lastAssistant = -1;
+  messages.forEach((message, index) => {
+    if (message.role === 'assistant') lastAssistant = index;
+  });
+  const results = messages.slice(lastAssistant + 1).flatMap((message) => (message.role === 'tool' ? [message.content] : []));
+  return [lastUser, ...results].join('\n');
 }
 
 function expectedOf(turn: ScriptedTurn): string[] {
   return turn.expect === undefined ? [] : typeof turn.expect === 'string' ? [turn.expect] : [...turn.expect];
 }
 
+// Head and tail: the newest tool results sit at the end of a long text.
 function preview(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  return text.length > 400 ? `${text.slice(0, 200)}...${text.slice(-200)}` : text;
 }
