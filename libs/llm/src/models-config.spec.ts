@@ -6,7 +6,7 @@ import { extendConfigSchema, loadConfig } from '@ratchet/config';
 import { ErrorCode } from '@ratchet/errors';
 import { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
 import { ScriptedModel } from './adapters/scripted-model';
-import { createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
+import { createRoleModel, createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
 
 const schema = extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection });
 const repoConfig = path.resolve(__dirname, '../../../config');
@@ -53,6 +53,31 @@ describe('model configuration', () => {
     expect(models.coder.model).toBeInstanceOf(ScriptedModel);
     expect(models.coder.model).toBe(models.planner.model);
     expect(models.tester.modelName).toBe('scripted:turns.yaml');
+  });
+
+  it('reads the tool protocol per role, native by default, from RATCHET_MODEL_[ROLE_]TOOL_PROTOCOL', async () => {
+    const env = { RATCHET_MODEL_BASE_URL: 'http://localhost:8080/v1', RATCHET_MODEL_NAME: 'm' };
+    const defaults = await createRoleModels(load(env).model, {});
+    expect(defaults.coder.toolProtocol).toBe('native');
+
+    const config = load({ ...env, RATCHET_MODEL_CODER_TOOL_PROTOCOL: 'text' });
+    expect(resolveRoleEndpoint(config.model, 'coder').toolProtocol).toBe('text');
+    expect(resolveRoleEndpoint(config.model, 'planner').toolProtocol).toBe('native');
+    expect((await createRoleModel(config.model, {}, 'coder')).toolProtocol).toBe('text');
+
+    const shared = load({ ...env, RATCHET_MODEL_TOOL_PROTOCOL: 'text' });
+    expect((await createRoleModels(shared.model, {})).tester.toolProtocol).toBe('text');
+    expect(() => load({ ...env, RATCHET_MODEL_TOOL_PROTOCOL: 'xml' })).toThrow(/RATCHET_MODEL_TOOL_PROTOCOL/);
+  });
+
+  it('honours the tool protocol for a scripted model, which replays what was recorded', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-models-'));
+    const script = path.join(dir, 'turns.yaml');
+    await writeFile(script, '- role: coder\n  reply: "```bash\\nls\\n```"\n');
+    const models = await createRoleModels(load({ RATCHET_MODEL_SCRIPT: script, RATCHET_MODEL_CODER_TOOL_PROTOCOL: 'text' }).model, {});
+    expect(models.coder.toolProtocol).toBe('text');
+    expect(models.planner.toolProtocol).toBe('native');
+    expect(models.coder.model).toBe(models.planner.model);
   });
 
   it('rejects a bad URL and an unknown key with the variable that fixes it', () => {

@@ -3,7 +3,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
 import { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
 import { ScriptedModel } from './adapters/scripted-model';
-import { ChatRole, type ChatModel } from './domain/chat-model';
+import { ChatRole, ToolProtocol, type ChatModel } from './domain/chat-model';
 import type { ModelPrice } from './domain/cost';
 
 // Every key optional here: a role's endpoint is the role's own value, else the
@@ -21,6 +21,12 @@ const endpointShape = {
   maxRetries: z.number().int().min(0).max(10).optional(),
   /** false for servers that ignore `response_format: json_schema`; the schema then goes into the prompt. */
   supportsJsonSchema: z.boolean().optional(),
+  /**
+   * How the agent asks this model to call tools: `native` (the API's
+   * `tools`/`tool_calls`) or `text` (one fenced block per reply, for servers
+   * without tool calling). Default native.
+   */
+  toolProtocol: z.enum([ToolProtocol.NATIVE, ToolProtocol.TEXT]).optional(),
   /** `api-key` for Azure OpenAI keys; `bearer` everywhere else. */
   apiKeyHeader: z.enum(['bearer', 'api-key']).optional(),
   /** Azure's `api-version` query parameter. */
@@ -64,6 +70,7 @@ export interface RoleEndpoint {
   readonly timeoutMs: number;
   readonly maxRetries: number;
   readonly supportsJsonSchema: boolean;
+  readonly toolProtocol: ToolProtocol;
   readonly apiKeyHeader: 'bearer' | 'api-key';
   readonly apiVersion?: string;
   readonly temperature: number;
@@ -84,8 +91,8 @@ export const defaultMaxTokens: Readonly<Record<ChatRole, number>> = { planner: 4
 
 /**
  * The endpoint `role` uses: its own keys over the shared ones, then defaults
- * (timeout 60000 ms, 3 retries, JSON schema on, bearer key, temperature 0.2,
- * 4096 completion tokens).
+ * (timeout 60000 ms, 3 retries, JSON schema on, native tool calls, bearer
+ * key, temperature 0.2, completion tokens per `defaultMaxTokens`).
  *
  * @throws AppError CONFIG_INVALID naming the variables to set when the base
  *   URL or model name is missing for the role.
@@ -113,6 +120,7 @@ export function resolveRoleEndpoint(config: DeepReadonlyModelConfig, role: ChatR
     timeoutMs: pick('timeoutMs') ?? 60_000,
     maxRetries: pick('maxRetries') ?? 3,
     supportsJsonSchema: pick('supportsJsonSchema') ?? true,
+    toolProtocol: pick('toolProtocol') ?? ToolProtocol.NATIVE,
     apiKeyHeader: pick('apiKeyHeader') ?? 'bearer',
     temperature: pick('temperature') ?? 0.2,
     maxTokens: pick('maxTokens') ?? defaultMaxTokens[role],
@@ -131,6 +139,12 @@ export interface RoleModel {
   readonly maxTokens: number;
   /** Absent when the price table has no entry for the model (cost then counts as 0). */
   readonly price?: ModelPrice;
+  /**
+   * How to offer this model tools (`model.toolProtocol`, per role
+   * `model.<role>.toolProtocol`). Absent means `native`; optional so role
+   * models built by hand (demos, tests) need not name it.
+   */
+  readonly toolProtocol?: ToolProtocol;
 }
 
 export type RoleModels = Readonly<Record<ChatRole, RoleModel>>;
@@ -146,8 +160,8 @@ export type RoleModels = Readonly<Record<ChatRole, RoleModel>>;
 export async function createRoleModels(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>): Promise<RoleModels> {
   if (config.script !== undefined) {
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script));
-    const entry: RoleModel = { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096 };
-    return { planner: entry, coder: entry, tester: entry, reflector: entry };
+    const entry = (role: ChatRole): RoleModel => ({ model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) });
+    return { planner: entry('planner'), coder: entry('coder'), tester: entry('tester'), reflector: entry('reflector') };
   }
   const result: Partial<Record<ChatRole, RoleModel>> = {};
   // Resolve all roles first so one error lists the problem once, not per role.
@@ -167,7 +181,7 @@ export async function createRoleModels(config: DeepReadonlyModelConfig, prices: 
 export async function createRoleModel(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>, role: ChatRole): Promise<RoleModel> {
   if (config.script !== undefined) {
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script), { roles: [role] });
-    return { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096 };
+    return { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) };
   }
   return endpointModel(resolveRoleEndpoint(config, role), prices);
 }
@@ -184,5 +198,18 @@ function endpointModel(endpoint: RoleEndpoint, prices: Readonly<Record<string, M
     ...(endpoint.apiVersion === undefined ? {} : { apiVersion: endpoint.apiVersion }),
   });
   const price = prices[endpoint.name];
-  return { model, modelName: endpoint.name, temperature: endpoint.temperature, maxTokens: endpoint.maxTokens, ...(price === undefined ? {} : { price }) };
+  return {
+    model,
+    modelName: endpoint.name,
+    temperature: endpoint.temperature,
+    maxTokens: endpoint.maxTokens,
+    toolProtocol: endpoint.toolProtocol,
+    ...(price === undefined ? {} : { price }),
+  };
+}
+
+// A script replays whichever protocol it was recorded with, so the setting is
+// honoured for it too (a text-protocol recording needs `text`).
+function scriptedToolProtocol(config: DeepReadonlyModelConfig, role: ChatRole): ToolProtocol {
+  return config[role].toolProtocol ?? config.toolProtocol ?? ToolProtocol.NATIVE;
 }
