@@ -6,8 +6,9 @@ import { sandboxConfigSection } from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { z } from 'zod';
+import { workspaceConfigSection } from './workspace/settings';
 
-/** Everything embedded mode reads: the shared sections plus models, loop defaults, sandbox and storage. */
+/** Everything embedded mode reads: the shared sections plus models, loop defaults, sandbox, storage and what a workspace sends. */
 export const cliConfigSchema = extendConfigSchema({
   model: modelConfigSection,
   prices: pricesConfigSection,
@@ -17,6 +18,7 @@ export const cliConfigSchema = extendConfigSchema({
     /** Where embedded mode keeps its database (PGlite). Default ~/.ratchet/data. */
     dataDir: z.string().min(1).optional(),
   }),
+  workspace: workspaceConfigSection,
 });
 
 export type CliConfig = DeepReadonly<z.infer<typeof cliConfigSchema>>;

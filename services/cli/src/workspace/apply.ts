@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { lstat, mkdir, open, realpath, rename, rmdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { SourceFile } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { collectWorkspace, type CollectedWorkspace } from './collect';
+import { FileChangeKind, parseWorkspacePatch, patchedContent, type FilePatch } from './patch';
+import { contentHash } from './rules';
+import { defaultWorkspaceSettings, type WorkspaceSettings } from './settings';
+
+/** Options of `applyPatchToDirectory`. */
+export interface ApplyPatchOptions {
+  /** `fingerprint` of the `collectWorkspace` result the task started from. */
+  readonly expectedFingerprint: string;
+  /** The `workspace` section the files were collected with; a different one sees other files. Default its defaults. */
+  readonly settings?: WorkspaceSettings;
+  /** The files sent when the task started; when given, a refusal names every file changed since, not only the patch's. */
+  readonly sentFiles?: readonly SourceFile[];
+  /** Where the run wrote the patch, named in a refusal so the user can apply it by hand. */
+  readonly patchFile?: string;
+}
+
+/** What `applyPatchToDirectory` changed, paths relative to the directory, in path order. */
+export interface ApplyPatchResult {
+  /** Files created or overwritten. */
+  readonly written: readonly string[];
+  /** Files removed. */
+  readonly deleted: readonly string[];
+}
+
+interface PlannedChange {
+  readonly path: string;
+  /** undefined deletes the file. */
+  readonly content: string | undefined;
+}
+
+/** Most changed files a refusal names; the rest are counted. */
+const namedInMessage = 10;
+
+// O_EXCL creates the temporary file or fails, so a file or symlink planted
+// under its name is never written through; O_NOFOLLOW says the same for links.
+const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Applies a workspace patch (see `makePatch`) to `dir`, which must still hold
+ * exactly what was sent: it is collected again and its fingerprint compared,
+ * so edits the user made while the task ran are never overwritten.
+ *
+ * Nothing is written outside `dir`. Every file's parent directories are
+ * checked one by one from `dir` down with lstat (missing ones created with
+ * mkdir, which does not follow links) and refused when one is a symlink or
+ * not a directory, and the parent's real path must lie below `dir`'s. A
+ * target that is a symlink is refused. Each file is written to a new
+ * temporary file in its own directory (O_CREAT|O_EXCL|O_NOFOLLOW) and
+ * renamed over the target, which replaces a link planted there meanwhile
+ * instead of following it; an overwritten file keeps its permission bits.
+ * Directories a deletion leaves empty are removed, as `git apply` does.
+ * Every check runs before the first write; the writes themselves are not
+ * one transaction (a disk error midway leaves the files before it written,
+ * and the error lists them).
+ *
+ * @param dir the workspace directory the task was started on.
+ * @param patch the task's unified diff.
+ * @throws AppError INVALID_ARGUMENT when `patch` cannot be parsed (see
+ *   `parseWorkspacePatch`); FAILED_PRECONDITION when `dir` changed since the
+ *   task started (the message names the files and says to re-run or apply
+ *   the patch file by hand), when the patch touches a file that was not sent
+ *   or does not fit it, or when a target is a symlink or lies outside `dir`;
+ *   whatever `collectWorkspace` throws; INTERNAL when a write fails.
+ */
+export async function applyPatchToDirectory(dir: string, patch: string, options: ApplyPatchOptions): Promise<ApplyPatchResult> {
+  const changes = parseWorkspacePatch(patch);
+  const settings = options.settings ?? defaultWorkspaceSettings;
+  const collected = await collectWorkspace(dir, settings);
+  const root = await realpath(dir);
+  if (collected.fingerprint !== options.expectedFingerprint) {
+    const changed = options.sentFiles !== undefined ? changedSince(options.sentFiles, collected.files) : patchFilesThatNoLongerFit(changes, collected);
+    const shown = changed.length === 0 ? 'files the patch does not touch' : listed(changed);
+    throw new AppError(
+      ErrorCode.FAILED_PRECONDITION,
+      `workspace ${dir} changed since the task started (${shown}); nothing was written. Re-run the task on the current files, or apply ${options.patchFile ?? 'the patch file the run wrote'} yourself (git apply)`,
+    );
+  }
+
+  const contents = new Map(collected.files.map((file) => [file.path, file.content]));
+  const planned: PlannedChange[] = [];
+  for (const change of changes) {
+    const current = contents.get(change.path);
+    if (current === undefined) await refuseUnsent(dir, root, change, collected);
+    const content = patchedContent(change, current);
+    planned.push({ path: change.path, content: change.kind === FileChangeKind.DELETED ? undefined : content });
+  }
+  for (const change of planned) await checkTarget(dir, root, change.path);
+
+  const written: string[] = [];
+  const deleted: string[] = [];
+  for (const change of [...planned].sort((left, right) => Number(left.content !== undefined) - Number(right.content !== undefined))) {
+    try {
+      if (change.content === undefined) {
+        await deleteInside(dir, root, change.path);
+        deleted.push(change.path);
+      } else {
+        await writeInside(dir, root, change.path, change.content);
+        written.push(change.path);
+      }
+    } catch (error) {
+      const done = [...deleted, ...written];
+      const appError = AppError.is(error) ? error : new AppError(ErrorCode.INTERNAL, `cannot write ${change.path}: ${(error as Error).message}`, { cause: error });
+      throw new AppError(appError.code, `${appError.message}; ${done.length === 0 ? 'nothing was changed' : `already changed: ${listed(done)}`}`, { cause: error });
+    }
+  }
+  return { written: written.sort(compare), deleted: deleted.sort(compare) };
+}
+
+/** Paths whose content differs between what was sent and what is there now, with how. */
+function changedSince(sent: readonly SourceFile[], now: readonly SourceFile[]): string[] {
+  const before = new Map(sent.map((file) => [file.path, contentHash(file.content)]));
+  const after = new Map(now.map((file) => [file.path, contentHash(file.content)]));
+  const result: string[] = [];
+  for (const [filePath, hash] of before) {
+    const current = after.get(filePath);
+    if (current === undefined) result.push(`${filePath} removed`);
+    else if (current !== hash) result.push(`${filePath} modified`);
+  }
+  for (const filePath of after.keys()) if (!before.has(filePath)) result.push(`${filePath} added`);
+  return result.sort(compare);
+}
+
+/** Without the sent files, the patch's own files that no longer fit it are the ones that can be named. */
+function patchFilesThatNoLongerFit(changes: readonly FilePatch[], collected: CollectedWorkspace): string[] {
+  const contents = new Map(collected.files.map((file) => [file.path, file.content]));
+  const result: string[] = [];
+  for (const change of changes) {
+    try {
+      patchedContent(change, contents.get(change.path));
+    } catch {
+      result.push(change.path);
+    }
+  }
+  return result;
+}
+
+/** A patched path that was not among the files sent: say why it cannot be written. */
+async function refuseUnsent(dir: string, root: string, change: FilePatch, collected: CollectedWorkspace): Promise<void> {
+  const skip = collected.skipped.find((entry) => change.path === entry.path || change.path.startsWith(`${entry.path}/`));
+  if (skip !== undefined) {
+    throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch ${verb(change)} ${change.path}, but ${skip.path} was not sent (${skip.reason}); nothing was written`);
+  }
+  if (change.kind !== FileChangeKind.ADDED) return; // patchedContent says that the file does not exist.
+  const existing = await lstat(path.join(root, change.path)).catch(() => undefined);
+  if (existing !== undefined) {
+    throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch creates ${change.path}, but ${dir} already has ${existing.isSymbolicLink() ? 'a symlink' : 'an entry that was not sent (ignored by .gitignore or workspace.alwaysSkip)'} there; nothing was written`);
+  }
+}
+
+/** Refuses a target that would be written through a symlink or outside the root, before anything is written. */
+async function checkTarget(dir: string, root: string, relativePath: string): Promise<void> {
+  const parent = await safeParent(dir, root, relativePath, false);
+  if (parent === undefined) return; // Parents still to be created are checked as they are.
+  targetStats(dir, relativePath, await lstatOrUndefined(path.join(parent, path.posix.basename(relativePath))));
+}
+
+/**
+ * The real path of `relativePath`'s parent directory below `root`, each
+ * directory on the way checked with lstat; with `create`, missing ones are
+ * made (mkdir does not follow a link planted under the same name: it fails).
+ * Without `create`, undefined when one is missing.
+ */
+async function safeParent(dir: string, root: string, relativePath: string, create: boolean): Promise<string | undefined> {
+  const segments = relativePath.split('/').slice(0, -1);
+  let current = root;
+  for (let index = 0; index < segments.length; index++) {
+    const next = path.join(current, segments[index] as string);
+    const shown = segments.slice(0, index + 1).join('/');
+    let stats = await lstatOrUndefined(next);
+    if (stats === undefined) {
+      if (!create) return undefined;
+      await mkdir(next).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      stats = await lstat(next);
+    }
+    if (stats.isSymbolicLink()) throw outside(dir, relativePath, `${shown} is a symlink`);
+    if (!stats.isDirectory()) throw outside(dir, relativePath, `${shown} is not a directory`);
+    current = next;
+  }
+  const real = await realpath(current);
+  if (real !== root && !real.startsWith(root + path.sep)) throw outside(dir, relativePath, `its directory resolves to a path outside ${dir}`);
+  return real;
+}
+
+function targetStats(dir: string, relativePath: string, stats: Stats | undefined): Stats | undefined {
+  if (stats?.isSymbolicLink()) throw outside(dir, relativePath, 'it is a symlink');
+  if (stats !== undefined && !stats.isFile()) throw outside(dir, relativePath, 'it is not a regular file');
+  return stats;
+}
+
+async function writeInside(dir: string, root: string, relativePath: string, content: string): Promise<void> {
+  const parent = (await safeParent(dir, root, relativePath, true)) as string;
+  const target = path.join(parent, path.posix.basename(relativePath));
+  const existing = targetStats(dir, relativePath, await lstatOrUndefined(target));
+  // A short fixed-length name: the target's own name may already be as long as the file system allows.
+  const temporary = path.join(parent, `.ratchet-${randomBytes(8).toString('hex')}.tmp`);
+  const handle = await open(temporary, createFlags, 0o666);
+  try {
+    try {
+      await handle.writeFile(content, 'utf8');
+      if (existing !== undefined) await handle.chmod(existing.mode & 0o7777);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, target);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function deleteInside(dir: string, root: string, relativePath: string): Promise<void> {
+  const parent = await safeParent(dir, root, relativePath, false);
+  const target = parent === undefined ? undefined : path.join(parent, path.posix.basename(relativePath));
+  const stats = target === undefined ? undefined : targetStats(dir, relativePath, await lstatOrUndefined(target));
+  if (target === undefined || stats === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch deletes ${relativePath}, which no longer exists`);
+  await unlink(target);
+  // Remove the directories this leaves empty, up to (not including) the root; rmdir fails on anything else.
+  for (let current = parent as string; current !== root && current.startsWith(root + path.sep); current = path.dirname(current)) {
+    if (!(await rmdir(current).then(() => true, () => false))) break;
+  }
+}
+
+async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function outside(dir: string, relativePath: string, why: string): AppError {
+  return new AppError(ErrorCode.FAILED_PRECONDITION, `refusing to write ${relativePath}: ${why}, and nothing outside ${dir} may be written; remove the link or apply the patch by hand`);
+}
+
+function verb(change: FilePatch): string {
+  return change.kind === FileChangeKind.ADDED ? 'creates' : change.kind === FileChangeKind.DELETED ? 'deletes' : 'changes';
+}
+
+function listed(items: readonly string[]): string {
+  const shown = items.slice(0, namedInMessage).join(', ');
+  return items.length > namedInMessage ? `${shown} and ${items.length - namedInMessage} more` : shown;
+}
+
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}

@@ -1,0 +1,180 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { applyPatchToDirectory } from '../src/workspace/apply';
+import { collectWorkspace } from '../src/workspace/collect';
+import { makePatch } from '../src/workspace/patch';
+import { defaultWorkspaceSettings } from '../src/workspace/settings';
+
+// Real files in temporary directories; `outside` stands for anything beyond the workspace a link could point at.
+let scratch: string;
+let dir: string;
+let outside: string;
+
+beforeEach(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'ratchet-workspace-apply-'));
+  dir = path.join(scratch, 'project');
+  outside = path.join(scratch, 'outside');
+  await mkdir(dir);
+  await mkdir(outside);
+});
+
+afterEach(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function put(relative: string, content: string): Promise<void> {
+  await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
+  await writeFile(path.join(dir, relative), content);
+}
+
+async function read(relative: string, base = dir): Promise<string> {
+  return readFile(path.join(base, relative), 'utf8');
+}
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+}
+
+/** Every entry below `base`, for "nothing else changed" assertions. */
+async function listing(base: string): Promise<string[]> {
+  const entries = await readdir(base, { recursive: true });
+  return entries.map(String).sort();
+}
+
+describe('applyPatchToDirectory', () => {
+  it('writes, creates and deletes exactly what the patch says, keeping permissions', async () => {
+    await put('calc.py', 'def add(a, b):\n    return a - b\n');
+    await put('run.sh', '#!/bin/sh\necho old\n');
+    await chmod(path.join(dir, 'run.sh'), 0o755);
+    await put('old/only.txt', 'bye\n');
+    await put('keep.txt', 'untouched\n');
+    const start = await collectWorkspace(dir);
+    const { patch } = makePatch(
+      start.files,
+      [
+        { path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' },
+        { path: 'run.sh', content: '#!/bin/sh\necho new\n' },
+        { path: 'tests/unit/test_calc.py', content: 'from calc import add\n' },
+      ],
+      ['old/only.txt'],
+    );
+
+    const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, settings: defaultWorkspaceSettings });
+
+    expect(result).toEqual({ written: ['calc.py', 'run.sh', 'tests/unit/test_calc.py'], deleted: ['old/only.txt'] });
+    expect(await read('calc.py')).toBe('def add(a, b):\n    return a + b\n');
+    expect(await read('run.sh')).toBe('#!/bin/sh\necho new\n');
+    expect((await stat(path.join(dir, 'run.sh'))).mode & 0o777).toBe(0o755);
+    expect(await read('tests/unit/test_calc.py')).toBe('from calc import add\n');
+    expect(await read('keep.txt')).toBe('untouched\n');
+    // The emptied directory goes, as with git apply, and no temporary file is left behind.
+    expect(await listing(dir)).toEqual(['calc.py', 'keep.txt', 'run.sh', 'tests', 'tests/unit', 'tests/unit/test_calc.py']);
+  });
+
+  it('refuses when the directory changed since the task started, names the files and writes nothing', async () => {
+    await put('calc.py', 'def add(a, b):\n    return a - b\n');
+    await put('other.py', 'x = 1\n');
+    const start = await collectWorkspace(dir);
+    const { patch } = makePatch(start.files, [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }]);
+
+    await put('calc.py', 'def add(a, b):\n    return b - a  # my own fix\n');
+    await put('new.py', 'y = 2\n');
+
+    const withSent = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, sentFiles: start.files, patchFile: 'ratchet-task.patch' }));
+    expect(withSent.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(withSent.message).toContain('changed since the task started (calc.py modified, new.py added)');
+    expect(withSent.message).toContain('Re-run the task');
+    expect(withSent.message).toContain('ratchet-task.patch');
+
+    // Without the sent files, the patch's own files that no longer fit are named.
+    const withoutSent = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+    expect(withoutSent.message).toContain('changed since the task started (calc.py)');
+    expect(await read('calc.py')).toBe('def add(a, b):\n    return b - a  # my own fix\n');
+  });
+
+  it('refuses to write through a symlinked file, leaving its target untouched', async () => {
+    await writeFile(path.join(outside, 'target.txt'), 'outside\n');
+    await put('main.py', 'x\n');
+    await symlink(path.join(outside, 'target.txt'), path.join(dir, 'link.txt'));
+    const start = await collectWorkspace(dir);
+    const { patch } = makePatch(start.files, [{ path: 'link.txt', content: 'overwritten\n' }]);
+
+    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('link.txt was not sent (symlink)');
+    expect(await read('target.txt', outside)).toBe('outside\n');
+    expect((await lstat(path.join(dir, 'link.txt'))).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses a symlinked file even when .gitignore hid it from the walk', async () => {
+    await writeFile(path.join(outside, 'target.txt'), 'outside\n');
+    await put('.gitignore', 'link.txt\n');
+    await symlink(path.join(outside, 'target.txt'), path.join(dir, 'link.txt'));
+    const start = await collectWorkspace(dir);
+    const { patch } = makePatch(start.files, [{ path: 'link.txt', content: 'overwritten\n' }]);
+
+    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+
+    expect(error.message).toContain('already has a symlink there');
+    expect(await read('target.txt', outside)).toBe('outside\n');
+  });
+
+  it('refuses to write into a symlinked directory, leaving the directory it points at untouched', async () => {
+    await writeFile(path.join(outside, 'existing.txt'), 'outside\n');
+    await put('main.py', 'x\n');
+    await symlink(outside, path.join(dir, 'linked'));
+    const start = await collectWorkspace(dir);
+    const { patch } = makePatch(start.files, [
+      { path: 'linked/existing.txt', content: 'overwritten\n' },
+      { path: 'linked/planted.txt', content: 'planted\n' },
+    ]);
+
+    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('linked was not sent (symlink)');
+    expect(await listing(outside)).toEqual(['existing.txt']);
+    expect(await read('existing.txt', outside)).toBe('outside\n');
+  });
+
+  it('refuses a symlinked directory the walk never saw (workspace.alwaysSkip), by checking every parent on the way', async () => {
+    await put('main.py', 'x\n');
+    await symlink(outside, path.join(dir, 'vendor'));
+    const settings = { ...defaultWorkspaceSettings, alwaysSkip: ['vendor'] };
+    const start = await collectWorkspace(dir, settings);
+    expect(start.skipped).toEqual([]);
+    const { patch } = makePatch(start.files, [
+      { path: 'main.py', content: 'y\n' },
+      { path: 'vendor/deep/planted.txt', content: 'planted\n' },
+    ]);
+
+    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, settings }));
+
+    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
+    expect(error.message).toContain('refusing to write vendor/deep/planted.txt: vendor is a symlink');
+    expect(await listing(outside)).toEqual([]);
+    // Every check runs before the first write.
+    expect(await read('main.py')).toBe('x\n');
+  });
+
+  it('refuses a patch that touches a file that was never sent', async () => {
+    await put('main.py', 'x\n');
+    await put('.env', 'SECRET=1\n');
+    const start = await collectWorkspace(dir);
+    const patch = 'diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,1 +1,1 @@\n-SECRET=1\n+SECRET=2\n';
+
+    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+
+    expect(error.message).toContain('.env was not sent (secret (matches workspace.secretPatterns: .env))');
+    expect(await read('.env')).toBe('SECRET=1\n');
+  });
+});
