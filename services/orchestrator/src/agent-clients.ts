@@ -1,4 +1,5 @@
-import { createClient, type Transport } from '@ratchet/bus';
+import { randomUUID } from 'node:crypto';
+import { createClient, errorToHeaders, type Transport } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
   MemoryServiceDefinition,
@@ -6,8 +7,10 @@ import {
   ReflectorServiceDefinition,
   SafetyServiceDefinition,
   TesterServiceDefinition,
+  ToolCalled,
 } from '@ratchet/contracts';
-import type { AgentClients } from './runner/phases';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import type { AgentClients, ProgressListener } from './runner/phases';
 
 /**
  * The clients of the services the loop calls, on `transport`: the
@@ -25,5 +28,41 @@ export function agentClients(transport: Transport, modelCallTimeoutMs: number): 
     reflector: createClient(transport, ReflectorServiceDefinition, modelClient),
     safety: createClient(transport, SafetyServiceDefinition),
     memory: createClient(transport, MemoryServiceDefinition),
+    progress: progressListener(transport),
+  };
+}
+
+/**
+ * Tool steps over the bus: a subject per coding phase
+ * (`ratchet.v1.progress.<task>.<random>`) that the coder sends each step to
+ * and waits on; the reply comes once the step is stored, or carries the error.
+ */
+export function progressListener(transport: Transport): ProgressListener {
+  return {
+    async listen(taskId, onStep) {
+      const subject = `ratchet.v1.progress.${taskId}.${randomUUID().slice(0, 8)}`;
+      // Steps are stored one at a time, in the order they came.
+      let chain = Promise.resolve();
+      const subscription = transport.subscribe(subject, { queue: 'orchestrator-progress' }, (request) => {
+        chain = chain.then(async () => {
+          try {
+            const { step } = ToolCalled.decode(request.data);
+            if (step === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'a tool step message without its step');
+            await onStep(step);
+            request.respond(new Uint8Array());
+          } catch (error) {
+            request.respond(new Uint8Array(), errorToHeaders(AppError.from(error)));
+          }
+        });
+      });
+      await transport.flush();
+      return {
+        subject,
+        close: async () => {
+          await subscription.unsubscribe();
+          await chain;
+        },
+      };
+    },
   };
 }

@@ -38,6 +38,10 @@ export const orchestratorConfigSection = configSection({
   claimIntervalMs: z.number().int().min(100).default(1_000),
   /** Times in a row a phase that failed with a retryable error (a service or the database briefly gone) runs again before the task fails. */
   maxPauses: z.number().int().min(0).max(100).default(8),
+  /** Deadline of one coding phase of the agentic coder (workspace tasks), ms; keep it above coder.phaseTimeoutSeconds. */
+  agentPhaseTimeoutMs: z.number().int().positive().default(960_000),
+  /** Run commands the command policy asks a person about, for every task (embedded `ratchet run --yes`); otherwise they are refused. */
+  approveAskedCommands: z.boolean().default(false),
 });
 
 export type OrchestratorSettings = Readonly<z.infer<typeof orchestratorConfigSection>>;
@@ -76,6 +80,8 @@ export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSec
       // The test run waits for a runner slot as well as the run itself.
       testRunTimeoutMs: (sandboxTimeoutSeconds + 60) * 1000,
       serviceCallTimeoutMs: 30_000,
+      agentPhaseTimeoutMs: settings.agentPhaseTimeoutMs,
+      approveAskedCommands: settings.approveAskedCommands,
       lessonLimit: settings.lessonLimit,
       lessonMinScore: settings.lessonMinScore,
     },

@@ -52,6 +52,19 @@ describe('decide: the loop', () => {
     expect(last.task.usage.promptTokens).toBe(30);
   });
 
+  it('keeps tool steps on the iteration while CODING, each an event, and the code that follows keeps them', () => {
+    const planned = run({ task: task(), iterations: [] }, [sampleInput(InputKind.START, at(1)), sampleInput(InputKind.LESSONS_RETRIEVED, at(2)), sampleInput(InputKind.PLANNED, at(3))]).at(-1) as TaskState;
+    const step = sampleInput(InputKind.TOOL_STEP, at(4)) as Extract<TaskInput, { kind: 'tool-step' }>;
+    const decision = decide(planned, step, policy);
+    expect(decision.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+    expect(decision.changed).toBe(true);
+    expect(decision.events.map((event) => event.payload?.$case)).toEqual(['toolCalled']);
+    expect(decision.events[0]?.iteration).toBe(1);
+    const states = run(planned, [step, { ...step, step: { ...step.step, number: 2, tool: 'run' } }, sampleInput(InputKind.CODED, at(5))]);
+    expect((states.at(-1) as TaskState).iterations[0]?.toolSteps.map((item) => `${item.number}:${item.tool}`)).toEqual(['1:read_file', '2:run']);
+    expect((states.at(-1) as TaskState).task.status).toBe(TaskStatus.TASK_STATUS_SAFETY_CHECK);
+  });
+
   it('stores written tests without a status change, and rewrites them after a re-plan', () => {
     const testing = stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] });
     const decision = decide(testing, sampleInput(InputKind.TESTS_WRITTEN), policy);

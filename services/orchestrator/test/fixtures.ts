@@ -63,6 +63,7 @@ export function iteration(number: number, overrides: Partial<IterationRecord> = 
     retrievedLessonIds: [],
     reflectionLessons: [],
     testDisputes: [],
+    toolSteps: [],
     failureId: '',
     output: '',
     usage: noUsage,
@@ -149,6 +150,8 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
       return { kind, at: when, startedAt: at(1), lessons: [] };
     case InputKind.PLANNED:
       return { kind, ...run, plan };
+    case InputKind.TOOL_STEP:
+      return { kind, at: when, step: { number: 1, tool: 'read_file', arguments: '{"path":"calc.py"}', result: 'calc.py (2 lines)', failed: false, decision: '', duration: undefined, thought: '' } };
     case InputKind.CODED:
       return { kind, ...run, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], summary: 'wrote add', disputes: [] };
     case InputKind.REPLY_INVALID:

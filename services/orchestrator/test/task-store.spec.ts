@@ -80,6 +80,7 @@ function storeContract(name: string, open: () => Promise<Database>) {
         retrievedLessonIds: ['l1'],
         reflectionLessons: [],
         testDisputes: [{ path: 'tests/test_a.py', testName: 't', reason: 'the goal says so' }],
+        toolSteps: [{ number: 1, tool: 'run', arguments: '{"command":"pytest -q"}', result: 'exit code 1', failed: false, decision: 'allow', duration: { seconds: 0, nanos: 5e6 }, thought: 'run the tests' }],
         failureId: 'f1',
         fingerprint: { errorSignature: 'E: x', failingTests: ['s::t'] },
         output: 'out',

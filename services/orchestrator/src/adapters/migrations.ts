@@ -134,4 +134,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // The lesson memory kept from a reflection, so `ratchet show` names it as stored (merged: the earlier title).
     sql: `ALTER TABLE iterations ADD COLUMN stored_lesson jsonb;`,
   },
+  {
+    id: '0008_tool_steps',
+    // The agentic coder's tool calls, stored one by one as they happen, so a crash mid-phase keeps what was tried.
+    sql: `ALTER TABLE iterations ADD COLUMN tool_steps jsonb NOT NULL DEFAULT '[]';`,
+  },
 ];

@@ -169,6 +169,7 @@ function newIteration(task: TaskRecord, previous: IterationRecord | undefined, a
     retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
     reflectionLessons: [],
     testDisputes: [],
+    toolSteps: [],
     failureId: '',
     output: '',
     usage,
@@ -295,6 +296,17 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number },
       iteration,
       events: [phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, input.plan.summary)],
+    };
+  },
+
+  // Progress within CODING: the step is kept on the iteration and shown, before the coder goes on.
+  [InputKind.TOOL_STEP]: (state, input) => {
+    const iteration = currentIteration(state);
+    return {
+      to: TaskStatus.TASK_STATUS_CODING,
+      reason: state.task.statusReason,
+      iteration: { ...iteration, toolSteps: [...iteration.toolSteps, input.step] },
+      events: [event(input.at, { $case: 'toolCalled', toolCalled: { step: input.step } }, iteration.number)],
     };
   },
 

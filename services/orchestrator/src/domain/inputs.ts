@@ -1,4 +1,4 @@
-import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, Usage } from '@ratchet/contracts';
+import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, ToolStep, Usage } from '@ratchet/contracts';
 
 /**
  * Everything that can change a task's status, as data: what a phase found
@@ -13,6 +13,8 @@ export const InputKind = {
   LESSONS_RETRIEVED: 'lessons-retrieved',
   PLANNED: 'planned',
   CODED: 'coded',
+  /** One tool call of the agentic coder, while CODING: recorded on the iteration, no status change. */
+  TOOL_STEP: 'tool-step',
   REPLY_INVALID: 'reply-invalid',
   SAFETY_PASSED: 'safety-passed',
   SAFETY_BLOCKED: 'safety-blocked',
@@ -67,6 +69,7 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.ANSWERED; readonly answer: string } & At)
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
   | ({ readonly kind: typeof InputKind.PLANNED; readonly plan: Plan } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)
   | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string; /** Tests the coder says contradict the goal. */ readonly disputes: readonly TestDispute[] } & PhaseRun)
   | ({
       readonly kind: typeof InputKind.REPLY_INVALID;

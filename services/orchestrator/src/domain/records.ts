@@ -10,6 +10,7 @@ import type {
   Plan,
   Reflection,
   SafetyFinding,
+  ToolStep,
   SourceFile,
   StopReason,
   StoredLesson,
@@ -85,6 +86,8 @@ export interface IterationRecord {
   readonly testDisputes: readonly TestDispute[];
   /** The lesson memory kept from the reflection, as stored (merged into an earlier one: that one's title). */
   readonly storedLesson?: StoredLesson;
+  /** The agentic coder's tool calls in this iteration's coding phase(s), in order. */
+  readonly toolSteps: readonly ToolStep[];
   /** Memory's id for this iteration's failure record. */
   readonly failureId: string;
   readonly fingerprint?: FailureFingerprint;
@@ -155,7 +158,7 @@ export function toIterationProto(record: IterationRecord): Iteration {
     completedAt: record.completedAt,
     reflectionLessons: [...record.reflectionLessons],
     storedLesson: record.storedLesson,
-    toolSteps: [],
+    toolSteps: [...record.toolSteps],
   };
 }
 

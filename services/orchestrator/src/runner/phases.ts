@@ -13,6 +13,8 @@ import {
   type SafetyServiceDefinition,
   type SourceFile,
   type TesterServiceDefinition,
+  type ToolStep,
+  CoderMode,
 } from '@ratchet/contracts';
 import { mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -31,6 +33,17 @@ export interface AgentClients {
   readonly reflector: ServiceClient<typeof ReflectorServiceDefinition>;
   readonly safety: ServiceClient<typeof SafetyServiceDefinition>;
   readonly memory: ServiceClient<typeof MemoryServiceDefinition>;
+  /** Where the agentic coder's tool steps arrive while it works; without it, agent mode is not offered. */
+  readonly progress?: ProgressListener;
+}
+
+/** A bus subject the coder sends each tool step to while a coding phase runs. */
+export interface ProgressListener {
+  /**
+   * Listens on a new subject for `taskId`'s steps; each is handed to
+   * `onStep`, and answered once it resolves (the coder waits for that).
+   */
+  listen(taskId: string, onStep: (step: ToolStep) => Promise<void>): Promise<{ readonly subject: string; close(): Promise<void> }>;
 }
 
 /** Deadlines and retrieval settings of the phases' calls. */
@@ -46,11 +59,17 @@ export interface PhaseSettings {
   readonly lessonLimit: number;
   /** Lessons scoring below this are not offered. */
   readonly lessonMinScore: number;
+  /** Deadline of one agentic coding phase (workspace tasks), ms. */
+  readonly agentPhaseTimeoutMs: number;
+  /** Run commands the command policy asks a person about (embedded `--yes`). */
+  readonly approveAskedCommands: boolean;
 }
 
 /** Where the task's current phase stands: when its status was stored (or the task loaded, after a restart). */
 export interface PhaseContext {
   readonly enteredAt: Date;
+  /** Stores an input that does not end the phase (a tool step) through `decide`, before the phase goes on. */
+  readonly progress: (input: TaskInput) => Promise<void>;
 }
 
 /** Runs one effect for a task and returns what it found, as an input for `decide`. It writes nothing. */
@@ -132,11 +151,14 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan: response.plan };
     },
 
-    [Effect.CODE]: async (state, signal) => {
+    [Effect.CODE]: async (state, signal, phase) => {
       const { task } = state;
       const iteration = current(state);
       const previous = iterationOf(state, task.currentIteration - 1);
       const startedAt = now();
+      // A workspace task is worked on through tools over a sandbox session; a greenfield one as the coder is configured.
+      const agent = task.workspace.length > 0 && clients.progress !== undefined;
+      const listening = agent ? await clients.progress?.listen(task.id, (step) => phase.progress({ kind: InputKind.TOOL_STEP, at: now(), step })) : undefined;
       try {
         const response = await clients.coder.writeCode(
           {
@@ -152,17 +174,21 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             safetyFindings: [...(previous?.safetyFindings ?? [])],
             lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
             maxTokens: tokensLeft(state),
-            mode: 0,
+            mode: agent ? CoderMode.CODER_MODE_AGENT : CoderMode.CODER_MODE_UNSPECIFIED,
             testCommand: [],
             maxModelCalls: 0,
-            protectedPaths: [],
+            protectedPaths: task.acceptanceTests.map((file) => file.path),
+            progressSubject: listening?.subject ?? '',
+            approveAskedCommands: settings.approveAskedCommands,
           },
-          model(signal),
+          agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
         if (response.replyFailure !== undefined) return replyFailed(response.replyFailure, response.usage, Phase.PHASE_CODING, startedAt);
         return { kind: InputKind.CODED, at: now(), startedAt, usage: usageOf(response.usage), files: response.files, summary: response.summary, disputes: response.disputedTests };
       } catch (error) {
         return replyInvalid(error, Phase.PHASE_CODING, startedAt);
+      } finally {
+        await listening?.close();
       }
     },
 

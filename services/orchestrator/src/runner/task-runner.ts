@@ -88,7 +88,11 @@ export class TaskRunner {
       }
       if (action.kind === 'wait') return state;
       try {
-        const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal, { enteredAt });
+        // Progress of the phase (tool steps) is stored as it comes, each on the state the last one left.
+        const progress = async (step: TaskInput) => {
+          state = await this.apply(state, step);
+        };
+        const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal, { enteredAt, progress });
         const before = state.task.status;
         state = await this.apply(state, input);
         if (state.task.status !== before) enteredAt = this.now();

@@ -13,6 +13,7 @@ import {
   SourceFile,
   StopReason,
   StoredLesson,
+  ToolStep,
   TestDispute,
   TestReport,
   Usage,
@@ -49,6 +50,7 @@ export const iterationColumns = [
   'reflection_lessons',
   'test_disputes',
   'stored_lesson',
+  'tool_steps',
   'failure_id',
   'fingerprint',
   'output',
@@ -59,7 +61,7 @@ export const iterationColumns = [
 
 export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
 /** An iteration as one JSON object keyed by column, for jsonb_to_recordset. */
 export function iterationJson(iteration: IterationRecord): Record<string, unknown> {
@@ -78,6 +80,7 @@ export function iterationJson(iteration: IterationRecord): Record<string, unknow
     reflection_lessons: iteration.reflectionLessons.map((lesson) => Lesson.toJSON(lesson)),
     test_disputes: iteration.testDisputes.map((dispute) => TestDispute.toJSON(dispute)),
     stored_lesson: iteration.storedLesson === undefined ? null : StoredLesson.toJSON(iteration.storedLesson),
+    tool_steps: iteration.toolSteps.map((step) => ToolStep.toJSON(step)),
     failure_id: iteration.failureId,
     fingerprint: iteration.fingerprint ?? null,
     output: iteration.output,
@@ -173,6 +176,7 @@ export interface IterationRow {
   reflection_lessons: unknown;
   test_disputes: unknown;
   stored_lesson: unknown;
+  tool_steps: unknown;
   failure_id: string;
   fingerprint: FailureFingerprint | null;
   output: string;
@@ -257,6 +261,7 @@ export function iterationFromRow(row: IterationRow): IterationRecord {
     hypothesis: row.hypothesis,
     retrievedLessonIds: row.retrieved_lesson_ids,
     reflectionLessons: Array.isArray(row.reflection_lessons) ? row.reflection_lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
+    toolSteps: Array.isArray(row.tool_steps) ? row.tool_steps.map((step) => ToolStep.fromJSON(step)) : [],
     testDisputes: Array.isArray(row.test_disputes) ? row.test_disputes.map((dispute) => TestDispute.fromJSON(dispute)) : [],
     failureId: row.failure_id,
     output: row.output,

@@ -117,6 +117,19 @@ export interface WriteCodeRequest {
    * tests, in the workspace).
    */
   protectedPaths: string[];
+  /**
+   * Agent mode: the bus subject each tool step is sent to as it happens (a
+   * ToolCalled event, request/reply): the orchestrator stores it with the
+   * iteration and answers, and only then does the coder go on. Empty: steps
+   * are only returned with the response.
+   */
+  progressSubject: string;
+  /**
+   * Agent mode: commands the command policy asks a person about are run
+   * (the user said yes for the whole task, `ratchet run --yes`); otherwise
+   * they are refused and the model is told why.
+   */
+  approveAskedCommands: boolean;
 }
 
 /** WriteCodeResponse carries the changed files. */
@@ -172,6 +185,8 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     testCommand: [],
     maxModelCalls: 0,
     protectedPaths: [],
+    progressSubject: "",
+    approveAskedCommands: false,
   };
 }
 
@@ -224,6 +239,12 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.protectedPaths) {
       writer.uint32(130).string(v!);
+    }
+    if (message.progressSubject !== "") {
+      writer.uint32(138).string(message.progressSubject);
+    }
+    if (message.approveAskedCommands !== false) {
+      writer.uint32(144).bool(message.approveAskedCommands);
     }
     return writer;
   },
@@ -369,6 +390,22 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.protectedPaths.push(reader.string());
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.progressSubject = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.approveAskedCommands = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -433,6 +470,16 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.protected_paths)
         ? object.protected_paths.map((e: any) => globalThis.String(e))
         : [],
+      progressSubject: isSet(object.progressSubject)
+        ? globalThis.String(object.progressSubject)
+        : isSet(object.progress_subject)
+        ? globalThis.String(object.progress_subject)
+        : "",
+      approveAskedCommands: isSet(object.approveAskedCommands)
+        ? globalThis.Boolean(object.approveAskedCommands)
+        : isSet(object.approve_asked_commands)
+        ? globalThis.Boolean(object.approve_asked_commands)
+        : false,
     };
   },
 
@@ -486,6 +533,12 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.protectedPaths?.length) {
       obj.protectedPaths = message.protectedPaths;
     }
+    if (message.progressSubject !== "") {
+      obj.progressSubject = message.progressSubject;
+    }
+    if (message.approveAskedCommands !== false) {
+      obj.approveAskedCommands = message.approveAskedCommands;
+    }
     return obj;
   },
 
@@ -514,6 +567,8 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.testCommand = object.testCommand?.map((e) => e) || [];
     message.maxModelCalls = object.maxModelCalls ?? 0;
     message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
+    message.progressSubject = object.progressSubject ?? "";
+    message.approveAskedCommands = object.approveAskedCommands ?? false;
     return message;
   },
 };
