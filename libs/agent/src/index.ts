@@ -11,3 +11,11 @@ export { configDirectoryOf, databaseConfigSection, SANDBOX_JOB_QUEUE, sandboxCon
 export type { SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';
 export { isTerminal, isWaiting, phaseName, phaseOfStatus, statusName, stopReasonName, terminalStatuses, toIterationView } from './task-status';
+export { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+export { createDefinitionExtractor, DefinitionKind, grammarOfPath, outlineFile, SyntaxGrammar } from './definitions';
+export type { Definition, DefinitionExtractor, DefinitionExtractorOptions, FileOutline, SyntaxParsers } from './definitions';
+export { loadDefinitionExtractor, loadSyntaxParsers } from './syntax-parsers';
+export { buildRepoMap, rankFiles } from './repo-map';
+export type { RankedFile, RepoFile, RepoMap, RepoMapFocus, RepoMapRequest } from './repo-map';
+export { conversationTokens, fitConversation } from './conversation-budget';
+export type { ConversationMessage, ConversationToolCall, FitConversationOptions, FittedConversation } from './conversation-budget';

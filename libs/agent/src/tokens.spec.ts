@@ -1,0 +1,43 @@
+import { describe, expect, it } from '@jest/globals';
+import { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+
+describe('countTokens', () => {
+  it('counts o200k_base tokens', () => {
+    expect(countTokens('')).toBe(0);
+    expect(countTokens('hello world')).toBe(2);
+    expect(countTokens('def add(a, b):\n    return a + b\n')).toBeGreaterThan(5);
+  });
+
+  it('counts special-token markers as plain text instead of throwing', () => {
+    expect(countTokens('a <|endoftext|> b')).toBeGreaterThan(3);
+  });
+});
+
+describe('truncateToTokens', () => {
+  const samples = ['plain ascii text, with some words in it. '.repeat(50), '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ꙮ 世界 😀 é '.repeat(40), 'x'.repeat(5000), 'line\n'.repeat(300)];
+
+  it.each(samples.map((text, index) => [index, text] as const))('cuts sample %i to a prefix within the limit', (_index, text) => {
+    for (const max of [0, 1, 2, 3, 7, 50, 199]) {
+      const prefix = truncateToTokens(text, max);
+      expect(text.startsWith(prefix)).toBe(true);
+      expect(countTokens(prefix)).toBeLessThanOrEqual(max);
+      if (max >= 3) expect(prefix.length).toBeGreaterThan(0);
+      const suffix = truncateStartToTokens(text, max);
+      expect(text.endsWith(suffix)).toBe(true);
+      expect(countTokens(suffix)).toBeLessThanOrEqual(max);
+    }
+  });
+
+  it('returns text that fits unchanged', () => {
+    expect(truncateToTokens('short', 10)).toBe('short');
+    expect(truncateStartToTokens('short', 10)).toBe('short');
+  });
+
+  it('never splits a surrogate pair', () => {
+    const text = '😀'.repeat(100);
+    for (let max = 1; max < 40; max += 1) {
+      expect(truncateToTokens(text, max)).toMatch(/^(?:😀)*$/u);
+      expect(truncateStartToTokens(text, max)).toMatch(/^(?:😀)*$/u);
+    }
+  });
+});

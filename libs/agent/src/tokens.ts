@@ -1,0 +1,91 @@
+// The encoding-specific entry loads only the o200k table (the one GPT-4o and
+// later models use, and a fair stand-in for other models' tokenizers), not
+// every table the package ships.
+import { countTokens as countEncoded, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+
+// Text from repositories and tool output may contain `<|endoftext|>` and
+// friends; they are counted as the plain text they are, not rejected.
+const plainText = { disallowedSpecial: new Set<string>() };
+
+/**
+ * The number of tokens `text` takes in the o200k_base encoding. Special
+ * token markers are counted as ordinary text. Runs in time linear in the
+ * text's length (roughly 30 MB/s), so callers tokenize only what they send.
+ */
+export function countTokens(text: string): number {
+  return text === '' ? 0 : countEncoded(text, plainText);
+}
+
+// A token may stop in the middle of a multi-byte character; then a few
+// shorter cuts are tried before the slow path.
+const maxCharacterTokens = 8;
+
+/**
+ * The longest prefix of `text` that is a prefix of the text (never a broken
+ * character) and takes at most `maxTokens` tokens; `text` itself when it fits.
+ * `maxTokens` below 1 gives the empty string.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  if (maxTokens < 1 || text === '') return '';
+  const tokens = encode(text, plainText);
+  if (tokens.length <= maxTokens) return text;
+  for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
+    const prefix = decodeWhole(tokens.slice(0, cut));
+    if (text.startsWith(prefix) && countTokens(prefix) <= maxTokens) return prefix;
+  }
+  return shrinkToFit(text.slice(0, maxTokens), maxTokens);
+}
+
+/**
+ * The longest suffix of `text` that takes at most `maxTokens` tokens, cut at a
+ * character boundary; `text` itself when it fits. `maxTokens` below 1 gives
+ * the empty string.
+ */
+export function truncateStartToTokens(text: string, maxTokens: number): string {
+  if (maxTokens < 1 || text === '') return '';
+  const tokens = encode(text, plainText);
+  if (tokens.length <= maxTokens) return text;
+  for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
+    const suffix = decodeWhole(tokens.slice(tokens.length - cut));
+    if (text.endsWith(suffix) && countTokens(suffix) <= maxTokens) return suffix;
+  }
+  return shrinkToFit(text.slice(-maxTokens), maxTokens, true);
+}
+
+const sentinel = '.';
+const sentinelTokens = encode(sentinel, plainText);
+
+/**
+ * The whole characters `tokens` decode to, without the bytes of characters
+ * cut at either end. gpt-tokenizer decodes with one process-wide streaming
+ * TextDecoder that keeps the bytes of a character cut at the end and puts
+ * them in front of the next decode, whoever calls it. An ASCII sentinel on
+ * each side ends any such leftover (before ours and after ours) as U+FFFD,
+ * which is then dropped with the sentinels.
+ */
+function decodeWhole(tokens: readonly number[]): string {
+  const decoded = decode([...sentinelTokens, ...tokens, ...sentinelTokens]);
+  const start = decoded.indexOf(sentinel) + sentinel.length;
+  return decoded.slice(start, decoded.length - sentinel.length).replace(/^\uFFFD+|\uFFFD+$/g, '');
+}
+
+// The slow path, for text whose tokens straddle characters everywhere: every
+// token holds at least part of one character, so maxTokens characters are a
+// start, and cutting 10% at a time converges quickly.
+function shrinkToFit(candidate: string, maxTokens: number, fromStart = false): string {
+  let text = dropBrokenSurrogate(candidate, fromStart);
+  while (text !== '' && countTokens(text) > maxTokens) {
+    const keep = Math.floor(text.length * 0.9);
+    text = dropBrokenSurrogate(fromStart ? text.slice(text.length - keep) : text.slice(0, keep), fromStart);
+  }
+  return text;
+}
+
+function dropBrokenSurrogate(text: string, fromStart: boolean): string {
+  if (fromStart) {
+    const first = text.charCodeAt(0);
+    return first >= 0xdc00 && first <= 0xdfff ? text.slice(1) : text;
+  }
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
+}
