@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 const promptSchema = z.strictObject({ system: z.string().min(1), user: z.string().min(1) });
 
-const promptsSchema = z.strictObject({ planner: promptSchema, coder: promptSchema, tester: promptSchema, reflector: promptSchema });
+const promptsSchema = z.strictObject({ planner: promptSchema, coder: promptSchema, coderAgent: promptSchema, tester: promptSchema, reflector: promptSchema });
 
 /** A role's system and user message templates with `{{name}}` placeholders. */
 export type RolePrompt = z.infer<typeof promptSchema>;

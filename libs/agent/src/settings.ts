@@ -35,6 +35,27 @@ export const sandboxConfigSection = configSection({
 
 export type SandboxSettings = Readonly<z.infer<typeof sandboxConfigSection>>;
 
+/**
+ * The `coder` config section: how the agentic coder works (workspace tasks,
+ * and greenfield tasks with `mode: agent`) and its bounds per coding phase.
+ */
+export const coderConfigSection = configSection({
+  /** Greenfield tasks: `files` (one reply with whole files) or `agent` (tools over a sandbox session). Workspace tasks always use the agent. */
+  mode: z.enum(['files', 'agent']).default('files'),
+  /** Tool calls in one coding phase before it stops. */
+  maxSteps: z.number().int().min(1).max(500).default(40),
+  /** Wall time of one coding phase, seconds. */
+  phaseTimeoutSeconds: z.number().int().min(10).max(7_200).default(900),
+  /** Tokens of one coder prompt (system, task, history); older tool outputs are summarised to stay under it. */
+  promptBudgetTokens: z.number().int().min(2_000).max(1_000_000).default(24_000),
+  /** Of that budget, what the repository map may take. */
+  repoMapTokens: z.number().int().min(0).max(200_000).default(3_000),
+  /** Default timeout of one command the coder runs, seconds. */
+  commandTimeoutSeconds: z.number().int().min(1).max(3_600).default(120),
+});
+
+export type CoderSettings = Readonly<z.infer<typeof coderConfigSection>>;
+
 /** The JetStream work queue the tester enqueues sandbox jobs on and the sandbox runners pull from. */
 export const SANDBOX_JOB_QUEUE = 'sandbox-jobs';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
-import { sandboxConfigSection } from '@ratchet/agent';
+import { coderConfigSection, sandboxConfigSection } from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ export const cliConfigSchema = extendConfigSchema({
   prices: pricesConfigSection,
   orchestrator: orchestratorConfigSection,
   sandbox: sandboxConfigSection,
+  coder: coderConfigSection,
   storage: configSection({
     /** Where embedded mode keeps its database (PGlite). Default ~/.ratchet/data. */
     dataDir: z.string().min(1).optional(),

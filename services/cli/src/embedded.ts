@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadPrompts, sandboxLimitsOf } from '@ratchet/agent';
+import { loadDefinitionExtractor, loadPrompts, sandboxLimitsOf } from '@ratchet/agent';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
@@ -88,7 +88,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
       hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks, instance: sandbox.instance }, { transport, logger }),
       hostService({ name: 'memory', version, definition: MemoryServiceDefinition, implementation: memory.implementation }, { transport, logger }),
       hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, prompts }).implementation }, { transport, logger }),
-      hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts, settings: config.coder, transport, extractor: () => loadDefinitionExtractor() }).implementation }, { transport, logger }),
       hostService(
         {
           name: 'tester',

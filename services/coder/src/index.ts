@@ -1,14 +1,25 @@
-import type { Prompts } from '@ratchet/agent';
-import type { CallContext } from '@ratchet/bus';
-import type { WriteCodeRequest, WriteCodeResponse } from '@ratchet/contracts';
+import { coderConfigSection, type CoderSettings, type DefinitionExtractor, type Prompts } from '@ratchet/agent';
+import type { CallContext, Transport } from '@ratchet/bus';
+import { CoderMode, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';
 import { writeCodeHandler } from './handlers/write-code';
+import { writeCodeAgentHandler } from './handlers/write-code-agent';
+import { AppError, ErrorCode } from '@ratchet/errors';
 
 export { applyReply, codeReplySchema } from './domain/code-reply';
+export { runAgent, stopReason } from './domain/agent-loop';
+export type { AgentLimits, AgentPorts, AgentRun, ToolOutcome } from './domain/agent-loop';
+export { applyEdit, parseToolCall, ToolName, toolDefinitions } from './domain/agent-tools';
 
 export interface CoderServiceOptions {
   readonly roleModel: RoleModel;
   readonly prompts: Prompts;
+  /** The `coder` config section; defaults when absent. */
+  readonly settings?: CoderSettings;
+  /** The bus, for agent mode (sandbox sessions, the command policy, tool steps); without it only files mode is served. */
+  readonly transport?: Transport;
+  /** Outlines files for the agent's repository map. */
+  readonly extractor?: () => Promise<DefinitionExtractor | undefined>;
 }
 
 export interface CoderService {
@@ -22,5 +33,22 @@ export interface CoderService {
  * @throws AppError CONFIG_INVALID when the coder prompt uses unknown placeholders.
  */
 export function createCoderService(options: CoderServiceOptions): CoderService {
-  return { implementation: { writeCode: writeCodeHandler(options.roleModel, options.prompts.coder) }, close: () => Promise.resolve() };
+  const settings = options.settings ?? coderConfigSection.parse({});
+  const files = writeCodeHandler(options.roleModel, options.prompts.coder);
+  const transport = options.transport;
+  const agent =
+    transport === undefined
+      ? undefined
+      : writeCodeAgentHandler({ roleModel: options.roleModel, prompt: options.prompts.coderAgent, settings, transport, ...(options.extractor === undefined ? {} : { extractor: options.extractor }) });
+  return {
+    implementation: {
+      writeCode: (request, context) => {
+        const mode = request.mode === CoderMode.CODER_MODE_UNSPECIFIED ? (settings.mode === 'agent' ? CoderMode.CODER_MODE_AGENT : CoderMode.CODER_MODE_FILES) : request.mode;
+        if (mode !== CoderMode.CODER_MODE_AGENT) return files(request, context);
+        if (agent === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, 'this coder was started without the bus, so it cannot work in agent mode; send mode FILES');
+        return agent(request, context);
+      },
+    },
+    close: () => Promise.resolve(),
+  };
 }

@@ -1,20 +1,22 @@
 import path from 'node:path';
-import { configDirectoryOf, loadPrompts } from '@ratchet/agent';
+import { coderConfigSection, configDirectoryOf, loadDefinitionExtractor, loadPrompts } from '@ratchet/agent';
 import { extendConfigSchema } from '@ratchet/config';
 import { CoderServiceDefinition } from '@ratchet/contracts';
 import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { main, packageVersion } from '@ratchet/runtime';
 import { createCoderService } from './index';
 
-// The coder as its own process: its model (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
+// The coder as its own process: its model (config/models.yaml, RATCHET_MODEL_*), its `coder` section and prompts from the config directory.
 main({
   name: 'coder',
   version: packageVersion(path.join(__dirname, '..')),
   definition: CoderServiceDefinition,
-  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection }),
+  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, coder: coderConfigSection }),
   optionalFiles: ['models.yaml'],
-  start: async ({ config }) => {
+  start: async ({ config, transport }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.CODER);
-    return { implementation: createCoderService({ roleModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
+    // The bus serves agent mode: sandbox sessions on the runners, the command policy, tool steps to the orchestrator.
+    const extractor = () => loadDefinitionExtractor();
+    return { implementation: createCoderService({ roleModel, prompts: loadPrompts(configDirectoryOf()), settings: config.coder, transport, extractor }).implementation };
   },
 });

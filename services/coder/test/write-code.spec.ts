@@ -31,6 +31,8 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     testCommand: [],
     maxModelCalls: 0,
     protectedPaths: [],
+    progressSubject: '',
+    approveAskedCommands: false,
     ...overrides,
   };
 }
