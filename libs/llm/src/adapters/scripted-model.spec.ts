@@ -260,16 +260,17 @@ describe('ScriptedModel', () => {
       expect((await model.complete(coderAsk('task A', result('2 failed')))).content).toBe('a-failed');
     });
 
-    it('fails loudly when a turn calls a tool the request did not offer, and does not use the turn up', async () => {
+    it('replays a call of a tool the request did not offer, as real models invent names, but fails loudly when no tools were offered', async () => {
       const model = new ScriptedModel([{ role: 'coder', toolCalls: [{ name: 'delete_repo' }] }]);
 
-      const unknown = await failure(model.complete(coderAsk('x')));
-      expect(unknown.code).toBe(ErrorCode.FAILED_PRECONDITION);
-      expect(unknown.message).toContain('turn 1 (coder) calls delete_repo, which the request did not offer (offered: read_file, run, finish)');
-
       const none = await failure(model.complete(ask('coder', 'x')));
+      expect(none.code).toBe(ErrorCode.FAILED_PRECONDITION);
       expect(none.message).toContain('calls delete_repo, but the request offered no tools');
       expect(model.remaining).toBe(1);
+
+      const invented = await model.complete(coderAsk('x'));
+      expect(invented.toolCalls.map((call) => call.name)).toEqual(['delete_repo']);
+      expect(model.remaining).toBe(0);
     });
 
     it('loads tool-call turns from YAML and rejects a turn with neither reply nor toolCalls', async () => {

@@ -81,7 +81,8 @@ export async function runAgent(initial: readonly ChatMessage[], protocol: ToolPr
     if (signal?.aborted === true) throw new AppError(ErrorCode.CANCELLED, 'the coding phase was cancelled');
     const stop = stopReason(steps.length, usage, ports.now() - started, limits);
     if (stop !== undefined) return { summary: `stopped without finish: ${stop}`, finished: false, steps, usage };
-    const { response, usage: callUsage } = await ports.complete(ports.fit(messages), protocol === ToolProtocol.NATIVE ? toolDefinitions : undefined);
+    // A copy: the conversation grows after the call, and what was sent must stay as it was.
+    const { response, usage: callUsage } = await ports.complete([...ports.fit(messages)], protocol === ToolProtocol.NATIVE ? toolDefinitions : undefined);
     usage = sumUsage(usage, callUsage);
 
     const calls = protocol === ToolProtocol.NATIVE ? nativeCalls(response) : textCall(response, steps.length + 1);

@@ -195,7 +195,10 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
     [Effect.CHECK_SAFETY]: async (state, signal) => {
       const iteration = current(state);
       const startedAt = now();
-      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: [...iteration.files] }, service(signal));
+      // In a workspace task only what the coder changed is new code; the user's own files are theirs.
+      const original = new Map(state.task.workspace.map((file) => [file.path, file.content]));
+      const files = iteration.files.filter((file) => original.get(file.path) !== file.content);
+      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files }, service(signal));
       if (response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: response.verdict, findings: response.findings };
       return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings: response.findings };
     },
