@@ -110,9 +110,10 @@ const embeddedOnlyInItsProcess = (what: string) =>
  * without, only the stored history (for `history`, `show`, `watch`), which
  * needs neither Docker nor a model.
  */
-export async function openEmbedded(options: { dataDir?: string; drive: boolean; models?: RoleModels }): Promise<TaskApi> {
+export async function openEmbedded(options: { dataDir?: string; drive: boolean; models?: RoleModels; approveAskedCommands?: boolean }): Promise<TaskApi> {
   const configDir = configDirectory();
-  const config = loadCliConfig(configDir);
+  const loaded = loadCliConfig(configDir);
+  const config = options.approveAskedCommands === true ? { ...loaded, orchestrator: { ...loaded.orchestrator, approveAskedCommands: true } } : loaded;
   const dataDir = options.dataDir ?? dataDirectory(config);
   if (options.drive) {
     const ratchet = await startEmbedded({ config, configDir, dataDir, ...(options.models === undefined ? {} : { models: options.models }) });
@@ -188,8 +189,13 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
 }
 
 /** The server named by the switches or environment, else embedded mode. */
-export async function openApi(options: ConnectOptions & { drive: boolean; models?: RoleModels }): Promise<TaskApi> {
+export async function openApi(options: ConnectOptions & { drive: boolean; models?: RoleModels; approveAskedCommands?: boolean }): Promise<TaskApi> {
   const target = serverTarget(options);
   if (target !== undefined) return connectServer(target);
-  return openEmbedded({ drive: options.drive, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), ...(options.models === undefined ? {} : { models: options.models }) });
+  return openEmbedded({
+    drive: options.drive,
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(options.models === undefined ? {} : { models: options.models }),
+    ...(options.approveAskedCommands === undefined ? {} : { approveAskedCommands: options.approveAskedCommands }),
+  });
 }

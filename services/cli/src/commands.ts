@@ -3,11 +3,19 @@ import path from 'node:path';
 import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
-import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, toIterationView } from '@ratchet/agent';
+import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles } from './files';
-import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent } from './render';
+import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent, renderToolStep } from './render';
+import { applyPatchToDirectory } from './workspace/apply';
+import { collectWorkspace, type CollectedWorkspace } from './workspace/collect';
+import { commitPatchToBranch } from './workspace/git';
+import { makePatch } from './workspace/patch';
+import { defaultWorkspaceSettings } from './workspace/settings';
+
+/** The task label that turns off generated tests (see the orchestrator's policy): a workspace's own tests are the tests. */
+const userTestsLabel = 'ratchet.dev/tests';
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Output {
   out(line: string): void;
@@ -32,7 +40,26 @@ export interface RunOptions extends ConnectOptions {
   readonly labels?: Readonly<Record<string, string>>;
   /** Replaces the configured models (embedded mode). */
   readonly models?: RoleModels;
+  /** An existing project to work on: its files are sent, and the result is a patch of it. */
+  readonly workspace?: string;
+  /** With --workspace: apply the patch to the directory (refused when it changed since the task started). */
+  readonly apply?: boolean;
+  /** With --workspace in a git repository: commit the patch to this new branch, leaving the working tree alone. */
+  readonly branch?: string;
+  /** Embedded: run the commands the command policy asks a person about, without asking. */
+  readonly yes?: boolean;
 }
+
+/** What a workspace task started from, to turn its result into a patch. */
+interface WorkspaceRun {
+  readonly dir: string;
+  readonly collected: CollectedWorkspace;
+  readonly apply: boolean;
+  readonly branch?: string;
+}
+
+/** Name of the patch a workspace task writes into --out. */
+export const patchFileName = 'ratchet.patch';
 
 export interface RunResult {
   readonly task: Task;
@@ -60,12 +87,34 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
   if (options.requireApproval && !remote) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, '--require-approval needs a server (--server host:port): an embedded task cannot be approved from another process');
   }
-  // Embedded mode checks its config before any work; a server has its own.
-  if (!remote) loadCliConfig(configDirectory());
+  if (options.yes && remote) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, '--yes works embedded only: a server decides by its own command policy (orchestrator.approveAskedCommands)');
+  }
+  if ((options.apply || options.branch !== undefined) && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--apply and --branch need --workspace DIR');
+  if (options.apply && options.branch !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'use either --apply (change DIR) or --branch NAME (commit to a new branch), not both');
+  // Embedded mode checks its config before any work; a server has its own. The workspace limits are this client's either way.
+  const config = remote ? undefined : loadCliConfig(configDirectory());
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
+  let workspace: WorkspaceRun | undefined;
+  let workspaceFiles: SourceFile[] = [];
+  const labels: Record<string, string> = { ...options.labels };
+  if (options.workspace !== undefined) {
+    const dir = path.resolve(options.workspace);
+    const collected = await collectWorkspace(dir, config?.workspace ?? defaultWorkspaceSettings);
+    if (options.branch !== undefined && !collected.isGitRepository) throw new AppError(ErrorCode.FAILED_PRECONDITION, `--branch ${options.branch}: ${dir} is not in a git repository; use --apply or the patch file`);
+    for (const skipped of collected.skipped) output.err(`not sent: ${skipped.path} (${skipped.reason})`);
+    // The project's own tests are its acceptance tests: the model never edits them, and no tests are generated beside them.
+    const convention = testConvention(language);
+    const projectTests = collected.files.filter((file) => convention.isTestPath(file.path));
+    workspaceFiles = collected.files.filter((file) => !convention.isTestPath(file.path));
+    acceptanceTests.push(...projectTests);
+    if (acceptanceTests.length > 0) labels[userTestsLabel] = 'user';
+    if (!options.json) output.err(`workspace ${dir}: ${collected.files.length} file(s), ${projectTests.length} of them tests, ${collected.totalBytes} bytes`);
+    workspace = { dir, collected, apply: options.apply ?? false, ...(options.branch === undefined ? {} : { branch: options.branch }) };
+  }
   const outDir = path.resolve(options.out);
   await checkOutputDirectory(outDir, options.force ?? false);
-  const api = await openApi({ ...options, drive: true });
+  const api = await openApi({ ...options, drive: true, ...(options.yes ? { approveAskedCommands: true } : {}) });
   if (!options.json && api.modelNames !== undefined) {
     const scripted = api.modelNames.some((name) => name.startsWith('scripted:'));
     output.err(`model: ${api.modelNames.join(', ')}${scripted ? ' (a SCRIPTED model replaying recorded turns; no model endpoint is called)' : ''}`);
@@ -88,16 +137,16 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       goal,
       language: languageToProto(language),
       budget: { maxIterations, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
-      workspace: [],
+      workspace: workspaceFiles,
       acceptanceTests,
       approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
-      labels: { ...options.labels },
+      labels,
       requestId: '',
       testCommand: [],
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
-    return await followToEnd(api, task, stopWatching.signal, outDir, options.json ?? false, output);
+    return await followToEnd(api, task, stopWatching.signal, outDir, options.json ?? false, output, workspace);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
@@ -120,10 +169,55 @@ async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, j
 }
 
 /** Follows a task until it ends, then finishes it like `run`; a detach (`signal`) returns at once. */
-async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir: string | undefined, json: boolean, output: Output): Promise<RunResult> {
+async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir: string | undefined, json: boolean, output: Output, workspace?: WorkspaceRun): Promise<RunResult> {
   await followEvents(api, task.id, signal, json, output);
   if (signal.aborted) return { task, written: [], detached: true };
+  if (workspace !== undefined && outDir !== undefined) return finishWorkspace(api, task.id, outDir, workspace, json, output);
   return finish(api, task.id, outDir, json, output);
+}
+
+/**
+ * The end of a workspace task: its result as a patch of the directory,
+ * written to `outDir/ratchet.patch` (the last attempt's, marked failing,
+ * when it did not pass), and on success applied to the directory
+ * (`--apply`) or committed to a new branch (`--branch`).
+ */
+async function finishWorkspace(api: TaskApi, taskId: string, outDir: string, workspace: WorkspaceRun, json: boolean, output: Output): Promise<RunResult> {
+  const full = await api.getTask(taskId, TaskView.TASK_VIEW_FULL);
+  const final = full.task;
+  if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${taskId} vanished`);
+  const succeeded = final.status === TaskStatus.TASK_STATUS_SUCCEEDED;
+  const result = new Map(final.resultFiles.map((file) => [file.path, file]));
+  // The result holds every file of the workspace that is left; the sent ones it lacks were deleted.
+  const sent = final.workspace;
+  const deleted = final.resultFiles.length === 0 ? [] : sent.filter((file) => !result.has(file.path)).map((file) => file.path);
+  const { patch, summary } = makePatch(workspace.collected.files, final.resultFiles, deleted);
+  const written: string[] = [];
+  if (patch !== '') {
+    written.push(...(await writeFiles(outDir, [{ path: patchFileName, content: patch }])));
+  }
+  const patchFile = path.join(outDir, patchFileName);
+  if (!json) {
+    output.err(
+      patch === ''
+        ? `task ${final.id} ${statusName(final.status)}: no change to ${workspace.dir}`
+        : `${succeeded ? 'the change' : 'the last attempt (FAILING its tests)'}: ${summary.changed} changed, ${summary.added} added, ${summary.deleted} deleted file(s), +${summary.insertions} -${summary.deletions} lines; patch: ${patchFile}`,
+    );
+  }
+  if (succeeded && patch !== '' && workspace.apply) {
+    const applied = await applyPatchToDirectory(workspace.dir, patch, { expectedFingerprint: workspace.collected.fingerprint, sentFiles: workspace.collected.files, patchFile });
+    if (!json) output.err(`applied to ${workspace.dir}: ${[...applied.written, ...applied.deleted.map((file) => `${file} (deleted)`)].join(', ')}`);
+  } else if (succeeded && patch !== '' && workspace.branch !== undefined) {
+    const commit = await commitPatchToBranch(workspace.dir, patch, workspace.branch, `${oneLine(final.goal, 72)}\n\nMade by Ratchet, task ${final.id}.`);
+    if (!json) output.err(`committed to branch ${commit.branch} (${commit.commit.slice(0, 12)}); your working tree is unchanged`);
+  } else if (succeeded && patch !== '' && !json) {
+    output.err(`apply it: git -C ${workspace.dir} apply ${patchFile}   (or run again with --apply / --branch NAME)`);
+  }
+  if (!json && !succeeded) {
+    output.err(`task ${final.id} ${statusName(final.status)}: ${stopReasonName(final.stopReason)} - ${final.statusReason}`);
+    output.err(`see what happened: ratchet show ${final.id}`);
+  }
+  return { task: final, written };
 }
 
 /**
@@ -373,7 +467,13 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
       const view = toIterationView(iteration);
       output.out('');
       output.out(`iteration ${view.number}: ${view.outcome}, ${formatUsage(iteration.usage)}`);
-      output.out(`  files: ${iteration.files.map((file) => file.path).join(', ') || '(none)'}`);
+      // A workspace holds thousands of files: the first ones say enough.
+      const paths = iteration.files.map((file) => file.path);
+      output.out(`  files: ${paths.slice(0, 12).join(', ') || '(none)'}${paths.length > 12 ? ` and ${paths.length - 12} more` : ''}`);
+      if (iteration.toolSteps.length > 0) {
+        output.out(`  tool steps (${iteration.toolSteps.length}):`);
+        for (const step of iteration.toolSteps) output.out(`    ${renderToolStep(step)}`);
+      }
       if (view.tests !== '') output.out(`  tests: ${view.tests}`);
       if (iteration.error !== undefined) output.out(`  error: ${iteration.error.code}: ${iteration.error.message}`);
       for (const finding of iteration.safetyFindings) output.out(`  safety: ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`);

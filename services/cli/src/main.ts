@@ -40,6 +40,10 @@ function program(): Command {
         .option('--force', 'write into a non-empty --out directory')
         .option('--max-iterations <n>', 'stop after this many attempts (default 10, from config)')
         .option('--require-approval', 'with --server: a person approves the passing result (ratchet approve) before the task succeeds')
+        .option('--workspace <dir>', 'work on this existing project (a directory or git repository); the result is a patch written to --out')
+        .option('--apply', 'with --workspace: apply the patch to the directory when the task succeeds (refused if it changed meanwhile)')
+        .option('--branch <name>', 'with --workspace in a git repository: commit the patch to this new branch (the working tree is left alone)')
+        .option('--yes', 'embedded: run commands the command policy would ask about (package installs) without asking')
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {

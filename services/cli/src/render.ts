@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Phase, TaskEvent, TaskStatus, TestCaseStatus, type Usage } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, TaskEvent, TaskStatus, TestCaseStatus, type ToolStep, type Usage } from '@ratchet/contracts';
 import { phaseName, statusName, stopReasonName } from '@ratchet/agent';
 
 /** Dollars with enough digits to show small model costs. */
@@ -87,6 +87,10 @@ export function renderEvent(event: TaskEvent): string | undefined {
       const decision = gate.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED ? 'approved' : 'rejected';
       return `${prefix}${approvalKindName(gate.kind)} ${decision} by ${gate.approver}${gate.comment ? `: ${gate.comment}` : ''}`;
     }
+    case 'toolCalled': {
+      const step = payload.toolCalled.step;
+      return step === undefined ? undefined : `${prefix}  ${renderToolStep(step)}`;
+    }
     case 'taskStatusChanged':
       return undefined;
     case 'logLine':
@@ -94,6 +98,24 @@ export function renderEvent(event: TaskEvent): string | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * One line for a tool call of the agentic coder: `#3 run pytest -q [allow] -> exit code 1 ...`,
+ * the arguments shortened to what identifies the call.
+ */
+export function renderToolStep(step: ToolStep): string {
+  let detail = step.arguments;
+  try {
+    const args = JSON.parse(step.arguments) as Record<string, unknown>;
+    const key = ['command', 'path', 'pattern', 'directory', 'summary'].find((name) => typeof args[name] === 'string');
+    detail = key === undefined ? '' : String(args[key]);
+    if (typeof args['start_line'] === 'number') detail += `:${args['start_line']}-${typeof args['end_line'] === 'number' ? args['end_line'] : ''}`;
+  } catch {
+    // Not JSON: shown as the model sent it.
+  }
+  const decision = step.decision === '' ? '' : ` [${step.decision}]`;
+  return `#${step.number} ${step.tool} ${oneLine(detail, 80)}${decision}${step.failed ? ' FAILED' : ''} -> ${oneLine(step.result, 120)}`;
 }
 
 /** `final result` for APPROVAL_KIND_FINAL_RESULT. */
