@@ -17,9 +17,14 @@ export interface SessionToolsOptions {
   readonly approveAsked: boolean;
   /** Default timeout of a run command, ms. */
   readonly commandTimeoutMs: number;
-  /** Deadline and cancellation of every call. */
+  /** Deadline and cancellation of every call (the phase's). */
   readonly call: () => CallOptions;
 }
+
+/** Time a session call other than a command may take, ms: a runner that died mid-call is noticed this soon. */
+const sessionCallMs = 30_000;
+/** Past a command's own timeout, how long its answer may take, ms. */
+const commandGraceMs = 15_000;
 
 /** Characters of one tool result sent back to the model. */
 const maxResultChars = 12_000;
@@ -46,7 +51,9 @@ export class SessionTools {
       const appError = AppError.from(error);
       // The model's own mistakes come back as outcomes; the session's loss ends the phase.
       if (appError.code === ErrorCode.INVALID_ARGUMENT) return { result: appError.message, failed: true };
-      if (appError.code === ErrorCode.NOT_FOUND || appError.code === ErrorCode.UNAVAILABLE) {
+      const phaseOver = (this.options.call().deadline ?? Infinity) <= Date.now();
+      // A runner that died mid-call never answers: its call runs out of time, which is the session's loss, not the phase's.
+      if (appError.code === ErrorCode.NOT_FOUND || appError.code === ErrorCode.UNAVAILABLE || (appError.code === ErrorCode.DEADLINE_EXCEEDED && !phaseOver)) {
         throw new AppError(ErrorCode.UNAVAILABLE, `the coder's sandbox session was lost (${appError.message}); the coding phase runs again with a fresh session`, { retryable: true, cause: error });
       }
       throw appError;
@@ -58,7 +65,7 @@ export class SessionTools {
     switch (call.tool) {
       case ToolName.LIST_FILES: {
         const directory = (call.args.directory ?? '').replace(/^\.\/?/, '').replace(/\/+$/, '');
-        const listed = await sandbox.sessionListFiles({ sessionId, directory, limit: maxListed + 1 }, this.options.call());
+        const listed = await sandbox.sessionListFiles({ sessionId, directory, limit: maxListed + 1 }, this.bounded(sessionCallMs));
         if (listed.files.length === 0) return { result: directory === '' ? '(the workspace is empty)' : `no files under ${directory}`, failed: directory !== '' };
         const shown = listed.files.slice(0, maxListed).map((file) => `${file.path} (${file.sizeBytes} bytes)`);
         const more = listed.files.length > maxListed || listed.truncated ? `\n... more files; list a subdirectory or search` : '';
@@ -82,7 +89,7 @@ export class SessionTools {
             timeout: { seconds: 30, nanos: 0 },
             outputLimitBytes: 256 * 1024,
           },
-          this.options.call(),
+          this.bounded(30_000 + commandGraceMs),
         );
         if (result.exitCode === 1) return { result: `no match for ${JSON.stringify(call.args.pattern)} in ${target}`, failed: false };
         if (result.exitCode !== 0) return { result: `search failed: ${result.stderr.toString('utf8').trim() || `grep exited ${result.exitCode}`}`, failed: true };
@@ -97,13 +104,13 @@ export class SessionTools {
         if (typeof content !== 'string') return content;
         const edited = applyEdit(call.args.path, content, call.args.search, call.args.replace);
         if (!edited.ok) return { result: edited.error, failed: true };
-        await sandbox.sessionWriteFiles({ sessionId, files: [{ path: call.args.path, content: edited.content }], deletedPaths: [] }, this.options.call());
+        await sandbox.sessionWriteFiles({ sessionId, files: [{ path: call.args.path, content: edited.content }], deletedPaths: [] }, this.bounded(sessionCallMs));
         return { result: `edited ${call.args.path}`, failed: false };
       }
       case ToolName.WRITE_FILE: {
         const refused = this.refuseProtected(call.args.path);
         if (refused !== undefined) return refused;
-        await sandbox.sessionWriteFiles({ sessionId, files: [{ path: call.args.path, content: call.args.content }], deletedPaths: [] }, this.options.call());
+        await sandbox.sessionWriteFiles({ sessionId, files: [{ path: call.args.path, content: call.args.content }], deletedPaths: [] }, this.bounded(sessionCallMs));
         return { result: `wrote ${call.args.path} (${call.args.content.split('\n').length} lines)`, failed: false };
       }
       case ToolName.RUN:
@@ -114,7 +121,7 @@ export class SessionTools {
   }
 
   private async run(command: string, timeoutSeconds: number | undefined): Promise<ToolOutcome> {
-    const check = await this.options.safety.checkCommand({ taskId: this.options.taskId, argv: [], workingDirectory: '', language: this.options.language, commandLine: command }, this.options.call());
+    const check = await this.options.safety.checkCommand({ taskId: this.options.taskId, argv: [], workingDirectory: '', language: this.options.language, commandLine: command }, this.bounded(sessionCallMs));
     if (check.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { result: `command refused by the command policy: ${check.reason}`, failed: true, decision: 'deny' };
     if (check.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL && !this.options.approveAsked) {
       return { result: `command not run: the command policy asks a person first (${check.reason}), and nobody approved it for this task; do without it`, failed: true, decision: 'ask' };
@@ -123,7 +130,7 @@ export class SessionTools {
     const timeoutMs = timeoutSeconds === undefined ? this.options.commandTimeoutMs : timeoutSeconds * 1000;
     const result = await this.options.sandbox.sessionExec(
       { sessionId: this.options.sessionId, argv: ['sh', '-c', command], workingDirectory: '', timeout: { seconds: Math.ceil(timeoutMs / 1000), nanos: 0 }, outputLimitBytes: 0 },
-      this.options.call(),
+      this.bounded(timeoutMs + commandGraceMs),
     );
     const parts = [result.timedOut ? `timed out after ${Math.ceil(timeoutMs / 1000)} s (killed)` : `exit code ${result.exitCode}`];
     if (result.oomKilled) parts.push('a process ran out of memory and was killed');
@@ -136,11 +143,17 @@ export class SessionTools {
 
   /** The file's text, or the failed outcome saying why it cannot be read. */
   private async readText(path: string): Promise<string | ToolOutcome> {
-    const read = await this.options.sandbox.sessionReadFiles({ sessionId: this.options.sessionId, paths: [path] }, this.options.call());
+    const read = await this.options.sandbox.sessionReadFiles({ sessionId: this.options.sessionId, paths: [path] }, this.bounded(sessionCallMs));
     const file = read.files[0];
     if (file !== undefined) return file.content;
     const reason = read.problems[0]?.reason ?? 'no such file';
     return { result: `cannot read ${path}: ${reason}${reason === 'no such file' ? '; list_files shows what exists' : ''}`, failed: true };
+  }
+
+  /** The phase's call options, with a deadline no later than `ms` from now. */
+  private bounded(ms: number): CallOptions {
+    const phase = this.options.call();
+    return { ...phase, deadline: Math.min(phase.deadline ?? Infinity, Date.now() + ms) };
   }
 
   private refuseProtected(path: string): ToolOutcome | undefined {

@@ -138,7 +138,11 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         { maxSteps: settings.maxSteps, maxModelCalls: request.maxModelCalls, maxTokens: request.maxTokens > 0 ? Number(request.maxTokens) : 0, wallTimeMs: Math.max(0, phaseDeadline - started) },
         context.signal,
       );
-      const diff = await pinned.sessionDiff({ sessionId }, call());
+      const diff = await pinned.sessionDiff({ sessionId }, { signal: context.signal, deadline: Math.min(context.deadline, Date.now() + 60_000) }).catch((error: unknown) => {
+        const appError = AppError.from(error);
+        if (appError.code === ErrorCode.CANCELLED) throw appError;
+        throw new AppError(ErrorCode.UNAVAILABLE, `the coder's sandbox session was lost before its change was read (${appError.message}); the coding phase runs again with a fresh session`, { retryable: true, cause: error });
+      });
       // The acceptance tests stay as given, whatever a command did to them.
       const changed = diff.changedFiles.filter((file) => !protectedPaths.has(file.path));
       const deleted = new Set(diff.deletedPaths.filter((path) => !protectedPaths.has(path)));
