@@ -12,13 +12,14 @@ const wasmFiles: Readonly<Record<Grammar, string>> = {
   javascript: 'tree-sitter-javascript/tree-sitter-javascript.wasm',
   typescript: 'tree-sitter-typescript/tree-sitter-typescript.wasm',
   tsx: 'tree-sitter-typescript/tree-sitter-tsx.wasm',
+  bash: 'tree-sitter-bash/tree-sitter-bash.wasm',
 };
 
 // web-tree-sitter's runtime is initialised once per process, however many parser sets are loaded.
 let runtime: Promise<void> | undefined;
 
 /**
- * Loads web-tree-sitter and the Python, JavaScript, TypeScript and TSX
+ * Loads web-tree-sitter and the Python, JavaScript, TypeScript, TSX and Bash
  * grammars from the installed grammar packages (no native build). Call once
  * per process and share the result; `close()` frees the parsers.
  *

@@ -110,7 +110,7 @@ export function summarize(findings: readonly Finding[], limits: AnalysisLimits =
   return { verdict: verdictOf(findings), findings: capFindings(findings, limits.maxFindings) };
 }
 
-const grammarLabel: Readonly<Record<Grammar, string>> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', tsx: 'TSX' };
+const grammarLabel: Readonly<Record<Grammar, string>> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', tsx: 'TSX', bash: 'Bash' };
 
 /** A path as it can be shown in a message: plain when it is, quoted and capped when it holds odd characters. */
 function quotePath(path: string): string {

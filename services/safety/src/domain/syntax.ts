@@ -1,7 +1,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 
-/** The grammars the analyser parses with. */
-export const Grammar = { PYTHON: 'python', JAVASCRIPT: 'javascript', TYPESCRIPT: 'typescript', TSX: 'tsx' } as const;
+/** The grammars the analyser parses with; BASH reads command lines (CheckCommand), never files. */
+export const Grammar = { PYTHON: 'python', JAVASCRIPT: 'javascript', TYPESCRIPT: 'typescript', TSX: 'tsx', BASH: 'bash' } as const;
 export type Grammar = (typeof Grammar)[keyof typeof Grammar];
 
 /**
