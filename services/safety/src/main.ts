@@ -1,15 +1,16 @@
 import path from 'node:path';
 import { SafetyServiceDefinition } from '@ratchet/contracts';
 import { main, packageVersion } from '@ratchet/runtime';
-import { createSafetyService } from './index';
+import { commandPolicyOf, createSafetyService, safetyConfigSchema } from './index';
 
-// Static analysis needs no config beyond the shared sections: the grammars ship with the package.
+// The grammars ship with the package; the command policy is the `commands` section of config/safety.yaml.
 main({
   name: 'safety',
   version: packageVersion(path.join(__dirname, '..')),
   definition: SafetyServiceDefinition,
-  start: async () => {
-    const safety = await createSafetyService();
+  schema: safetyConfigSchema,
+  start: async ({ config }) => {
+    const safety = await createSafetyService({ commandPolicy: commandPolicyOf(config.commands) });
     return { implementation: safety.implementation, close: () => safety.close() };
   },
 });

@@ -1,0 +1,104 @@
+import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
+import { z } from 'zod';
+import { PathClass } from './domain/command-paths';
+import { CommandDecision, CommandRuleId, reasonPlaceholders, type CommandPolicy, type CommandRule } from './domain/command-policy';
+import { defaultCommandPolicy, defaultCommandRules } from './domain/command-rules';
+
+/** The keys of a rule that match something; a rule needs at least one. */
+const matcherKeys = ['programs', 'dynamicProgram', 'subcommands', 'flags', 'args', 'operands', 'targets', 'writes', 'pipedInto', 'recursiveFunction'] as const;
+const reservedIds = new Set<string>(Object.values(CommandRuleId));
+
+const names = z.array(z.string().min(1)).min(1);
+const places = z.array(z.enum(PathClass)).min(1);
+
+/** One rule of `commands.rules`; see CommandRule for what each key matches. */
+const commandRuleSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(/^cmd\.[a-z0-9]+(-[a-z0-9]+)*$/, 'must be "cmd." and a kebab-case name, e.g. cmd.git-push')
+      .refine((id) => !reservedIds.has(id), 'is reserved for findings the policy makes itself'),
+    decision: z.enum(CommandDecision),
+    reason: z
+      .string()
+      .min(1)
+      .refine((reason) => !reason.includes('\n'), 'must be one line')
+      .refine(
+        (reason) => [...reason.matchAll(/\{([a-zA-Z]+)\}/g)].every((match) => (reasonPlaceholders as readonly string[]).includes(match[1] ?? '')),
+        `may only use the placeholders ${reasonPlaceholders.map((name) => `{${name}}`).join(', ')}`,
+      ),
+    remediation: z.string().min(1).optional(),
+    programs: names.optional(),
+    dynamicProgram: z.boolean().optional(),
+    subcommands: names.optional(),
+    flags: names.optional(),
+    args: names.optional(),
+    operands: z.boolean().optional(),
+    targets: places.optional(),
+    writes: places.optional(),
+    pipedInto: names.optional(),
+    recursiveFunction: z.boolean().optional(),
+  })
+  .strict()
+  .refine((rule) => matcherKeys.some((key) => rule[key] !== undefined), `a rule needs at least one of ${matcherKeys.join(', ')}`);
+
+const absoluteDirectory = z
+  .string()
+  .refine((directory) => directory.startsWith('/') && directory.replace(/\/+/g, '/') !== '/', 'must be an absolute directory other than /');
+
+/**
+ * The `commands` section (config/safety.yaml): the policy CheckCommand
+ * applies to every command line the coder wants to run in the sandbox.
+ * Its `rules` default to the built-in list, which safety.yaml writes out.
+ */
+export const commandsConfigSection = configSection({
+  /** For commands no rule matches: allow, ask or deny. */
+  defaultDecision: z.enum(CommandDecision).default(defaultCommandPolicy.defaultDecision),
+  /** Longest command line checked, characters; longer ones are refused (INVALID_ARGUMENT). */
+  maxCommandLineChars: z.number().int().min(1).max(1_000_000).default(defaultCommandPolicy.maxCommandLineChars),
+  /** How deep shell strings inside shell strings (bash -c "sh -c '...'") are followed; deeper is denied. */
+  maxNestingDepth: z.number().int().min(0).max(10).default(defaultCommandPolicy.maxNestingDepth),
+  /** The sandbox's work directory, absolute; commands start there. */
+  workDirectory: absoluteDirectory.default(defaultCommandPolicy.workDirectory),
+  /** Directories private to the sandbox where writing is fine, absolute. */
+  scratchDirectories: z.array(absoluteDirectory).default(() => [...defaultCommandPolicy.scratchDirectories]),
+  /** First match wins, per command. */
+  rules: z
+    .array(commandRuleSchema)
+    .default(() => structuredClone(defaultCommandRules) as z.infer<typeof commandRuleSchema>[])
+    .superRefine((rules, context) => {
+      const seen = new Set<string>();
+      rules.forEach((rule, index) => {
+        if (seen.has(rule.id)) context.addIssue({ code: 'custom', path: [index, 'id'], message: `${rule.id} is used by an earlier rule; ids must be unique` });
+        seen.add(rule.id);
+      });
+    }),
+});
+
+export type CommandsSettings = DeepReadonly<z.infer<typeof commandsConfigSection>>;
+
+/** The safety process's config: the shared sections plus `commands`. */
+export const safetyConfigSchema = extendConfigSchema({ commands: commandsConfigSection });
+
+/** The domain's policy from the config section. */
+export function commandPolicyOf(settings: CommandsSettings): CommandPolicy {
+  return Object.freeze({
+    defaultDecision: settings.defaultDecision,
+    maxCommandLineChars: settings.maxCommandLineChars,
+    maxNestingDepth: settings.maxNestingDepth,
+    workDirectory: settings.workDirectory,
+    scratchDirectories: settings.scratchDirectories,
+    rules: settings.rules as readonly CommandRule[],
+  });
+}
+
+/**
+ * The command policy from `configDir`: ratchet.yaml and safety.yaml, then
+ * `RATCHET_COMMANDS_*` variables, as the safety process reads it. For
+ * embedded mode, which hosts the safety service without its process.
+ *
+ * @throws AppError CONFIG_INVALID listing every bad key and how to fix it.
+ */
+export function loadCommandPolicy(configDir: string, env: Readonly<Record<string, string | undefined>> = process.env): CommandPolicy {
+  return commandPolicyOf(loadConfig({ schema: safetyConfigSchema, service: 'safety', configDir, env }).commands);
+}
