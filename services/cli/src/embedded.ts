@@ -20,7 +20,7 @@ import { agentClients, createOrchestratorService, loopSettingsOf, type Orchestra
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
-import { createSafetyService } from '@ratchet/safety';
+import { createSafetyService, loadCommandPolicy } from '@ratchet/safety';
 import { createSandboxRunnerService, sandboxRunnerOptionsOf } from '@ratchet/sandbox-runner';
 import { createTesterService } from '@ratchet/tester';
 import { createLogger } from '@ratchet/telemetry';
@@ -74,7 +74,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     });
     const sandboxLimits = sandboxLimitsOf(config.sandbox);
 
-    const safety = await createSafetyService();
+    const safety = await createSafetyService({ commandPolicy: loadCommandPolicy(options.configDir) });
     closers.push(() => safety.close());
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
