@@ -109,4 +109,34 @@ describe('ratchet run --workspace (embedded)', () => {
     expect(await readFile(path.join(project, 'calc.py'), 'utf8')).toContain('def add(a, b):\n    return a + b');
     expect(git(project, 'status', '--porcelain').trim()).toBe('M calc.py');
   });
+
+  it('fixes a TypeScript project the same way, with node\'s test runner', async () => {
+    const project = path.join(dir, 'ts-project');
+    await mkdir(path.join(project, 'src'), { recursive: true });
+    await mkdir(path.join(project, 'tests'));
+    await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'slug', type: 'module', scripts: { test: 'node --test' } }, null, 2) + '\n');
+    await writeFile(path.join(project, 'src', 'slug.ts'), "export function slugify(text: string): string {\n  return text.trim().toLowerCase().replace(/\\s+/, '-');\n}\n");
+    await writeFile(
+      path.join(project, 'tests', 'slug.test.ts'),
+      "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { slugify } from '../src/slug.ts';\n\ntest('one space', () => assert.equal(slugify('Hello World'), 'hello-world'));\ntest('every space', () => assert.equal(slugify('a b c'), 'a-b-c'));\n",
+    );
+    git(project, 'init', '-q', '-b', 'main');
+    git(project, 'add', '.');
+    git(project, 'commit', '-q', '-m', 'slug');
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('src/slug.ts', 'tests/slug.test.ts') },
+      { role: 'coder', expect: ['src/slug.ts'], toolCalls: [{ name: 'run', arguments: { command: 'node --test --test-reporter=tap 2>&1 | grep -E "^# (pass|fail)"' } }] },
+      { role: 'coder', expect: ['# fail 1'], toolCalls: [{ name: 'read_file', arguments: { path: 'src/slug.ts' } }] },
+      { role: 'coder', expect: ["replace(/\\s+/, '-')"], toolCalls: [{ name: 'edit_file', arguments: { path: 'src/slug.ts', search: "replace(/\\s+/, '-')", replace: "replace(/\\s+/g, '-')" } }] },
+      { role: 'coder', expect: ['edited src/slug.ts'], toolCalls: [{ name: 'run', arguments: { command: 'node --test --test-reporter=tap 2>&1 | grep -E "^# (pass|fail)"' } }] },
+      { role: 'coder', expect: ['# pass 2', '# fail 0'], toolCalls: [{ name: 'finish', arguments: { summary: 'replace every run of spaces, not the first' } }] },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('make the failing test pass', { lang: 'typescript', out: path.join(dir, 'ts-out'), dataDir: path.join(dir, 'data'), models, workspace: project, apply: true }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(model.remaining).toBe(0);
+    expect(output.all).toContain('tests: 2 passed, 0 failed of 2');
+    expect(await readFile(path.join(project, 'src', 'slug.ts'), 'utf8')).toContain("replace(/\\s+/g, '-')");
+    expect(git(project, 'diff', '--stat').trim()).toMatch(/src\/slug.ts \| 2 \+-/);
+  });
 });
