@@ -353,19 +353,14 @@ def tar_entry(name, kind, mode, mtime, content=b"", link=""):
     return b"".join(blocks)
 
 
-def collect(spec):
-    """A tar of the requested files: regular files as they are, anything else as what it is (the runner refuses those)."""
-    root = spec["workDir"]
-    # [path in the sandbox (absolute, or relative to the work directory), name in the archive]
-    wanted = [tuple(pair) for pair in spec.get("collect", [])]
-    names = set(spec.get("collectNames", []))
-    notes = []
-    limit = spec.get("maxWalkEntries", 20000)
-    # scandir, one entry at a time: a directory of a million files must not
-    # cost this process (which has the job's memory limit) a list of them.
+def entries_below(start, limit, skip=()):
+    """Every entry below start (links not followed; directories named in skip
+    not entered), one directory at a time: a directory of a million files must
+    not cost this process (which has the job's memory limit) a list of them.
+    Yields None, and stops, once more than limit entries were seen."""
+    pending = [start]
     seen = 0
-    pending = [root] if names else []
-    while pending and seen <= limit:
+    while pending:
         directory = pending.pop()
         try:
             entries = os.scandir(directory)
@@ -375,13 +370,28 @@ def collect(spec):
             for entry in entries:
                 seen += 1
                 if seen > limit:
-                    notes.append("the work directory has more than %d entries; only the first were searched" % limit)
-                    break
-                if entry.name in names:
-                    relative = os.path.relpath(entry.path, root)
-                    wanted.append((relative, relative))
-                if entry.is_dir(follow_symlinks=False):
+                    yield None
+                    return
+                if entry.is_dir(follow_symlinks=False) and entry.name not in skip:
                     pending.append(entry.path)
+                yield entry
+
+
+def collect(spec):
+    """A tar of the requested files: regular files as they are, anything else as what it is (the runner refuses those)."""
+    root = spec["workDir"]
+    # [path in the sandbox (absolute, or relative to the work directory), name in the archive]
+    wanted = [tuple(pair) for pair in spec.get("collect", [])]
+    names = set(spec.get("collectNames", []))
+    notes = []
+    limit = spec.get("maxWalkEntries", 20000)
+    for entry in entries_below(root, limit) if names else ():
+        if entry is None:
+            notes.append("the work directory has more than %d entries; only the first were searched" % limit)
+            break
+        if entry.name in names:
+            relative = os.path.relpath(entry.path, root)
+            wanted.append((relative, relative))
     archive = []
     budget = spec.get("maxCollectBytes", 8 << 20)
     count = 0
@@ -465,78 +475,52 @@ def inside(root, relative):
 
 
 def walk_files(root, start, limit):
-    """(relative path, size) of regular files under start, links never followed; stops past limit."""
+    """(relative path, size) of regular files under start, links never followed, .git left out; stops past limit entries."""
     found = []
-    pending = [start]
-    truncated = False
-    while pending:
-        directory = pending.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != ".git":
-                        pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    if len(found) >= limit:
-                        truncated = True
-                        pending = []
-                        break
-                    try:
-                        found.append((os.path.relpath(entry.path, root), entry.stat(follow_symlinks=False).st_size))
-                    except OSError:
-                        continue
-    return found, truncated
+    for entry in entries_below(start, limit, skip=(".git",)):
+        if entry is None:
+            return found, True
+        if entry.is_file(follow_symlinks=False):
+            try:
+                found.append((os.path.relpath(entry.path, root), entry.stat(follow_symlinks=False).st_size))
+            except OSError:
+                continue
+    return found, False
 
 
 def file_hashes(root, limit):
-    """[path, size, sha256 hex] of every regular file, and the paths that are links or other non-files."""
+    """[path, size, sha256 hex] of every regular file, and the paths that are links or other non-files (.git left out)."""
     import hashlib  # session mode only: a job never pays for it
 
     rows = []
     others = []
-    pending = [root]
-    seen = 0
-    while pending and seen <= limit:
-        directory = pending.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
+    for entry in entries_below(root, limit, skip=(".git",)):
+        if entry is None:
+            return rows, others, True
+        if entry.is_dir(follow_symlinks=False):
             continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > limit:
+        relative = os.path.relpath(entry.path, root)
+        if not entry.is_file(follow_symlinks=False):
+            others.append(relative)
+            continue
+        digest = hashlib.sha256()
+        try:
+            descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            others.append(relative)
+            continue
+        size = 0
+        try:
+            while True:
+                chunk = os.read(descriptor, CHUNK)
+                if not chunk:
                     break
-                relative = os.path.relpath(entry.path, root)
-                if entry.is_dir(follow_symlinks=False):
-                    if relative != ".git":
-                        pending.append(entry.path)
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    others.append(relative)
-                    continue
-                digest = hashlib.sha256()
-                try:
-                    descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                except OSError:
-                    others.append(relative)
-                    continue
-                size = 0
-                try:
-                    while True:
-                        chunk = os.read(descriptor, CHUNK)
-                        if not chunk:
-                            break
-                        size += len(chunk)
-                        digest.update(chunk)
-                finally:
-                    os.close(descriptor)
-                rows.append([relative, size, digest.hexdigest()])
-    return rows, others, seen > limit
+                size += len(chunk)
+                digest.update(chunk)
+        finally:
+            os.close(descriptor)
+        rows.append([relative, size, digest.hexdigest()])
+    return rows, others, False
 
 
 def serve_session(spec):
