@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StopReason, TaskStatus } from '@ratchet/contracts';
@@ -29,7 +30,7 @@ describe('ratchet run (embedded)', () => {
     await remove();
   });
 
-  it('the demo: fails, reflects, fixes, stores a lesson; the similar second task retrieves it and passes first time', async () => {
+  it('the demo: fails, reflects, fixes, stores a lesson; the similar second task retrieves it and passes first time; the third fixes an existing project into a patch', async () => {
     const output = new RecordedOutput();
     const ok = await runDemo({ dir: path.join(dir, 'demo') }, output);
     expect(output.all).toContain('MODEL IS SCRIPTED');
@@ -43,12 +44,30 @@ describe('ratchet run (embedded)', () => {
     expect(shopping).toContain('def load(path)');
     await readFile(path.join(dir, 'demo', 'todo', 'tests', 'test_todo.py'), 'utf8');
 
+    // Task 3: the coder's tool calls, as they happened, in the real sandbox.
+    const thirdTask = output.all.slice(output.all.indexOf('== task 3: fix a failing test in an existing project (workspace mode)'));
+    expect(thirdTask).toMatch(/\[iteration 1\] +#1 run python3 -m pytest -q 2>&1 \| tail -n 2 \[allow\] -> .*FAILED tests\/test_stock.py::test_low_stock_includes_the_threshold/);
+    expect(thirdTask).toMatch(/#2 search def low_stock -> .*inventory\/stock.py:26:def low_stock\(items, threshold\):/);
+    expect(thirdTask).toMatch(/#3 read_file inventory\/stock.py:26-28 -> /);
+    expect(thirdTask).toMatch(/#4 edit_file inventory\/stock.py -> edited inventory\/stock.py/);
+    expect(thirdTask).toMatch(/#5 run python3 -m pytest -q 2>&1 \| tail -n 2 \[allow\] -> .*4 passed/);
+    expect(thirdTask).toMatch(/#6 finish low_stock\(\) left out items exactly at the threshold/);
+    // The printed patch holds the fix, and how to apply it; the project itself is as it was.
+    expect(thirdTask).toContain('--- a/inventory/stock.py\n+++ b/inventory/stock.py');
+    expect(thirdTask).toContain('-    return [item.sku for item in items if item.quantity < threshold]\n+    return [item.sku for item in items if item.quantity <= threshold]');
+    expect(thirdTask).toMatch(/Apply the fix with: git -C \S+inventory apply \S+ratchet.patch/);
+    const project = path.join(dir, 'demo', 'inventory');
+    expect(await readFile(path.join(project, 'inventory', 'stock.py'), 'utf8')).toContain('if item.quantity < threshold]');
+    expect(execFileSync('git', ['-C', project, 'status', '--porcelain'], { encoding: 'utf8' })).toBe('');
+    expect(execFileSync('git', ['-C', project, 'apply', '--check', path.join(dir, 'demo', 'inventory-patch', 'ratchet.patch')], { encoding: 'utf8' })).toBe('');
+
     const history = new RecordedOutput();
     await showHistory({ dataDir: path.join(dir, 'demo', 'data') }, history);
-    expect(history.lines).toHaveLength(2);
-    expect(history.lines[0]).toContain('SUCCEEDED');
-    expect(history.lines[0]).toContain('shopping list');
-    const taskId = history.lines[1]!.split(' ')[0]!;
+    expect(history.lines).toHaveLength(3);
+    expect(history.lines[0]).toMatch(/SUCCEEDED +1 it .*make the failing test in tests\/ pass/);
+    expect(history.lines[1]).toContain('SUCCEEDED');
+    expect(history.lines[1]).toContain('shopping list');
+    const taskId = history.lines[2]!.split(' ')[0]!;
     const shown = new RecordedOutput();
     await showTask(taskId, { dataDir: path.join(dir, 'demo', 'data') }, shown);
     expect(shown.all).toContain('iteration 1: failed (TESTS_FAILED)');
