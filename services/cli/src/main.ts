@@ -142,7 +142,7 @@ function program(): Command {
 
   command
     .command('demo')
-    .description('offline demo with a scripted model: a task fails, is fixed and leaves a lesson; a similar task reuses it')
+    .description('offline demo with a scripted model: a task fails, is fixed and leaves a lesson; a similar task reuses it; then a failing test in an existing project is fixed through the tools, as a patch')
     .option('--dir <dir>', 'keep the demo data and files here (default: a temporary directory)')
     .action(async (options: { dir?: string }) => {
       process.exitCode = (await runDemo(options)) ? 0 : 1;
