@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   assertPlaceholders,
   buildRepoMap,
+  countTokens,
   fitConversation,
   formatLessons,
   formatPlan,
@@ -14,7 +15,7 @@ import {
   type RolePrompt,
 } from '@ratchet/agent';
 import { createClient, type CallContext, type CallOptions, type ServiceClient, type Transport } from '@ratchet/bus';
-import { SafetyServiceDefinition, SandboxRunnerServiceDefinition, ToolCalled, type ToolStep, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
+import { SafetyServiceDefinition, SandboxRunnerServiceDefinition, ToolCalled, type CommandDecision, type ToolStep, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, costOf, describeToolsAsText, ToolProtocol, type ChatMessage, type RoleModel } from '@ratchet/llm';
 import { SessionTools } from '../adapters/session-tools';
@@ -57,6 +58,8 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
   const sandbox = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 2, defaultTimeoutMs: 60_000 });
   const safety: ServiceClient<typeof SafetyServiceDefinition> = createClient(transport, SafetyServiceDefinition, { defaultTimeoutMs: 10_000 });
   const protocol = roleModel.toolProtocol ?? ToolProtocol.NATIVE;
+  // Native tool definitions travel with every call, beside the messages: the messages get the rest of the budget.
+  const messageBudget = settings.promptBudgetTokens - (protocol === ToolProtocol.NATIVE ? countTokens(JSON.stringify(toolDefinitions)) : 0);
 
   return async (request: WriteCodeRequest, context: CallContext): Promise<WriteCodeResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
@@ -84,6 +87,8 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         language: request.language,
         protectedPaths,
         approveAsked: request.approveAskedCommands,
+        commandGates: request.commandGates,
+        decisions: request.commandDecisions,
         commandTimeoutMs: settings.commandTimeoutSeconds * 1000,
         call,
       });
@@ -104,7 +109,7 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         repoMap: repoMap.text === '' ? '(use list_files)' : repoMap.text,
         tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
         testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : request.testCommand.join(' '),
-        feedback: feedbackOf(request),
+        feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
         lessons: formatLessons(request.lessons),
       };
       const system = renderTemplate(options.prompt.system, values) + (protocol === ToolProtocol.TEXT ? `\n\n${describeToolsAsText(toolDefinitions)}` : '');
@@ -132,7 +137,7 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
           },
           execute: (valid) => tools.execute(valid),
           record: (step) => sendStep(transport, request.progressSubject, step),
-          fit: (messages) => fitConversation(messages, settings.promptBudgetTokens, { keepLast: 2, isObservation: (message) => message.role === 'user' && message.content.startsWith('<tool_result') }).messages,
+          fit: (messages) => fitConversation(messages, messageBudget, { keepLast: 2, isObservation: (message) => message.role === 'user' && message.content.startsWith('<tool_result') }).messages,
           now: Date.now,
         },
         { maxSteps: settings.maxSteps, maxModelCalls: request.maxModelCalls, maxTokens: request.maxTokens > 0 ? Number(request.maxTokens) : 0, wallTimeMs: Math.max(0, phaseDeadline - started) },
@@ -161,11 +166,19 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         disputedTests: [],
         toolSteps: [...run.steps],
         changedPaths: changed.map((file) => file.path),
+        pendingCommand: run.paused,
       };
     } finally {
       await pinned.closeSession({ sessionId }, { timeoutMs: 10_000 }).catch(() => undefined);
     }
   };
+}
+
+/** A person's decision about a command, as the model reads it when the phase goes on. */
+function decisionText(decision: CommandDecision): string {
+  return decision.approved
+    ? `A person approved running \`${decision.commandLine}\`${decision.comment === '' ? '' : ` (${decision.comment})`}; run it now if you still need it. Your changes so far are in the files.`
+    : `A person refused \`${decision.commandLine}\`${decision.comment === '' ? '' : `: ${decision.comment}`}; do without it. Your changes so far are in the files.`;
 }
 
 /** Sends a step to the orchestrator and waits until it is stored; a lost orchestrator ends the phase. */
