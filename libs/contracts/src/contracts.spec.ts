@@ -151,7 +151,7 @@ describe('service definitions', () => {
     expect(methodNames(TesterServiceDefinition)).toEqual(['WriteTests', 'RunTests', 'Health']);
     expect(methodNames(ReflectorServiceDefinition)).toEqual(['Reflect', 'Health']);
     expect(methodNames(SafetyServiceDefinition)).toEqual(['CheckCode', 'CheckCommand', 'CheckDependencies', 'Health']);
-    expect(methodNames(SandboxRunnerServiceDefinition)).toEqual(['RunJob', 'Health']);
+    expect(methodNames(SandboxRunnerServiceDefinition)).toEqual(['RunJob', 'Health', 'OpenSession', 'SessionExec', 'SessionReadFiles', 'SessionWriteFiles', 'SessionListFiles', 'SessionDiff', 'CloseSession']);
     expect(methodNames(MemoryServiceDefinition)).toEqual([
       'RetrieveLessons',
       'RecordFailure',

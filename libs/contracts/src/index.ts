@@ -15,6 +15,8 @@ export {
   CoderServiceClient,
   CoderServiceDefinition,
   CoderServiceService,
+  CommandDecision,
+  PendingCommand,
   WriteCodeRequest,
   WriteCodeResponse,
   coderModeFromJSON,

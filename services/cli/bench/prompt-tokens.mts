@@ -219,6 +219,8 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
     protectedPaths: [],
     progressSubject: '',
     approveAskedCommands: false,
+    commandGates: false,
+    commandDecisions: [],
   };
 }
 

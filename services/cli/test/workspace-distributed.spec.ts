@@ -35,7 +35,21 @@ function fixTurns(goal: string, firstCommand: string): ScriptedTurn[] {
   ];
 }
 
+/** A task whose coder asks to install a package: the policy asks a person, the task waits on a gate, an approval lets it run. */
+function askTurns(goal: string): ScriptedTurn[] {
+  const own = `Goal: ${goal}\n`;
+  const install = 'python3 -m pip install --no-index requests';
+  return [
+    { role: 'planner', expect: [own], reply: planReply('calc.py', 'tests/test_calc.py') },
+    { role: 'coder', expect: [own, 'edited calc.py'], toolCalls: [{ name: 'finish', arguments: { summary: 'add() adds; requests was not needed after all' } }] },
+    { role: 'coder', expect: [own, 'exit code'], toolCalls: [{ name: 'edit_file', arguments: { path: 'calc.py', search: 'return a - b', replace: 'return a + b' } }] },
+    { role: 'coder', expect: [own, 'A person approved running'], toolCalls: [{ name: 'run', arguments: { command: install } }] },
+    { role: 'coder', expect: [own], toolCalls: [{ name: 'run', arguments: { command: install } }] },
+  ];
+}
+
 const branchGoal = 'workspace-e2e: make the failing test pass';
+const askGoal = 'workspace-e2e-ask: make the failing test pass';
 const killGoal = 'workspace-e2e-kill: make the failing test pass';
 
 async function project(dir: string): Promise<void> {
@@ -70,7 +84,7 @@ function ratchet(args: string[], onStderr?: (text: string) => void): Promise<Run
 beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
-  await writeFile(script, JSON.stringify({ order: 'by-expect', turns: [...fixTurns(branchGoal, 'python3 -m pytest -q'), ...fixTurns(killGoal, 'sleep 4; python3 -m pytest -q')] }));
+  await writeFile(script, JSON.stringify({ order: 'by-expect', turns: [...fixTurns(branchGoal, 'python3 -m pytest -q'), ...fixTurns(killGoal, 'sleep 4; python3 -m pytest -q'), ...askTurns(askGoal)] }));
   stack = await startStack({
     repoRoot,
     runners: 2,
@@ -122,5 +136,24 @@ describe('ratchet run --workspace against a distributed Ratchet', () => {
     expect(stack.output().split('\n').some((line) => line.includes('task paused') && line.includes('sandbox session was lost'))).toBe(true);
     const patch = await readFile(path.join(dir, 'kill-out', 'ratchet.patch'), 'utf8');
     expect(patch).toContain('+    return a + b');
+  });
+
+  it('stops at a command the policy asks about, waits on a gate, and goes on from the kept change once approved', async () => {
+    const repo = path.join(dir, 'ask-project');
+    await project(repo);
+    let approval: Promise<Run> | undefined;
+    const run = await ratchet(['run', askGoal, '--workspace', repo, '--out', 'ask-out'], (stderr) => {
+      const gate = /ratchet approve (\S+) (\S+)\n/.exec(stderr);
+      if (approval === undefined && gate !== null) approval = ratchet(['approve', gate[1]!, gate[2]!, '--comment', 'once']);
+    });
+    if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}\n${stack.output().slice(-8000)}`);
+    expect((await approval)?.code).toBe(0);
+    expect(run.stderr).toMatch(/#1 run python3 -m pip install --no-index requests \[ask\] -> waiting for a person/);
+    expect(run.stderr).toMatch(/WAITING FOR APPROVAL \(command execution\): may the coder run `python3 -m pip install --no-index requests`\?/);
+    expect(run.stderr).toMatch(/command execution approved by \S+: once/);
+    // After the approval the command really ran (it fails: the sandbox has no network and no index).
+    expect(run.stderr).toMatch(/#1 run python3 -m pip install --no-index requests \[ask\] -> exit code [1-9]/);
+    expect(run.stderr).toMatch(/SUCCEEDED after 1 iteration/);
+    expect(await readFile(path.join(dir, 'ask-out', 'ratchet.patch'), 'utf8')).toContain('+    return a + b');
   });
 });

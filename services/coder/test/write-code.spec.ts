@@ -33,6 +33,8 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     protectedPaths: [],
     progressSubject: '',
     approveAskedCommands: false,
+    commandGates: false,
+    commandDecisions: [],
     ...overrides,
   };
 }

@@ -60,7 +60,7 @@ export interface LoopSettings {
  *
  * @throws AppError CONFIG_INVALID when noProgressStopAfter is not above noProgressReplanAfter.
  */
-export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number } = {}): LoopSettings {
+export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number; commandGates?: boolean } = {}): LoopSettings {
   if (settings.noProgressStopAfter <= settings.noProgressReplanAfter) {
     throw new AppError(
       ErrorCode.CONFIG_INVALID,
@@ -82,6 +82,8 @@ export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSec
       serviceCallTimeoutMs: 30_000,
       agentPhaseTimeoutMs: settings.agentPhaseTimeoutMs,
       approveAskedCommands: settings.approveAskedCommands,
+      // Only a server has people who can answer a gate while the task waits.
+      commandGates: options.commandGates ?? false,
       lessonLimit: settings.lessonLimit,
       lessonMinScore: settings.lessonMinScore,
     },

@@ -42,7 +42,7 @@ main({
     const { grpc } = config;
     if ((grpc.certFile === undefined) !== (grpc.keyFile === undefined)) throw new AppError(ErrorCode.CONFIG_INVALID, 'TLS needs both grpc.certFile and grpc.keyFile (RATCHET_GRPC_CERT_FILE, RATCHET_GRPC_KEY_FILE)');
     // Checked before anything listens: a bad loop setting is a config error at start.
-    const settings = loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds);
+    const settings = loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { commandGates: true });
     const tokens = grpc.tokens.split(',').map((token) => token.trim()).filter((token) => token !== '');
     if (tokens.length === 0) logger.warn({}, 'gRPC clients are not authenticated: set RATCHET_GRPC_TOKENS unless this network is trusted');
     const server = new GrpcServer({

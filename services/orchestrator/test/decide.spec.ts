@@ -65,6 +65,20 @@ describe('decide: the loop', () => {
     expect((states.at(-1) as TaskState).task.status).toBe(TaskStatus.TASK_STATUS_SAFETY_CHECK);
   });
 
+  it('waits on a command gate with the change so far, and goes on coding from it once a person decides', () => {
+    const planned = run({ task: task(), iterations: [] }, [sampleInput(InputKind.START, at(1)), sampleInput(InputKind.LESSONS_RETRIEVED, at(2)), sampleInput(InputKind.PLANNED, at(3))]).at(-1) as TaskState;
+    const asked = run(planned, [sampleInput(InputKind.COMMAND_ASKED, at(4))]).at(-1) as TaskState;
+    expect(asked.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-cmd' });
+    expect(asked.iterations[0]?.files).toEqual([{ path: 'calc.py', content: 'x = 1\n' }]);
+    const raised = decide(planned, sampleInput(InputKind.COMMAND_ASKED, at(4)), policy);
+    expect(raised.gate).toMatchObject({ kind: ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION, detail: 'pip install requests' });
+    const gate = { ...(raised.gate as NonNullable<typeof raised.gate>), approver: 'ana', comment: 'ok once', decidedAt: at(5) };
+    const approved = decide(asked, { kind: InputKind.APPROVED, at: at(5), gate }, policy);
+    expect(approved.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, pendingGateId: '', commandDecisions: [{ commandLine: 'pip install requests', approved: true, comment: 'ok once' }] });
+    const refused = decide(asked, { kind: InputKind.REJECTED, at: at(5), gate }, policy);
+    expect(refused.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, commandDecisions: [{ approved: false }] });
+  });
+
   it('stores written tests without a status change, and rewrites them after a re-plan', () => {
     const testing = stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] });
     const decision = decide(testing, sampleInput(InputKind.TESTS_WRITTEN), policy);

@@ -42,6 +42,7 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     lessons: [],
     requestId: '',
     approvalKinds: [],
+    commandDecisions: [],
     approvalTimeoutMs: 0,
     pendingGateId: '',
     createdAt: start,
@@ -152,6 +153,8 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
       return { kind, ...run, plan };
     case InputKind.TOOL_STEP:
       return { kind, at: when, step: { number: 1, tool: 'read_file', arguments: '{"path":"calc.py"}', result: 'calc.py (2 lines)', failed: false, decision: '', duration: undefined, thought: '' } };
+    case InputKind.COMMAND_ASKED:
+      return { kind, ...run, gateId: 'gate-cmd', commandLine: 'pip install requests', reason: 'installs packages (requests)', files: [{ path: 'calc.py', content: 'x = 1\n' }] };
     case InputKind.CODED:
       return { kind, ...run, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], summary: 'wrote add', disputes: [] };
     case InputKind.REPLY_INVALID:

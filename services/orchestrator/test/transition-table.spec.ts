@@ -43,7 +43,7 @@ describe('the transition table, row by row', () => {
       expect(allowedNext(status, InputKind.STOPPED)).toEqual([TaskStatus.TASK_STATUS_FAILED]);
       expect(allowedNext(status, InputKind.ERRORED)).toEqual([TaskStatus.TASK_STATUS_FAILED]);
     }
-    expect(() => allowedNext(TaskStatus.TASK_STATUS_CODING, InputKind.TESTS_PASSED)).toThrow("a CODING task does not take 'tests-passed'; it takes 'tool-step', 'coded', 'reply-invalid'");
+    expect(() => allowedNext(TaskStatus.TASK_STATUS_CODING, InputKind.TESTS_PASSED)).toThrow("a CODING task does not take 'tests-passed'; it takes 'tool-step', 'command-asked', 'coded', 'reply-invalid'");
   });
 
   it('has rows for the phases still to come (reprompting, answers, review, audit)', () => {

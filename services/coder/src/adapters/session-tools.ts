@@ -1,5 +1,5 @@
 import type { CallOptions, ServiceClient } from '@ratchet/bus';
-import { SafetyVerdict, type Language, type SafetyServiceDefinition, type SandboxRunnerServiceDefinition } from '@ratchet/contracts';
+import { SafetyVerdict, type CommandDecision, type Language, type SafetyServiceDefinition, type SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { applyEdit, capText, numberLines, ToolName, type ValidCall } from '../domain/agent-tools';
 import type { ToolOutcome } from '../domain/agent-loop';
@@ -15,6 +15,10 @@ export interface SessionToolsOptions {
   readonly protectedPaths: ReadonlySet<string>;
   /** Run commands the policy asks a person about (the user approved them for the task). */
   readonly approveAsked: boolean;
+  /** Stop at a command the policy asks about, for a person to decide (server mode); otherwise refuse it. */
+  readonly commandGates: boolean;
+  /** What people decided about commands of this task. */
+  readonly decisions: readonly CommandDecision[];
   /** Default timeout of a run command, ms. */
   readonly commandTimeoutMs: number;
   /** Deadline and cancellation of every call (the phase's). */
@@ -124,7 +128,16 @@ export class SessionTools {
     const check = await this.options.safety.checkCommand({ taskId: this.options.taskId, argv: [], workingDirectory: '', language: this.options.language, commandLine: command }, this.bounded(sessionCallMs));
     if (check.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { result: `command refused by the command policy: ${check.reason}`, failed: true, decision: 'deny' };
     if (check.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL && !this.options.approveAsked) {
-      return { result: `command not run: the command policy asks a person first (${check.reason}), and nobody approved it for this task; do without it`, failed: true, decision: 'ask' };
+      const decided = this.options.decisions.findLast((decision) => decision.commandLine === command);
+      if (decided !== undefined && !decided.approved) {
+        return { result: `command not run: a person refused it${decided.comment === '' ? '' : ` (${decided.comment})`}; do without it`, failed: true, decision: 'ask' };
+      }
+      if (decided === undefined && this.options.commandGates) {
+        return { result: `waiting for a person to decide whether it may run (${check.reason})`, failed: false, decision: 'ask', pause: { commandLine: command, reason: check.reason } };
+      }
+      if (decided === undefined) {
+        return { result: `command not run: the command policy asks a person first (${check.reason}), and nobody approved it for this task; do without it`, failed: true, decision: 'ask' };
+      }
     }
     const decision = check.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL ? 'ask' : 'allow';
     const timeoutMs = timeoutSeconds === undefined ? this.options.commandTimeoutMs : timeoutSeconds * 1000;

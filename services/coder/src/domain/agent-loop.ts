@@ -11,6 +11,14 @@ export interface ToolOutcome {
   readonly failed: boolean;
   /** For run: the command policy's decision (allow, deny, ask). */
   readonly decision?: string;
+  /** The command needs a person's decision: the loop stops here, for the phase to go on once it is made. */
+  readonly pause?: PausedCommand;
+}
+
+/** A command the loop stopped at, for a person to decide. */
+export interface PausedCommand {
+  readonly commandLine: string;
+  readonly reason: string;
 }
 
 /** Everything the loop does outside itself: the model, the tools, the record, the clock. */
@@ -46,6 +54,8 @@ export interface AgentRun {
   readonly finished: boolean;
   readonly steps: readonly ToolStep[];
   readonly usage: Usage;
+  /** Set when the loop stopped at a command a person must decide on. */
+  readonly paused?: PausedCommand;
 }
 
 /** Caps on what a step keeps of the call and its result, characters. */
@@ -120,6 +130,7 @@ export async function runAgent(initial: readonly ChatMessage[], protocol: ToolPr
         thought: capText(call.thought, stepThoughtChars),
       });
       if (finished !== undefined) return { summary: finished, finished: true, steps, usage };
+      if (outcome.pause !== undefined) return { summary: `stopped to ask a person: may it run "${outcome.pause.commandLine}"?`, finished: false, steps, usage, paused: outcome.pause };
     }
   }
 }

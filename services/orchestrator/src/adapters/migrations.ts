@@ -139,4 +139,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // The agentic coder's tool calls, stored one by one as they happen, so a crash mid-phase keeps what was tried.
     sql: `ALTER TABLE iterations ADD COLUMN tool_steps jsonb NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0009_command_decisions',
+    // People's answers to command gates, for the coder when it goes on.
+    sql: `ALTER TABLE tasks ADD COLUMN command_decisions jsonb NOT NULL DEFAULT '[]';`,
+  },
 ];

@@ -310,6 +310,33 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
+  // The coder stopped at a command the policy asks about: its change so far is kept, and a person decides.
+  [InputKind.COMMAND_ASKED]: (state, input) => {
+    const iteration = currentIteration(state);
+    const gate: ApprovalGate = {
+      gateId: input.gateId,
+      taskId: state.task.id,
+      iteration: iteration.number,
+      kind: ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION,
+      summary: `may the coder run \`${input.commandLine.length > 200 ? `${input.commandLine.slice(0, 200)}...` : input.commandLine}\`? ${input.reason}`,
+      // The exact command line: what an approval lets run.
+      detail: input.commandLine,
+      decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
+      approver: '',
+      comment: '',
+      requestedAt: input.at,
+      decidedAt: undefined,
+    };
+    return {
+      to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
+      reason: `waiting for a person to decide whether the coder may run \`${input.commandLine.slice(0, 200)}\``,
+      task: { usage: sumUsage(state.task.usage, input.usage), pendingGateId: gate.gateId },
+      iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), files: input.files },
+      gate,
+      events: [phaseCompleted(input.at, Phase.PHASE_CODING, input.startedAt, input.usage, `stopped to ask a person: may it run \`${input.commandLine.slice(0, 200)}\`?`), event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
+    };
+  },
+
   [InputKind.CODED]: (state, input) => {
     const iteration = currentIteration(state);
     return {
@@ -492,8 +519,9 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
-  [InputKind.APPROVED]: (_state, input) => {
+  [InputKind.APPROVED]: (state, input) => {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_APPROVED);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, true, input.at);
     return {
       to: TaskStatus.TASK_STATUS_LEARNING,
       reason: `approved by ${gate.approver}`,
@@ -503,8 +531,9 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
-  [InputKind.REJECTED]: (_state, input) => {
+  [InputKind.REJECTED]: (state, input) => {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_REJECTED);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, false, input.at);
     const reason = `the result was rejected by ${gate.approver}${gate.comment === '' ? '' : `: ${gate.comment}`}`;
     return {
       to: TaskStatus.TASK_STATUS_PLANNING,
@@ -584,6 +613,17 @@ function withoutError(iteration: IterationRecord): IterationRecord {
 }
 
 /** A gate with its decision; the approver and comment come with the input. */
+/** A command gate decided: coding goes on from the kept change, and the coder is told the answer. */
+function commandDecided(state: TaskState, gate: ApprovalGate, approved: boolean, at: Date): Step {
+  return {
+    to: TaskStatus.TASK_STATUS_CODING,
+    reason: `${approved ? 'approved' : 'refused'} by ${gate.approver}: \`${gate.detail.slice(0, 200)}\``,
+    task: { pendingGateId: '', commandDecisions: [...state.task.commandDecisions, { commandLine: gate.detail, approved, comment: gate.comment }] },
+    decidedGate: gate,
+    events: [event(at, { $case: 'approvalDecided', approvalDecided: { gate } }, gate.iteration)],
+  };
+}
+
 function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {
   if (gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING && gate.decision !== decision) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `gate ${gate.gateId} carries the decision ${ApprovalDecision[gate.decision]}, not ${ApprovalDecision[decision]}`);

@@ -15,6 +15,8 @@ export const InputKind = {
   CODED: 'coded',
   /** One tool call of the agentic coder, while CODING: recorded on the iteration, no status change. */
   TOOL_STEP: 'tool-step',
+  /** The coder stopped at a command the policy asks a person about: a command gate. */
+  COMMAND_ASKED: 'command-asked',
   REPLY_INVALID: 'reply-invalid',
   SAFETY_PASSED: 'safety-passed',
   SAFETY_BLOCKED: 'safety-blocked',
@@ -70,6 +72,7 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
   | ({ readonly kind: typeof InputKind.PLANNED; readonly plan: Plan } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)
+  | ({ readonly kind: typeof InputKind.COMMAND_ASKED; readonly gateId: string; readonly commandLine: string; readonly reason: string; /** The change so far, to go on from. */ readonly files: readonly SourceFile[] } & PhaseRun)
   | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string; /** Tests the coder says contradict the goal. */ readonly disputes: readonly TestDispute[] } & PhaseRun)
   | ({
       readonly kind: typeof InputKind.REPLY_INVALID;

@@ -1,6 +1,7 @@
 import { durationFromMs, phaseOfStatus } from '@ratchet/agent';
 import type {
   ApprovalKind,
+  CommandDecision,
   Budget,
   ErrorDetail,
   Iteration,
@@ -56,6 +57,8 @@ export interface TaskRecord {
   readonly approvalKinds: readonly ApprovalKind[];
   /** How long a gate waits before it is rejected automatically, ms; 0 waits forever. */
   readonly approvalTimeoutMs: number;
+  /** What people decided about commands the coder asked to run (command gates), oldest first. */
+  readonly commandDecisions: readonly CommandDecision[];
   /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
   readonly pendingGateId: string;
   readonly createdAt: Date;

@@ -31,6 +31,7 @@ export function submitTask(context: HandlerContext) {
       lessons: [],
       requestId: request.requestId,
       approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
+      commandDecisions: [],
       approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
       pendingGateId: '',
       createdAt: created,

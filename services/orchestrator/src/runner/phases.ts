@@ -63,6 +63,8 @@ export interface PhaseSettings {
   readonly agentPhaseTimeoutMs: number;
   /** Run commands the command policy asks a person about (embedded `--yes`). */
   readonly approveAskedCommands: boolean;
+  /** Raise a gate for such commands (a server, where a person can answer); otherwise they are refused. */
+  readonly commandGates: boolean;
 }
 
 /** Where the task's current phase stands: when its status was stored (or the task loaded, after a restart). */
@@ -167,7 +169,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             goal: task.goal,
             language: task.language,
             plan: task.plan,
-            files: previous !== undefined && previous.files.length > 0 ? [...previous.files] : [...task.workspace],
+            // The iteration starts from the previous one's files (or the change kept at a command gate); the first from the workspace.
+            files: iteration.files.length > 0 ? [...iteration.files] : [...task.workspace],
             acceptanceTests: testsOf(state),
             reflection: previous?.reflection,
             previousTestReport: previous?.testReport,
@@ -180,10 +183,16 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             protectedPaths: task.acceptanceTests.map((file) => file.path),
             progressSubject: listening?.subject ?? '',
             approveAskedCommands: settings.approveAskedCommands,
+            commandGates: settings.commandGates,
+            commandDecisions: [...task.commandDecisions],
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
         if (response.replyFailure !== undefined) return replyFailed(response.replyFailure, response.usage, Phase.PHASE_CODING, startedAt);
+        if (response.pendingCommand !== undefined) {
+          const { commandLine, reason } = response.pendingCommand;
+          return { kind: InputKind.COMMAND_ASKED, at: now(), startedAt, usage: usageOf(response.usage), gateId: randomUUID(), commandLine, reason, files: response.files };
+        }
         return { kind: InputKind.CODED, at: now(), startedAt, usage: usageOf(response.usage), files: response.files, summary: response.summary, disputes: response.disputedTests };
       } catch (error) {
         return replyInvalid(error, Phase.PHASE_CODING, startedAt);

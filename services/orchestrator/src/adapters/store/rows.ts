@@ -13,6 +13,7 @@ import {
   SourceFile,
   StopReason,
   StoredLesson,
+  CommandDecision,
   ToolStep,
   TestDispute,
   TestReport,
@@ -134,6 +135,7 @@ export interface TaskRow {
   id: string;
   last_event_sequence: string | number;
   approval_kinds: unknown;
+  command_decisions?: unknown;
   approval_timeout_ms: string | number;
   pending_gate_id: string | null;
   goal: string;
@@ -210,6 +212,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     lessons: Array.isArray(row.lessons) ? row.lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
     requestId: row.request_id ?? '',
     approvalKinds: Array.isArray(row.approval_kinds) ? row.approval_kinds.map((kind) => approvalKindFromJSON(kind)) : [],
+    commandDecisions: Array.isArray(row.command_decisions) ? row.command_decisions.map((decision) => CommandDecision.fromJSON(decision)) : [],
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
     pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),

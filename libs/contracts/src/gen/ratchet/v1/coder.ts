@@ -130,6 +130,35 @@ export interface WriteCodeRequest {
    * they are refused and the model is told why.
    */
   approveAskedCommands: boolean;
+  /**
+   * Agent mode: a command the policy asks about (and no decision below
+   * covers) ends the coding phase with pending_command, for a person to
+   * decide (server mode); false: such commands are refused.
+   */
+  commandGates: boolean;
+  /**
+   * Agent mode: what people decided about commands of this task; approved
+   * ones run without asking again.
+   */
+  commandDecisions: CommandDecision[];
+}
+
+/** CommandDecision is a person's answer about one command line. */
+export interface CommandDecision {
+  /** The command line, exactly as the model wrote it. */
+  commandLine: string;
+  /** Whether it may run. */
+  approved: boolean;
+  /** The person's comment, for the model. */
+  comment: string;
+}
+
+/** PendingCommand is a command the coder stopped at, for a person to decide. */
+export interface PendingCommand {
+  /** The command line, exactly as the model wrote it. */
+  commandLine: string;
+  /** Why the policy asks (CheckCommandResponse.reason). */
+  reason: string;
 }
 
 /** WriteCodeResponse carries the changed files. */
@@ -165,6 +194,11 @@ export interface WriteCodeResponse {
    * session's diff); files not listed are as they came in the request.
    */
   changedPaths: string[];
+  /**
+   * Agent mode with command_gates: the command the phase stopped at; the
+   * files are the change so far, to go on from once a person decided.
+   */
+  pendingCommand?: PendingCommand | undefined;
 }
 
 function createBaseWriteCodeRequest(): WriteCodeRequest {
@@ -187,6 +221,8 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     protectedPaths: [],
     progressSubject: "",
     approveAskedCommands: false,
+    commandGates: false,
+    commandDecisions: [],
   };
 }
 
@@ -245,6 +281,12 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     if (message.approveAskedCommands !== false) {
       writer.uint32(144).bool(message.approveAskedCommands);
+    }
+    if (message.commandGates !== false) {
+      writer.uint32(152).bool(message.commandGates);
+    }
+    for (const v of message.commandDecisions) {
+      CommandDecision.encode(v!, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -406,6 +448,22 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.approveAskedCommands = reader.bool();
             continue;
           }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.commandGates = reader.bool();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.commandDecisions.push(CommandDecision.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -480,6 +538,16 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : isSet(object.approve_asked_commands)
         ? globalThis.Boolean(object.approve_asked_commands)
         : false,
+      commandGates: isSet(object.commandGates)
+        ? globalThis.Boolean(object.commandGates)
+        : isSet(object.command_gates)
+        ? globalThis.Boolean(object.command_gates)
+        : false,
+      commandDecisions: globalThis.Array.isArray(object?.commandDecisions)
+        ? object.commandDecisions.map((e: any) => CommandDecision.fromJSON(e))
+        : globalThis.Array.isArray(object?.command_decisions)
+        ? object.command_decisions.map((e: any) => CommandDecision.fromJSON(e))
+        : [],
     };
   },
 
@@ -539,6 +607,12 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.approveAskedCommands !== false) {
       obj.approveAskedCommands = message.approveAskedCommands;
     }
+    if (message.commandGates !== false) {
+      obj.commandGates = message.commandGates;
+    }
+    if (message.commandDecisions?.length) {
+      obj.commandDecisions = message.commandDecisions.map((e) => CommandDecision.toJSON(e));
+    }
     return obj;
   },
 
@@ -569,6 +643,202 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
     message.progressSubject = object.progressSubject ?? "";
     message.approveAskedCommands = object.approveAskedCommands ?? false;
+    message.commandGates = object.commandGates ?? false;
+    message.commandDecisions = object.commandDecisions?.map((e) => CommandDecision.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCommandDecision(): CommandDecision {
+  return { commandLine: "", approved: false, comment: "" };
+}
+
+export const CommandDecision: MessageFns<CommandDecision> = {
+  encode(message: CommandDecision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commandLine !== "") {
+      writer.uint32(10).string(message.commandLine);
+    }
+    if (message.approved !== false) {
+      writer.uint32(16).bool(message.approved);
+    }
+    if (message.comment !== "") {
+      writer.uint32(26).string(message.comment);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommandDecision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommandDecision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commandLine = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.approved = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommandDecision {
+    return {
+      commandLine: isSet(object.commandLine)
+        ? globalThis.String(object.commandLine)
+        : isSet(object.command_line)
+        ? globalThis.String(object.command_line)
+        : "",
+      approved: isSet(object.approved) ? globalThis.Boolean(object.approved) : false,
+      comment: isSet(object.comment) ? globalThis.String(object.comment) : "",
+    };
+  },
+
+  toJSON(message: CommandDecision): unknown {
+    const obj: any = {};
+    if (message.commandLine !== "") {
+      obj.commandLine = message.commandLine;
+    }
+    if (message.approved !== false) {
+      obj.approved = message.approved;
+    }
+    if (message.comment !== "") {
+      obj.comment = message.comment;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CommandDecision>, I>>(base?: I): CommandDecision {
+    return CommandDecision.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CommandDecision>, I>>(object: I): CommandDecision {
+    const message = createBaseCommandDecision();
+    message.commandLine = object.commandLine ?? "";
+    message.approved = object.approved ?? false;
+    message.comment = object.comment ?? "";
+    return message;
+  },
+};
+
+function createBasePendingCommand(): PendingCommand {
+  return { commandLine: "", reason: "" };
+}
+
+export const PendingCommand: MessageFns<PendingCommand> = {
+  encode(message: PendingCommand, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commandLine !== "") {
+      writer.uint32(10).string(message.commandLine);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PendingCommand {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePendingCommand();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commandLine = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PendingCommand {
+    return {
+      commandLine: isSet(object.commandLine)
+        ? globalThis.String(object.commandLine)
+        : isSet(object.command_line)
+        ? globalThis.String(object.command_line)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: PendingCommand): unknown {
+    const obj: any = {};
+    if (message.commandLine !== "") {
+      obj.commandLine = message.commandLine;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PendingCommand>, I>>(base?: I): PendingCommand {
+    return PendingCommand.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PendingCommand>, I>>(object: I): PendingCommand {
+    const message = createBasePendingCommand();
+    message.commandLine = object.commandLine ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -584,6 +854,7 @@ function createBaseWriteCodeResponse(): WriteCodeResponse {
     disputedTests: [],
     toolSteps: [],
     changedPaths: [],
+    pendingCommand: undefined,
   };
 }
 
@@ -615,6 +886,9 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     }
     for (const v of message.changedPaths) {
       writer.uint32(74).string(v!);
+    }
+    if (message.pendingCommand !== undefined) {
+      PendingCommand.encode(message.pendingCommand, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -704,6 +978,14 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
             message.changedPaths.push(reader.string());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.pendingCommand = PendingCommand.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -749,6 +1031,11 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
         : globalThis.Array.isArray(object?.changed_paths)
         ? object.changed_paths.map((e: any) => globalThis.String(e))
         : [],
+      pendingCommand: isSet(object.pendingCommand)
+        ? PendingCommand.fromJSON(object.pendingCommand)
+        : isSet(object.pending_command)
+        ? PendingCommand.fromJSON(object.pending_command)
+        : undefined,
     };
   },
 
@@ -781,6 +1068,9 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     if (message.changedPaths?.length) {
       obj.changedPaths = message.changedPaths;
     }
+    if (message.pendingCommand !== undefined) {
+      obj.pendingCommand = PendingCommand.toJSON(message.pendingCommand);
+    }
     return obj;
   },
 
@@ -800,6 +1090,9 @@ export const WriteCodeResponse: MessageFns<WriteCodeResponse> = {
     message.disputedTests = object.disputedTests?.map((e) => TestDispute.fromPartial(e)) || [];
     message.toolSteps = object.toolSteps?.map((e) => ToolStep.fromPartial(e)) || [];
     message.changedPaths = object.changedPaths?.map((e) => e) || [];
+    message.pendingCommand = (object.pendingCommand !== undefined && object.pendingCommand !== null)
+      ? PendingCommand.fromPartial(object.pendingCommand)
+      : undefined;
     return message;
   },
 };
