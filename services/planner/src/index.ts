@@ -5,7 +5,7 @@ import type { RoleModel } from '@ratchet/llm';
 import { createPlanHandler } from './handlers/create-plan';
 
 export { planReplySchema } from './domain/plan-reply';
-export { replanSection } from './handlers/create-plan';
+export { filesForPlanner, plannerFilesTokens, replanSection } from './handlers/create-plan';
 
 export interface PlannerServiceOptions {
   readonly roleModel: RoleModel;

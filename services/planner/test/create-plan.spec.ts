@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { countTokens, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, PlannerServiceDefinition, type CreatePlanRequest, type Lesson } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createPlannerService, replanSection } from '../src';
+import { createPlannerService, filesForPlanner, replanSection } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 
@@ -146,5 +146,20 @@ describe('prompt placeholders', () => {
     expect(() =>
       createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 10 }, prompts: { ...prompts, planner: { system: 'x {{goal}}', user: '{{gaol}}' } } }),
     ).toThrow(/unknown placeholder\(s\) \{\{gaol\}\}/);
+  });
+});
+
+describe('the files the planner sees', () => {
+  it('shows small workspaces whole and a large one as a map within its budget, the relevant file first', async () => {
+    const small = [{ path: 'app.py', content: 'def main():\n    pass\n' }];
+    expect(await filesForPlanner(small, 'fix main')).toContain('def main():\n    pass');
+    const large = Array.from({ length: 2_000 }, (_, index) => ({ path: `pkg/module_${index}.py`, content: `def helper_${index}(value):\n    return value * ${index}\n`.repeat(5) }));
+    large.push({ path: 'pkg/billing.py', content: 'def compute_invoice_total(lines):\n    return sum(line.amount for line in lines)\n' });
+    const shown = await filesForPlanner(large, 'compute_invoice_total ignores discounts', 1_000);
+    expect(countTokens(shown)).toBeLessThanOrEqual(1_000 + 20);
+    expect(shown).toMatch(/^\(2001 files; a map/);
+    expect(shown.indexOf('pkg/billing.py')).toBeGreaterThan(0);
+    expect(shown.indexOf('pkg/billing.py')).toBeLessThan(shown.indexOf('pkg/module_'));
+    expect(shown).not.toContain('return value *');
   });
 });

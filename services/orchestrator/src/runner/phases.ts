@@ -160,7 +160,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const startedAt = now();
       // A workspace task is worked on through tools over a sandbox session; a greenfield one as the coder is configured.
       const agent = task.workspace.length > 0 && clients.progress !== undefined;
-      const listening = agent ? await clients.progress?.listen(task.id, (step) => phase.progress({ kind: InputKind.TOOL_STEP, at: now(), step })) : undefined;
+      // Greenfield goals may use the agent too (coder.mode: agent), so its steps have somewhere to go either way.
+      const listening = await clients.progress?.listen(task.id, (step) => phase.progress({ kind: InputKind.TOOL_STEP, at: now(), step }));
       try {
         const response = await clients.coder.writeCode(
           {
@@ -286,6 +287,9 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             { taskId: task.id, query: `${task.goal}\n${failureText}`, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
             service(signal),
           );
+      // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
+      const original = new Map(task.workspace.map((file) => [file.path, file.content]));
+      const code = task.workspace.length === 0 ? iteration.files : iteration.files.filter((file) => original.get(file.path) !== file.content);
       const response = await clients.reflector.reflect(
         {
           taskId: task.id,
@@ -293,7 +297,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           goal: task.goal,
           language: task.language,
           plan: task.plan,
-          files: mergeFiles(iteration.files, testsOf(state)),
+          files: mergeFiles(code, testsOf(state)),
           testReport: iteration.testReport,
           error: iteration.error,
           safetyFindings: [...iteration.safetyFindings],

@@ -1,7 +1,10 @@
 import {
   assertPlaceholders,
+  buildRepoMap,
   callRole,
+  countTokens,
   formatFiles,
+  loadDefinitionExtractor,
   formatLessons,
   formatPlan,
   languageFromProto,
@@ -13,6 +16,22 @@ import type { CreatePlanRequest, CreatePlanResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { planReplySchema, toPlan } from '../domain/plan-reply';
+
+/**
+ * Tokens the existing files may take in the planner's prompt. Up to it they
+ * are shown whole; past it (a workspace task) as a repository map ranked by
+ * relevance to the goal: the coder reads the rest through its tools.
+ */
+export const plannerFilesTokens = 6_000;
+
+/** The files as the planner sees them: whole while they fit `budget`, else a repository map cut to it. */
+export async function filesForPlanner(files: CreatePlanRequest['workspace'], goal: string, budget = plannerFilesTokens): Promise<string> {
+  const whole = formatFiles(files);
+  if (countTokens(whole) <= budget) return whole;
+  const extractor = await loadDefinitionExtractor().catch(() => undefined);
+  const map = buildRepoMap({ files, goal, budgetTokens: budget, ...(extractor === undefined ? {} : { extractor }) });
+  return `(${files.length} files; a map of the most relevant, with their definitions)\n${map.text}`;
+}
 
 const placeholders = ['goal', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'lessons', 'replan'];
 
@@ -40,8 +59,8 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
         language,
         testFramework: testConvention(language).framework,
         languageGuide: testConvention(language).guide,
-        workspace: formatFiles(request.workspace),
-        acceptanceTests: formatFiles(request.acceptanceTests),
+        workspace: await filesForPlanner(request.workspace, request.goal),
+        acceptanceTests: await filesForPlanner(request.acceptanceTests, request.goal),
         lessons: formatLessons(request.lessons),
         replan,
       },
