@@ -4,7 +4,7 @@ import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
 import { TaskStore } from '../src';
-import { task as baseTask } from './fixtures';
+import { iteration as sampleIteration, task as baseTask } from './fixtures';
 import type { Decision } from '../src/domain/decide';
 import type { NewEvent } from '../src/domain/events';
 import type { IterationRecord, TaskRecord } from '../src/domain/records';
@@ -104,6 +104,23 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect((await store.events.list(record.id)).map((event) => event.payload?.$case)).toEqual(['logLine', 'phaseStarted']);
       expect((await store.events.list(record.id, 2)).length).toBe(1);
       expect(await store.tasks.unfinished()).toContain(record.id);
+    });
+
+    it('leaves an iteration\'s stored files alone when the decision says they did not change (a tool step)', async () => {
+      const { task: record } = await store.tasks.create(task(), [], { leaseMs: 60_000 });
+      const files = [{ path: 'big.py', content: 'x = 1\n'.repeat(1000) }];
+      const first: IterationRecord = { ...sampleIteration(1), taskId: record.id, files };
+      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1 }, { iterations: [first] }));
+      const coding = { ...record, status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, version: saved.version };
+      // The files sent here are not the stored ones; marked unchanged, they are not written.
+      const stepped = { ...first, files: [], toolSteps: [{ number: 1, tool: 'run', arguments: '{}', result: 'ok', failed: false, decision: 'allow', duration: undefined, thought: '' }] };
+      const again = await store.transitions.save(coding, { ...change(coding, {}, { iterations: [stepped] }), filesUnchanged: new Set([1]) });
+      const [stored] = await store.iterations.list(record.id);
+      expect(stored?.files).toEqual(files);
+      expect(stored?.toolSteps.map((step) => step.tool)).toEqual(['run']);
+      // Not marked: the new files are written.
+      await store.transitions.save({ ...coding, version: again.version }, change({ ...coding, version: again.version }, {}, { iterations: [{ ...stepped, files: [{ path: 'small.py', content: '' }] }] }));
+      expect((await store.iterations.list(record.id))[0]?.files.map((file) => file.path)).toEqual(['small.py']);
     });
 
     it('writes a large column only when the record holds a new value for it', async () => {

@@ -37,6 +37,12 @@ export interface Decision {
   readonly decidedGate?: ApprovalGate;
   /** False when nothing changes (a hand-over): there is nothing to write. */
   readonly changed: boolean;
+  /**
+   * Numbers of the `iterations` whose files are the ones already stored (the
+   * same array): a tool step, a test result or a reflection leaves a
+   * workspace-sized snapshot as it is, and the writer need not send it again.
+   */
+  readonly filesUnchanged?: ReadonlySet<number>;
 }
 
 /** The part of a decision a rule makes; `decide` adds the status change itself. */
@@ -111,9 +117,12 @@ function finish(state: TaskState, input: TaskInput, step: Step): Decision {
   }
   const iterationPhase = phaseOfIteration(step.to);
   const current = step.iteration === undefined ? undefined : iterationPhase === undefined ? step.iteration : { ...step.iteration, phase: iterationPhase };
+  const iterations = [...(step.finished ?? []), ...(current === undefined ? [] : [current])];
+  const stored = new Map(state.iterations.map((iteration) => [iteration.number, iteration.files]));
   return {
     task,
-    iterations: [...(step.finished ?? []), ...(current === undefined ? [] : [current])],
+    iterations,
+    filesUnchanged: new Set(iterations.filter((iteration) => stored.get(iteration.number) === iteration.files).map((iteration) => iteration.number)),
     events: events.map((item) => (item.iteration === 0 ? { ...item, iteration: task.currentIteration } : item)),
     ...(step.gate === undefined ? {} : { gate: step.gate }),
     ...(step.decidedGate === undefined ? {} : { decidedGate: step.decidedGate }),

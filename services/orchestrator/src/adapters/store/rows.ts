@@ -64,14 +64,20 @@ export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
   'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
-/** An iteration as one JSON object keyed by column, for jsonb_to_recordset. */
-export function iterationJson(iteration: IterationRecord): Record<string, unknown> {
+/** Sent as an iteration's files when they are the ones stored: a JSON string, never a valid file list. */
+export const keepFiles = 'keep';
+
+/**
+ * An iteration as one JSON object keyed by column, for jsonb_to_recordset.
+ * Without `withFiles`, files is the string `keepFiles`: the stored column is kept (see the upsert in transitions.ts).
+ */
+export function iterationJson(iteration: IterationRecord, withFiles = true): Record<string, unknown> {
   return {
     task_id: iteration.taskId,
     number: iteration.number,
     phase: phaseToJSON(iteration.phase),
     plan: iteration.plan === undefined ? null : Plan.toJSON(iteration.plan),
-    files: iteration.files.map((file) => SourceFile.toJSON(file)),
+    files: withFiles ? iteration.files.map((file) => SourceFile.toJSON(file)) : keepFiles,
     test_report: iteration.testReport === undefined ? null : TestReport.toJSON(iteration.testReport),
     error: iteration.error === undefined ? null : ErrorDetail.toJSON(iteration.error),
     safety_findings: iteration.safetyFindings.map((finding) => SafetyFinding.toJSON(finding)),

@@ -100,7 +100,9 @@ export class TransitionWriter {
             },
           ];
     const stamped = events.map((event) => ({ sequence: event.sequence, time: (event.time ?? task.updatedAt).toISOString(), iteration: event.iteration, kind: event.payload?.$case ?? 'none', payload: TaskEvent.toJSON(event) }));
-    const params: unknown[] = [task.id, events.length, json(decision.iterations.map(iterationJson)), json(stamped), this.owner, before.version, json(gates)];
+    const unchanged = decision.filesUnchanged ?? new Set<number>();
+    const iterations = decision.iterations.map((iteration) => iterationJson(iteration, !unchanged.has(iteration.number)));
+    const params: unknown[] = [task.id, events.length, json(iterations), json(stamped), this.owner, before.version, json(gates)];
     const set = assignments.map(([column, value]) => {
       params.push(value);
       return `${column} = $${params.length}`;
@@ -121,7 +123,8 @@ export class TransitionWriter {
          SELECT x.* FROM t, jsonb_to_recordset($3::jsonb) AS x(${iterationColumnTypes})
          ON CONFLICT (task_id, number) DO UPDATE SET ${iterationColumns
            .filter((column) => !['task_id', 'number', 'started_at'].includes(column))
-           .map((column) => `${column} = EXCLUDED.${column}`)
+           // files as a string: the snapshot did not change, and stays as stored.
+           .map((column) => (column === 'files' ? "files = CASE WHEN jsonb_typeof(EXCLUDED.files) = 'string' THEN iterations.files ELSE EXCLUDED.files END" : `${column} = EXCLUDED.${column}`))
            .join(', ')}
          RETURNING 1
        ), g AS (
