@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { isSubjectToken } from '@ratchet/bus';
 import { createHash } from 'node:crypto';
 import { checkWorkspacePath, durationFromMs, msOf, workspacePathProblem } from '@ratchet/agent';
 import type {
@@ -20,7 +21,7 @@ import type {
   SourceFile,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { effectiveLimits, maximumLimits, type EffectiveLimits } from '../domain/job-limits';
+import { effectiveLimits, maximumLimits, maxSandboxFiles, validateSandboxInput, type EffectiveLimits } from '../domain/job-limits';
 import type { SessionAnswer } from '../domain/session-channel';
 import { packFiles, readOutputs } from '../domain/supervisor-protocol';
 import { stripControlSequences } from '../domain/terminal-text';
@@ -38,7 +39,7 @@ export interface SessionManagerOptions {
   readonly idleMs?: number;
   /** Sessions this runner holds at once; one more is refused (retryable). Default 16. */
   readonly maxSessions?: number;
-  /** Most files a session opens with. Default 20000. */
+  /** Most files a session opens with. Default `maxSandboxFiles` (20000). */
   readonly maxFiles?: number;
 }
 
@@ -88,7 +89,7 @@ export class SessionManager {
   ) {
     this.idleMs = options.idleMs ?? 600_000;
     this.maxSessions = options.maxSessions ?? 16;
-    this.maxFiles = options.maxFiles ?? 20_000;
+    this.maxFiles = options.maxFiles ?? maxSandboxFiles;
   }
 
   /** Sessions open (or opening) now. */
@@ -104,7 +105,8 @@ export class SessionManager {
    *   what the driver throws when the sandbox cannot start.
    */
   async open(request: OpenSessionRequest): Promise<OpenSessionResponse> {
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(request.sessionId)) {
+    // The id names the session in logs and containers: a subject token's characters.
+    if (!isSubjectToken(request.sessionId)) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, `session_id ${JSON.stringify(request.sessionId.slice(0, 200))} must be 1-128 letters, digits, '_' or '-'`);
     }
     const existing = this.sessions.get(request.sessionId);
@@ -114,7 +116,7 @@ export class SessionManager {
       throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, `runner ${this.runnerId} holds ${this.sessions.size} sessions, its maximum (sandbox.maxSessions); retry later or start another runner`, { retryable: true });
     }
     const limits = effectiveLimits(request.limits, this.options.defaults);
-    this.validateOpen(request, limits);
+    validateSandboxInput(request.files, request.env, limits, { maxFiles: this.maxFiles, what: 'session' });
     const opening = this.start(request, limits);
     this.sessions.set(request.sessionId, opening);
     try {
@@ -271,26 +273,6 @@ export class SessionManager {
   async closeAll(options: { reopen?: boolean } = {}): Promise<void> {
     this.closing = options.reopen !== true;
     await Promise.all([...this.sessions.keys()].map((sessionId) => this.close({ sessionId })));
-  }
-
-  private validateOpen(request: OpenSessionRequest, limits: EffectiveLimits): void {
-    if (request.files.length > this.maxFiles) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, `the session has ${request.files.length} files; a runner takes at most ${this.maxFiles} (sandbox.maxSessionFiles)`);
-    }
-    let total = 0;
-    for (const file of request.files) {
-      checkWorkspacePath(file.path, 'files');
-      total += Buffer.byteLength(file.content, 'utf8');
-    }
-    if (total > limits.workDirBytes) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, `the session's files take ${total} bytes, more than its work directory (${limits.workDirBytes} bytes); raise limits.work_dir_bytes`);
-    }
-    for (const key of Object.keys(limits) as (keyof EffectiveLimits)[]) {
-      if (limits[key] > maximumLimits[key]) throw new AppError(ErrorCode.INVALID_ARGUMENT, `limits.${key} is ${limits[key]}; this runner allows at most ${maximumLimits[key]}`);
-    }
-    for (const name of Object.keys(request.env)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `env: ${JSON.stringify(name)} is not a valid variable name`);
-    }
   }
 
   private async start(request: OpenSessionRequest, limits: EffectiveLimits): Promise<LiveSession> {

@@ -1,5 +1,5 @@
 import { workspacePathProblem } from '@ratchet/agent';
-import type { SandboxJob, SandboxLimits } from '@ratchet/contracts';
+import type { SandboxJob, SandboxLimits, SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { msOf } from '@ratchet/agent';
 
@@ -31,8 +31,43 @@ export const maximumLimits: EffectiveLimits = {
   workDirBytes: 1024 * 1024 * 1024,
 };
 
-/** Most files in a job. */
-export const maxJobFiles = 1_000;
+/**
+ * Most files in a job or a session: a workspace task's test run carries the
+ * whole workspace, which the CLI caps at 20,000 files (workspace.maxFiles).
+ */
+export const maxSandboxFiles = 20_000;
+
+/**
+ * Checks what a job or a session puts in a sandbox: at most `maxFiles`
+ * files, each path inside the work directory, all of them fitting its work
+ * directory, limits within the maxima, valid environment variable names.
+ *
+ * @throws AppError INVALID_ARGUMENT naming the field and the allowed range.
+ */
+export function validateSandboxInput(
+  files: readonly SourceFile[],
+  env: Readonly<Record<string, string>>,
+  limits: EffectiveLimits,
+  options: { readonly maxFiles: number; readonly what: string; readonly maxima?: EffectiveLimits },
+): void {
+  const maxima = options.maxima ?? maximumLimits;
+  if (files.length > options.maxFiles) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `the ${options.what} has ${files.length} files; a runner takes at most ${options.maxFiles}`);
+  }
+  let total = 0;
+  for (const file of files) {
+    const problem = workspacePathProblem(file.path);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `files: path ${JSON.stringify(file.path.slice(0, 300))} ${problem}; paths are relative to the work directory`);
+    total += Buffer.byteLength(file.content, 'utf8');
+  }
+  if (total > limits.workDirBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the ${options.what}'s files take ${total} bytes, more than its work directory (${limits.workDirBytes} bytes); raise limits.work_dir_bytes`);
+  for (const key of Object.keys(limits) as (keyof EffectiveLimits)[]) {
+    if (limits[key] > maxima[key]) throw new AppError(ErrorCode.INVALID_ARGUMENT, `limits.${key} is ${limits[key]}; this runner allows at most ${maxima[key]}`);
+  }
+  for (const name of Object.keys(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `env: ${JSON.stringify(name)} is not a valid variable name`);
+  }
+}
 
 /** A job's limits with unset (0) values taken from `defaults`. */
 export function effectiveLimits(limits: SandboxLimits | undefined, defaults: EffectiveLimits = defaultLimits): EffectiveLimits {
@@ -62,20 +97,7 @@ export function validateJob(job: SandboxJob, limits: EffectiveLimits, maxima: Ef
       throw new AppError(ErrorCode.INVALID_ARGUMENT, `command ${command.name}: working_directory ${JSON.stringify(command.workingDirectory)} must be a relative path inside the work directory`);
     }
   }
-  if (job.files.length > maxJobFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the job has ${job.files.length} files; at most ${maxJobFiles}`);
-  let total = 0;
-  for (const file of job.files) {
-    const problem = workspacePathProblem(file.path);
-    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `files: path ${JSON.stringify(file.path)} ${problem}; paths are relative to the work directory`);
-    total += Buffer.byteLength(file.content, 'utf8');
-  }
-  if (total > limits.workDirBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the job's files take ${total} bytes, more than its work directory (${limits.workDirBytes} bytes); raise limits.work_dir_bytes`);
-  for (const key of Object.keys(limits) as (keyof EffectiveLimits)[]) {
-    if (limits[key] > maxima[key]) throw new AppError(ErrorCode.INVALID_ARGUMENT, `limits.${key} is ${limits[key]}; this runner allows at most ${maxima[key]}`);
-  }
-  for (const name of Object.keys(job.env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `env: ${JSON.stringify(name)} is not a valid variable name`);
-  }
+  validateSandboxInput(job.files, job.env, limits, { maxFiles: maxSandboxFiles, what: 'job', maxima });
 }
 
 function positive(value: number | undefined): number | undefined {
