@@ -6,14 +6,13 @@ import path from 'node:path';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
-import { SessionChannel } from '../domain/session-channel';
 import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { octalMode } from '../domain/host-access';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
 import { blockedOnTheWay } from './host-directory';
 import { defaultStateDirectory, PrivateTmpfs } from './private-tmpfs';
-import { sandboxGone, sessionClosed, type SessionLaunch, type SessionSandbox } from './session-sandbox';
+import { startSession, type SessionLaunch, type SessionSandbox } from './session-sandbox';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -230,26 +229,18 @@ export class BubblewrapDriver {
     const pooled = this.defaults !== undefined && samePoolLimits(launch.limits, this.defaults) ? this.pool.take() : undefined;
     const sandbox = pooled ?? (await this.launch(launch.limits, `session-${launch.sessionId}`));
     this.running.add(sandbox);
-    const channel = new SessionChannel((data) => sandbox.child.stdin?.write(data), launch.limits.outputLimitBytes);
-    sandbox.session.divert((chunk) => channel.accept(chunk));
-    void sandbox.closed.then(() => channel.fail(sandboxGone(launch.sessionId)));
-    let ending: Promise<void> | undefined;
-    const end = () =>
-      (ending ??= (async () => {
-        channel.fail(sessionClosed(launch.sessionId));
-        await this.end(sandbox);
-        this.pool.replenish();
-      })());
+    const release = async () => {
+      await this.end(sandbox);
+      this.pool.replenish();
+    };
     const options = sandbox.cgroup === undefined ? { extraRlimits: { nproc: launch.limits.pids, as: launch.limits.memoryBytes } } : {};
-    sandbox.child.stdin?.write(sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds, options));
+    const input = sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds, options);
     try {
-      await channel.opened;
+      return await startSession({ session: sandbox.session, closed: sandbox.closed, write: (data) => sandbox.child.stdin?.write(data), release }, launch.sessionId, launch.limits.outputLimitBytes, input, SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP);
     } catch (error) {
-      await end();
       const diagnostics = sandbox.session.diagnosticText;
       throw diagnostics === '' ? error : new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap could not start the session's sandbox: ${diagnostics}`);
     }
-    return { channel, driver: SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP, closed: sandbox.closed, end };
   }
 
   /**

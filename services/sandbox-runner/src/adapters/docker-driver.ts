@@ -4,10 +4,9 @@ import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/
 import { AppError, ErrorCode } from '@ratchet/errors';
 import Docker from 'dockerode';
 import { effectiveLimits, samePoolLimits, tmpfsInodes, validateJob, type EffectiveLimits } from '../domain/job-limits';
-import { SessionChannel } from '../domain/session-channel';
 import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
-import { sandboxGone, sessionClosed, type SessionLaunch, type SessionSandbox } from './session-sandbox';
+import { startSession, type SessionLaunch, type SessionSandbox } from './session-sandbox';
 import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
@@ -189,26 +188,14 @@ export class DockerDriver {
   async openSession(launch: SessionLaunch): Promise<SessionSandbox> {
     const image = launch.image || this.image;
     const sandbox = this.take(image, launch.limits) ?? (await this.launch(image, launch.limits, `session-${launch.sessionId}`, 0));
-    const channel = new SessionChannel((data) => sandbox.stream.write(data), launch.limits.outputLimitBytes);
-    sandbox.session.divert((chunk) => channel.accept(chunk));
-    void sandbox.closed.then(() => channel.fail(sandboxGone(launch.sessionId)));
-    let ending: Promise<void> | undefined;
-    const end = () =>
-      (ending ??= (async () => {
-        channel.fail(sessionClosed(launch.sessionId));
-        sandbox.stream.destroy();
-        this.removeLater(sandbox.container);
-        this.pool.replenish();
-        await Promise.all([...this.removals]);
-      })());
-    sandbox.stream.write(sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds));
-    try {
-      await channel.opened;
-    } catch (error) {
-      await end();
-      throw error;
-    }
-    return { channel, driver: SandboxDriver.SANDBOX_DRIVER_DOCKER, closed: sandbox.closed, end };
+    const release = async () => {
+      sandbox.stream.destroy();
+      this.removeLater(sandbox.container);
+      this.pool.replenish();
+      await Promise.all([...this.removals]);
+    };
+    const input = sessionInput(launch.files, launch.env, launch.limits, launch.idleSeconds);
+    return startSession({ session: sandbox.session, closed: sandbox.closed, write: (data) => sandbox.stream.write(data), release }, launch.sessionId, launch.limits.outputLimitBytes, input, SandboxDriver.SANDBOX_DRIVER_DOCKER);
   }
 
   /**
