@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
+import { userTestsOnlyLabel } from '@ratchet/orchestrator';
 import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
@@ -14,8 +15,6 @@ import { commitPatchToBranch } from './workspace/git';
 import { makePatch } from './workspace/patch';
 import { defaultWorkspaceSettings } from './workspace/settings';
 
-/** The task label that turns off generated tests (see the orchestrator's policy): a workspace's own tests are the tests. */
-const userTestsLabel = 'ratchet.dev/tests';
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Output {
   out(line: string): void;
@@ -108,7 +107,8 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     const projectTests = collected.files.filter((file) => convention.isTestPath(file.path));
     workspaceFiles = collected.files.filter((file) => !convention.isTestPath(file.path));
     acceptanceTests.push(...projectTests);
-    if (acceptanceTests.length > 0) labels[userTestsLabel] = 'user';
+    // A workspace's own tests are the tests: none are generated beside them.
+    if (acceptanceTests.length > 0) labels[userTestsOnlyLabel] = 'user';
     if (!options.json) output.err(`workspace ${dir}: ${collected.files.length} file(s), ${projectTests.length} of them tests, ${collected.totalBytes} bytes`);
     workspace = { dir, collected, apply: options.apply ?? false, ...(options.branch === undefined ? {} : { branch: options.branch }) };
   }

@@ -206,9 +206,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const iteration = current(state);
       const startedAt = now();
       // In a workspace task only what the coder changed is new code; the user's own files are theirs.
-      const original = new Map(state.task.workspace.map((file) => [file.path, file.content]));
-      const files = iteration.files.filter((file) => original.get(file.path) !== file.content);
-      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files }, service(signal));
+      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changedFiles(state.task, iteration) }, service(signal));
       if (response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: response.verdict, findings: response.findings };
       return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings: response.findings };
     },
@@ -288,8 +286,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             service(signal),
           );
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
-      const original = new Map(task.workspace.map((file) => [file.path, file.content]));
-      const code = task.workspace.length === 0 ? iteration.files : iteration.files.filter((file) => original.get(file.path) !== file.content);
+      const code = changedFiles(task, iteration);
       const response = await clients.reflector.reflect(
         {
           taskId: task.id,
@@ -366,6 +363,13 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: response.updatedLessons.map((lesson) => ({ id: lesson.id, title: lesson.title })) };
     },
   };
+}
+
+/** The iteration's files that are not the workspace's own as it was sent: all of them for a greenfield task. */
+function changedFiles(task: TaskState['task'], iteration: IterationRecord): SourceFile[] {
+  if (task.workspace.length === 0) return [...iteration.files];
+  const original = new Map(task.workspace.map((file) => [file.path, file.content]));
+  return iteration.files.filter((file) => original.get(file.path) !== file.content);
 }
 
 function iterationOf(state: TaskState, number: number): IterationRecord | undefined {
