@@ -208,15 +208,32 @@ describe('collectWorkspace: what is never sent', () => {
     expect(collected.skipped).toEqual([{ path: 'back\\slash.txt', reason: 'path contains a backslash' }]);
   });
 
-  const asRoot = process.getuid?.() === 0;
-  (asRoot ? it.skip : it)('reports unreadable files and directories instead of failing (not as root, who reads anything)', async () => {
+  /**
+   * Runs `work` as an unprivileged user would: root reads anything, so as
+   * root it runs with nobody's effective ids (65534), restored after.
+   */
+  async function unprivileged<T>(work: () => Promise<T>): Promise<T> {
+    if (process.getuid?.() !== 0) return work();
+    // The test's temporary directories are root's own (0700): let nobody in.
+    for (const directory of [path.dirname(dir), dir]) await chmod(directory, 0o755);
+    process.setegid?.(65534);
+    process.seteuid?.(65534);
+    try {
+      return await work();
+    } finally {
+      process.seteuid?.(0);
+      process.setegid?.(0);
+    }
+  }
+
+  it('reports unreadable files and directories instead of failing', async () => {
     await put('ok.txt', 'x\n');
     await put('locked.txt', 'x\n');
     await put('closed/inner.txt', 'x\n');
     await chmod(path.join(dir, 'locked.txt'), 0o000);
     await chmod(path.join(dir, 'closed'), 0o000);
     try {
-      const collected = await collectWorkspace(dir);
+      const collected = await unprivileged(() => collectWorkspace(dir));
       expect(collected.files.map((file) => file.path)).toEqual(['ok.txt']);
       expect(collected.skipped).toEqual([
         { path: 'closed', reason: 'unreadable (EACCES)' },
