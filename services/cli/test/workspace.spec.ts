@@ -110,6 +110,27 @@ describe('ratchet run --workspace (embedded)', () => {
     expect(git(project, 'status', '--porcelain').trim()).toBe('M calc.py');
   });
 
+  it('works on a workspace of 2,000 files: submitted, coded through a session, tested in one job, patched', async () => {
+    const project = path.join(dir, 'py-large');
+    await pythonProject(project);
+    for (let index = 0; index < 2_000; index += 1) {
+      const folder = path.join(project, 'pkg', `group_${Math.floor(index / 100)}`);
+      if (index % 100 === 0) await mkdir(folder, { recursive: true });
+      await writeFile(path.join(folder, `module_${index}.py`), `def helper_${index}(value):\n    return value + ${index}\n`);
+    }
+    git(project, 'add', '.');
+    git(project, 'commit', '-q', '-m', 'many modules');
+    const { models } = scripted(fixTurns);
+    const output = new RecordedOutput();
+    const result = await runGoal('make the failing test in tests/ pass', { lang: 'python', out: path.join(dir, 'py-large-out'), dataDir: path.join(dir, 'data'), models, workspace: project, branch: 'ratchet/large' }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(output.all).toMatch(/workspace \S+py-large: 200[0-9] file\(s\), 1 of them tests/);
+    expect(output.all).toContain('tests: 2 passed, 0 failed of 2');
+    const patch = await readFile(path.join(dir, 'py-large-out', patchFileName), 'utf8');
+    expect(patch.match(/^diff --git/gm)).toHaveLength(1);
+    expect(git(project, 'show', 'ratchet/large:calc.py')).toContain('return a + b');
+  });
+
   it('fixes a TypeScript project the same way, with node\'s test runner', async () => {
     const project = path.join(dir, 'ts-project');
     await mkdir(path.join(project, 'src'), { recursive: true });

@@ -74,6 +74,7 @@ describe('tester over the in-process bus', () => {
     const { client } = serve([]);
     const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], limits: undefined, dependencies: [], testCommand: [] };
     await expect(client.runTests({ ...base, testPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_paths is empty') });
+    await expect(client.runTests({ ...base, files: [{ path: 'tests/test_app.py', content: '' }], testPaths: ['tests/test_app.py'], testCommand: ['npm', 'test'] })).rejects.toMatchObject({ message: expect.stringContaining('test_command is not supported yet') });
     await expect(client.runTests({ ...base, testPaths: ['tests/test_app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('not among the files') });
     await expect(client.runTests({ ...base, files: [{ path: '/etc/passwd', content: '' }], testPaths: ['/etc/passwd'] })).rejects.toMatchObject({ message: expect.stringContaining('is absolute') });
   });

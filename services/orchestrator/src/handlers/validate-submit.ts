@@ -4,10 +4,10 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
 export const maxGoalChars = 10_000;
-/** Most files in a workspace or acceptance-test set. */
-export const maxFiles = 500;
-/** Largest total size of a request's files, in bytes (UTF-8). */
-export const maxTotalFileBytes = 10_000_000;
+/** Most files in a workspace or acceptance-test set: what `ratchet run --workspace` sends at most by default (workspace.maxFiles). */
+export const maxFiles = 20_000;
+/** Largest total size of a request's files, in bytes (UTF-8): the CLI's workspace.maxBytes default, 50 MiB. */
+export const maxTotalFileBytes = 50 * 1024 * 1024;
 
 /**
  * Checks a SubmitTask request before anything is stored.
@@ -22,6 +22,9 @@ export function validateSubmit(request: SubmitTaskRequest): void {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, 'language is unspecified; choose python, typescript or javascript');
   }
   checkFiles('workspace', request.workspace);
+  if (request.testCommand.length > 0) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command is not supported yet: the language's test runner runs the acceptance tests (pytest, node --test); leave it empty");
+  }
   checkFiles('acceptance_tests', request.acceptanceTests);
   const budget = request.budget;
   if (budget !== undefined) {

@@ -26,6 +26,7 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
   return async (request: RunTestsRequest, context: CallContext): Promise<RunTestsResponse> => {
     const language = languageFromProto(request.language);
     if (request.testPaths.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'test_paths is empty; name the test files to run');
+    if (request.testCommand.length > 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command is not supported yet; leave it empty and the language's test runner runs test_paths");
     const paths = new Set(request.files.map((file) => checkWorkspacePath(file.path, 'files')));
     for (const testPath of request.testPaths) {
       if (!paths.has(testPath)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_paths: ${testPath} is not among the files sent`);

@@ -587,7 +587,8 @@ export interface Task {
   resumeCount: number;
   /**
    * Test command of a workspace task, program and arguments (for example
-   * ["pytest", "-q"]); empty means the language's default test command.
+   * ["pytest", "-q"]); not supported yet: SubmitTask refuses a
+   * non-empty one, and the language's default test command runs.
    */
   testCommand: string[];
 }

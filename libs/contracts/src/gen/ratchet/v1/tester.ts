@@ -92,8 +92,8 @@ export interface RunTestsRequest {
   /** Dependencies to install before testing (already approved by safety). */
   dependencies: Dependency[];
   /**
-   * Test command, program and arguments; empty means the language's default.
-   * Its JUnit report is still read when it writes one where the default would.
+   * Test command, program and arguments: not supported yet, RunTests refuses
+   * a non-empty one; the language's default test command runs.
    */
   testCommand: string[];
 }

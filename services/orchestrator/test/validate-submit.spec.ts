@@ -1,0 +1,30 @@
+import { describe, expect, it } from '@jest/globals';
+import { Language, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { maxFiles, validateSubmit } from '../src/handlers/validate-submit';
+
+const request = (overrides: Partial<SubmitTaskRequest> = {}): SubmitTaskRequest => ({
+  goal: 'make the failing test pass',
+  language: Language.LANGUAGE_PYTHON,
+  budget: undefined,
+  workspace: [],
+  acceptanceTests: [],
+  approvalPolicy: undefined,
+  labels: {},
+  requestId: '',
+  testCommand: [],
+  ...overrides,
+});
+const files = (count: number) => Array.from({ length: count }, (_, index) => ({ path: `pkg/m${index}.py`, content: 'x = 1\n' }));
+
+describe('validateSubmit', () => {
+  it('takes a workspace as large as the CLI sends by default, and refuses one file more', () => {
+    expect(() => validateSubmit(request({ workspace: files(maxFiles) }))).not.toThrow();
+    expect(maxFiles).toBe(20_000);
+    expect(() => validateSubmit(request({ workspace: files(maxFiles + 1) }))).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('workspace has 20001 files') }));
+  });
+
+  it('refuses a test command, which is not supported yet, instead of ignoring it', () => {
+    expect(() => validateSubmit(request({ testCommand: ['npm', 'test'] }))).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_command is not supported yet') }));
+  });
+});
