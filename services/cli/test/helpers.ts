@@ -1,3 +1,4 @@
+import { AppError } from '@ratchet/errors';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,16 @@ export function scripted(turns: ScriptedTurn[], name = 'test-script'): { model: 
 export async function temporaryDirectory(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-cli-test-'));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The AppError a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
 }
 
 export { codeReply, planReply, reflectionReply, testsReply } from '@ratchet/testing';

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
+import { failure } from './helpers';
 import { applyPatchToDirectory } from '../src/workspace/apply';
 import { collectWorkspace } from '../src/workspace/collect';
 import { makePatch } from '../src/workspace/patch';
@@ -32,15 +33,6 @@ async function put(relative: string, content: string): Promise<void> {
 
 async function read(relative: string, base = dir): Promise<string> {
   return readFile(path.join(base, relative), 'utf8');
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
 }
 
 /** Every entry below `base`, for "nothing else changed" assertions. */

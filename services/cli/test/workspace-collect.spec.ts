@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
+import { failure } from './helpers';
 import { collectWorkspace } from '../src/workspace/collect';
 import { fingerprintOf } from '../src/workspace/rules';
 import { defaultWorkspaceSettings, type WorkspaceSettings } from '../src/workspace/settings';
@@ -35,15 +36,6 @@ function git(args: string[], cwd = dir): string {
 
 function settings(overrides: Partial<WorkspaceSettings>): WorkspaceSettings {
   return { ...defaultWorkspaceSettings, ...overrides };
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
 }
 
 describe('collectWorkspace: ignore rules', () => {

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
+import { failure } from './helpers';
 import { collectWorkspace } from '../src/workspace/collect';
 import { commitPatchToBranch } from '../src/workspace/git';
 import { makePatch } from '../src/workspace/patch';
@@ -39,15 +40,6 @@ function git(args: string[], cwd = dir): string {
 async function put(relative: string, content: string, base = dir): Promise<void> {
   await mkdir(path.dirname(path.join(base, relative)), { recursive: true });
   await writeFile(path.join(base, relative), content);
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
 }
 
 async function fixPatch(workspace = dir): Promise<string> {
