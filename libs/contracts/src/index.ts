@@ -226,6 +226,7 @@ export {
   Task,
   TaskStatus,
   Task_LabelsEntry,
+  TestEdits,
   ToolStep,
   approvalDecisionFromJSON,
   approvalDecisionToJSON,
@@ -237,6 +238,8 @@ export {
   stopReasonToJSON,
   taskStatusFromJSON,
   taskStatusToJSON,
+  testEditsFromJSON,
+  testEditsToJSON,
 } from './gen/ratchet/v1/task';
 
 export {

@@ -34,6 +34,9 @@ import {
   TaskStatus,
   taskStatusFromJSON,
   taskStatusToJSON,
+  TestEdits,
+  testEditsFromJSON,
+  testEditsToJSON,
 } from "./task";
 
 /** TaskView selects how much of a task is returned. */
@@ -109,10 +112,15 @@ export interface SubmitTaskRequest {
   requestId: string;
   /**
    * Test command of a workspace task, program and arguments (for example
-   * ["pytest", "-q"]); not supported yet: SubmitTask refuses a
-   * non-empty one, and the language's default test command runs.
+   * ["npm", "test"]), run in the sandbox from the workspace root; empty runs
+   * the acceptance tests with the language's runner. Needs a workspace.
    */
   testCommand: string[];
+  /**
+   * Whether the model may edit the acceptance tests; unset lets the goal
+   * decide (the planner judges whether it asks to change them).
+   */
+  testEdits: TestEdits;
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -262,6 +270,7 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     labels: {},
     requestId: "",
     testCommand: [],
+    testEdits: 0,
   };
 }
 
@@ -293,6 +302,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     }
     for (const v of message.testCommand) {
       writer.uint32(74).string(v!);
+    }
+    if (message.testEdits !== 0) {
+      writer.uint32(80).int32(message.testEdits);
     }
     return writer;
   },
@@ -385,6 +397,14 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.testCommand.push(reader.string());
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.testEdits = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -439,6 +459,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
         : globalThis.Array.isArray(object?.test_command)
         ? object.test_command.map((e: any) => globalThis.String(e))
         : [],
+      testEdits: isSet(object.testEdits)
+        ? testEditsFromJSON(object.testEdits)
+        : isSet(object.test_edits)
+        ? testEditsFromJSON(object.test_edits)
+        : 0,
     };
   },
 
@@ -477,6 +502,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.testCommand?.length) {
       obj.testCommand = message.testCommand;
     }
+    if (message.testEdits !== 0) {
+      obj.testEdits = testEditsToJSON(message.testEdits);
+    }
     return obj;
   },
 
@@ -506,6 +534,7 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     );
     message.requestId = object.requestId ?? "";
     message.testCommand = object.testCommand?.map((e) => e) || [];
+    message.testEdits = object.testEdits ?? 0;
     return message;
   },
 };

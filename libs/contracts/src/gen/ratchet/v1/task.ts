@@ -478,6 +478,56 @@ export function approvalDecisionToJSON(object: ApprovalDecision): string {
   }
 }
 
+/**
+ * TestEdits says whether the model may change a task's acceptance tests
+ * (a workspace's own tests): they are protected unless the goal asks to
+ * change them.
+ */
+export enum TestEdits {
+  /**
+   * TEST_EDITS_UNSPECIFIED - The goal decides: the planner judges whether it asks to change the
+   * tests (Plan.changes_tests); protected when there is no such plan.
+   */
+  TEST_EDITS_UNSPECIFIED = 0,
+  /** TEST_EDITS_PROTECTED - Never: the tests are run as given. */
+  TEST_EDITS_PROTECTED = 1,
+  /** TEST_EDITS_ALLOWED - Always: the model may edit the tests, and the edited ones are run. */
+  TEST_EDITS_ALLOWED = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function testEditsFromJSON(object: any): TestEdits {
+  switch (object) {
+    case 0:
+    case "TEST_EDITS_UNSPECIFIED":
+      return TestEdits.TEST_EDITS_UNSPECIFIED;
+    case 1:
+    case "TEST_EDITS_PROTECTED":
+      return TestEdits.TEST_EDITS_PROTECTED;
+    case 2:
+    case "TEST_EDITS_ALLOWED":
+      return TestEdits.TEST_EDITS_ALLOWED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return TestEdits.UNRECOGNIZED;
+  }
+}
+
+export function testEditsToJSON(object: TestEdits): string {
+  switch (object) {
+    case TestEdits.TEST_EDITS_UNSPECIFIED:
+      return "TEST_EDITS_UNSPECIFIED";
+    case TestEdits.TEST_EDITS_PROTECTED:
+      return "TEST_EDITS_PROTECTED";
+    case TestEdits.TEST_EDITS_ALLOWED:
+      return "TEST_EDITS_ALLOWED";
+    case TestEdits.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** ApprovalPolicy says which gates need a human for a task. */
 export interface ApprovalPolicy {
   /** Kinds of gate that need approval; empty means the configured default. */
@@ -587,10 +637,12 @@ export interface Task {
   resumeCount: number;
   /**
    * Test command of a workspace task, program and arguments (for example
-   * ["pytest", "-q"]); not supported yet: SubmitTask refuses a
-   * non-empty one, and the language's default test command runs.
+   * ["npm", "test"]); empty runs the acceptance tests with the language's
+   * runner.
    */
   testCommand: string[];
+  /** Whether the model may edit the acceptance tests, as submitted. */
+  testEdits: TestEdits;
 }
 
 export interface Task_LabelsEntry {
@@ -634,6 +686,13 @@ export interface Plan {
   dependencies: Dependency[];
   /** Lessons the planner applied. */
   appliedLessonIds: string[];
+  /**
+   * Whether the goal asks to change the existing (acceptance) tests, as the
+   * planner reads it; with TEST_EDITS_UNSPECIFIED this unlocks them.
+   */
+  changesTests: boolean;
+  /** Why the planner reads the goal so: the words that ask for it. */
+  changesTestsReason: string;
 }
 
 /** Reflection is the analysis of a failed iteration. */
@@ -1144,6 +1203,7 @@ function createBaseTask(): Task {
     lessons: [],
     resumeCount: 0,
     testCommand: [],
+    testEdits: 0,
   };
 }
 
@@ -1223,6 +1283,9 @@ export const Task: MessageFns<Task> = {
     }
     for (const v of message.testCommand) {
       writer.uint32(202).string(v!);
+    }
+    if (message.testEdits !== 0) {
+      writer.uint32(208).int32(message.testEdits);
     }
     return writer;
   },
@@ -1443,6 +1506,14 @@ export const Task: MessageFns<Task> = {
             message.testCommand.push(reader.string());
             continue;
           }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.testEdits = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1559,6 +1630,11 @@ export const Task: MessageFns<Task> = {
         : globalThis.Array.isArray(object?.test_command)
         ? object.test_command.map((e: any) => globalThis.String(e))
         : [],
+      testEdits: isSet(object.testEdits)
+        ? testEditsFromJSON(object.testEdits)
+        : isSet(object.test_edits)
+        ? testEditsFromJSON(object.test_edits)
+        : 0,
     };
   },
 
@@ -1645,6 +1721,9 @@ export const Task: MessageFns<Task> = {
     if (message.testCommand?.length) {
       obj.testCommand = message.testCommand;
     }
+    if (message.testEdits !== 0) {
+      obj.testEdits = testEditsToJSON(message.testEdits);
+    }
     return obj;
   },
 
@@ -1690,6 +1769,7 @@ export const Task: MessageFns<Task> = {
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.resumeCount = object.resumeCount ?? 0;
     message.testCommand = object.testCommand?.map((e) => e) || [];
+    message.testEdits = object.testEdits ?? 0;
     return message;
   },
 };
@@ -1986,7 +2066,17 @@ export const PlannedFile: MessageFns<PlannedFile> = {
 };
 
 function createBasePlan(): Plan {
-  return { summary: "", steps: [], files: [], testStrategy: "", language: 0, dependencies: [], appliedLessonIds: [] };
+  return {
+    summary: "",
+    steps: [],
+    files: [],
+    testStrategy: "",
+    language: 0,
+    dependencies: [],
+    appliedLessonIds: [],
+    changesTests: false,
+    changesTestsReason: "",
+  };
 }
 
 export const Plan: MessageFns<Plan> = {
@@ -2011,6 +2101,12 @@ export const Plan: MessageFns<Plan> = {
     }
     for (const v of message.appliedLessonIds) {
       writer.uint32(58).string(v!);
+    }
+    if (message.changesTests !== false) {
+      writer.uint32(64).bool(message.changesTests);
+    }
+    if (message.changesTestsReason !== "") {
+      writer.uint32(74).string(message.changesTestsReason);
     }
     return writer;
   },
@@ -2084,6 +2180,22 @@ export const Plan: MessageFns<Plan> = {
             message.appliedLessonIds.push(reader.string());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.changesTests = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.changesTestsReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2115,6 +2227,16 @@ export const Plan: MessageFns<Plan> = {
         : globalThis.Array.isArray(object?.applied_lesson_ids)
         ? object.applied_lesson_ids.map((e: any) => globalThis.String(e))
         : [],
+      changesTests: isSet(object.changesTests)
+        ? globalThis.Boolean(object.changesTests)
+        : isSet(object.changes_tests)
+        ? globalThis.Boolean(object.changes_tests)
+        : false,
+      changesTestsReason: isSet(object.changesTestsReason)
+        ? globalThis.String(object.changesTestsReason)
+        : isSet(object.changes_tests_reason)
+        ? globalThis.String(object.changes_tests_reason)
+        : "",
     };
   },
 
@@ -2141,6 +2263,12 @@ export const Plan: MessageFns<Plan> = {
     if (message.appliedLessonIds?.length) {
       obj.appliedLessonIds = message.appliedLessonIds;
     }
+    if (message.changesTests !== false) {
+      obj.changesTests = message.changesTests;
+    }
+    if (message.changesTestsReason !== "") {
+      obj.changesTestsReason = message.changesTestsReason;
+    }
     return obj;
   },
 
@@ -2156,6 +2284,8 @@ export const Plan: MessageFns<Plan> = {
     message.language = object.language ?? 0;
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.appliedLessonIds = object.appliedLessonIds?.map((e) => e) || [];
+    message.changesTests = object.changesTests ?? false;
+    message.changesTestsReason = object.changesTestsReason ?? "";
     return message;
   },
 };

@@ -83,7 +83,10 @@ export interface RunTestsRequest {
   language: Language;
   /** Files to test: code, generated tests and acceptance tests. */
   files: SourceFile[];
-  /** Test files or patterns to run, relative to the workspace; empty runs all. */
+  /**
+   * Test files to run, relative to the workspace; with a test_command they
+   * may be empty (the command decides what runs), otherwise required.
+   */
   testPaths: string[];
   /** Sandbox limits; unset fields use the configured defaults. */
   limits?:
@@ -92,8 +95,9 @@ export interface RunTestsRequest {
   /** Dependencies to install before testing (already approved by safety). */
   dependencies: Dependency[];
   /**
-   * Test command, program and arguments: not supported yet, RunTests refuses
-   * a non-empty one; the language's default test command runs.
+   * Test command, program and arguments, run from the workspace root
+   * instead of the language's runner; it passes on exit code 0, and when it
+   * writes a JUnit report to $RATCHET_TEST_REPORT, also on that report.
    */
   testCommand: string[];
 }
