@@ -8,6 +8,12 @@ export const Header = {
   ERROR_RETRYABLE: 'ratchet-error-retryable',
   JOB_ID: 'ratchet-job-id',
   DEAD_LETTER_REASON: 'ratchet-dead-letter-reason',
+  /**
+   * Set by the NATS transport on a message whose payload was too large for
+   * one message: the name of the JetStream object holding it; the body is
+   * empty. The receiving transport reads the object and removes the header.
+   */
+  PAYLOAD_OBJECT: 'ratchet-payload-object',
   TRACEPARENT: 'traceparent',
   TRACESTATE: 'tracestate',
 } as const;

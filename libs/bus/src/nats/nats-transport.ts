@@ -11,6 +11,7 @@ import {
 } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { errorToHeaders } from '../error-headers';
 import { Header, isSubjectToken, Subjects } from '../headers';
 import type {
   DeadLetter,
@@ -28,6 +29,7 @@ import type {
   WorkQueueOptions,
 } from '../transport';
 import { TransportKind } from '../transport';
+import { DEAD_LETTER_PAYLOAD_BUCKET, DEFAULT_PAYLOAD_TTL_MS, PayloadGoneError, PayloadStore } from './payload-store';
 
 export interface NatsTransportOptions {
   /** e.g. `nats://127.0.0.1:4222`; several comma-separated URLs form a cluster list. */
@@ -40,6 +42,15 @@ export interface NatsTransportOptions {
   readonly eventRetentionMs?: number;
   /** Called when the connection drops or comes back; for logging. */
   readonly onStatus?: (status: { type: string; detail?: string }) => void;
+  /**
+   * Payloads (of requests, replies, jobs and dead letters) larger than this
+   * many bytes travel through the JetStream object store bucket
+   * `RATCHET_PAYLOADS` and the message carries only the object's name.
+   * Default, and upper bound: the server's max_payload less room for headers.
+   */
+  readonly inlineLimitBytes?: number;
+  /** How long a payload object nobody read stays in the bucket, in ms. Default 1 hour; used when the bucket is created. */
+  readonly payloadTtlMs?: number;
 }
 
 const EVENTS_STREAM = 'RATCHET_EVENTS';
@@ -49,6 +60,11 @@ const DEDUP_WINDOW_MS = 120_000;
 const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** nats.js refuses pull expiries under one second. */
 const MIN_PULL_EXPIRES_MS = 1000;
+/** Room left for headers (trace context, error message, ...) when a payload is sent inline; at most a quarter of max_payload. */
+const HEADER_ROOM_BYTES = 32 * 1024;
+/** How long close() lets payload deletions and payload reads in flight finish, ms. */
+const CLOSE_GRACE_MS = 2_000;
+const EMPTY = new Uint8Array(0);
 
 const nanos = (ms: number) => Math.round(ms * 1_000_000);
 const queueStream = (queue: string) => `RATCHET_QUEUE_${queue}`;
@@ -64,13 +80,40 @@ export class NatsTransport implements Transport {
   private readonly js: JetStreamClient;
   private jsmPromise: Promise<JetStreamManager> | undefined;
   private readonly ensured = new Map<string, Promise<void>>();
+  private readonly payloads: PayloadStore;
+  /** Incoming messages whose payload object is being read before their handler runs. */
+  private readonly loading = new Set<Promise<void>>();
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly options: NatsTransportOptions,
   ) {
     this.js = jetstream(nc);
+    this.payloads = new PayloadStore(this.js, options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS);
     void this.watchStatus();
+  }
+
+  /** Largest payload sent inside the message itself, in bytes; anything larger goes through the object store. */
+  inlineLimit(): number {
+    const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
+    const fits = maxPayload - Math.min(HEADER_ROOM_BYTES, Math.floor(maxPayload / 4));
+    return Math.max(0, Math.min(this.options.inlineLimitBytes ?? fits, fits));
+  }
+
+  /** The payload to send and the header naming its object, when `data` is too large to go inline. */
+  private async offload(data: Uint8Array, headers: Headers | undefined, what: string, bucket?: string): Promise<{ data: Uint8Array; headers: Headers | undefined; object?: string }> {
+    if (data.length <= this.inlineLimit()) return { data, headers };
+    const object = await this.payloads.put(data, what, bucket);
+    return { data: EMPTY, headers: { ...headers, [Header.PAYLOAD_OBJECT]: object }, object };
+  }
+
+  /** Headers and payload of a received message, its payload object read (and deleted, with `take`) when it has one. */
+  private async receive(data: Uint8Array, natsHeaders: MsgHdrs | undefined, what: string): Promise<Envelope> {
+    const headers = fromNatsHeaders(natsHeaders);
+    const object = headers[Header.PAYLOAD_OBJECT];
+    if (object === undefined) return { data, headers };
+    delete headers[Header.PAYLOAD_OBJECT];
+    return { data: await this.payloads.take(object, what), headers };
   }
 
   /**
@@ -125,43 +168,85 @@ export class NatsTransport implements Transport {
 
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Envelope> {
     this.assertUsable(`send a request on ${subject}`);
+    const started = Date.now();
+    const outgoing = await this.offload(data, options.headers, `a request on ${subject}`);
+    // Storing a large payload spends part of the caller's time.
+    const remaining = options.timeoutMs - (Date.now() - started);
+    if (remaining <= 0) {
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
+      throw new AppError(ErrorCode.DEADLINE_EXCEEDED, `no reply on ${subject} within ${options.timeoutMs} ms: storing its ${data.length}-byte payload took all of it`);
+    }
+    let reply;
     try {
-      const reply = await this.nc.request(subject, data, {
-        timeout: Math.max(1, Math.floor(options.timeoutMs)),
-        headers: toNatsHeaders(options.headers),
-      });
-      return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
+      reply = await this.nc.request(subject, outgoing.data, { timeout: Math.max(1, Math.floor(remaining)), headers: toNatsHeaders(outgoing.headers) });
     } catch (error) {
+      // Nobody will read it (or the responder, past its deadline, needs it no more).
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
       throw requestError(subject, options.timeoutMs, error);
     }
+    return this.receive(reply.data, reply.headers, `the reply on ${subject}`);
   }
 
   subscribe(subject: string, options: SubscribeOptions, handler: (request: IncomingRequest) => void): Subscription {
     this.assertUsable(`subscribe to ${subject}`);
+    const loading = new Set<Promise<void>>();
     const subscription = this.nc.subscribe(subject, {
       queue: options.queue,
       callback: (error, message) => {
         if (error) return;
+        // A reply after the connection closed has nowhere to go; the caller times out.
+        const send = (replyData: Uint8Array, replyHeaders: Headers | undefined) => {
+          if (this.nc.isClosed()) return;
+          try {
+            message.respond(replyData, { headers: toNatsHeaders(replyHeaders) });
+          } catch {
+            // closed or draining in the meantime
+          }
+        };
         let responded = false;
-        handler({
-          subject: message.subject,
-          data: message.data,
-          headers: fromNatsHeaders(message.headers),
-          respond: (replyData, replyHeaders) => {
-            if (responded) return;
-            responded = true;
-            // A reply after the connection closed has nowhere to go; the caller times out.
-            if (!this.nc.isClosed()) message.respond(replyData, { headers: toNatsHeaders(replyHeaders) });
-          },
-        });
+        const respond = (replyData: Uint8Array, replyHeaders?: Headers) => {
+          if (responded) return;
+          responded = true;
+          if (replyData.length <= this.inlineLimit()) return send(replyData, replyHeaders);
+          this.track(
+            this.offload(replyData, replyHeaders, `the reply on ${message.subject}`).then(
+              (outgoing) => send(outgoing.data, outgoing.headers),
+              (putError: unknown) => send(EMPTY, errorToHeaders(AppError.from(putError))),
+            ),
+            loading,
+          );
+        };
+        const deliver = (envelope: Envelope) => handler({ subject: message.subject, data: envelope.data, headers: envelope.headers, respond });
+        // Most requests are small: their handler runs at once, as before.
+        if (!message.headers?.has(Header.PAYLOAD_OBJECT)) {
+          deliver({ data: message.data, headers: fromNatsHeaders(message.headers) });
+          return;
+        }
+        // The handler sees the request only once its payload is here; a payload that is gone is answered like any failed call.
+        this.track(
+          this.receive(message.data, message.headers, `a request on ${message.subject}`).then(deliver, (readError: unknown) => respond(EMPTY, errorToHeaders(AppError.from(readError)))),
+          loading,
+        );
       },
     });
     return {
       unsubscribe: async () => {
         if (this.nc.isClosed() || subscription.isClosed()) return;
         await subscription.drain();
+        // Requests taken before the drain reach their handler before this resolves.
+        await Promise.allSettled([...loading]);
       },
     };
+  }
+
+  /** Keeps `work` (which never rejects) in `set` and in the transport's own set until it settles. */
+  private track(work: Promise<void>, set: Set<Promise<void>>): void {
+    set.add(work);
+    this.loading.add(work);
+    void work.finally(() => {
+      set.delete(work);
+      this.loading.delete(work);
+    });
   }
 
   private jsm(): Promise<JetStreamManager> {
@@ -245,12 +330,13 @@ export class NatsTransport implements Transport {
     this.assertUsable(`enqueue on ${queue}`);
     assertToken('queue name', queue);
     await this.ensureQueueStream(queue);
+    const outgoing = await this.offload(data, { ...options.headers, [Header.JOB_ID]: options.id }, `job ${options.id} of ${queue}`);
     try {
-      await this.js.publish(Subjects.queue(queue), data, {
-        msgID: options.id,
-        headers: toNatsHeaders({ ...options.headers, [Header.JOB_ID]: options.id }),
-      });
+      const ack = await this.js.publish(Subjects.queue(queue), outgoing.data, { msgID: options.id, headers: toNatsHeaders(outgoing.headers) });
+      // A duplicate is dropped by the stream; the first enqueue's object is the one its job names.
+      if (ack.duplicate && outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
     } catch (error) {
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
       throw jetStreamError(`enqueue job ${options.id} on ${queue}`, error);
     }
   }
@@ -264,13 +350,14 @@ export class NatsTransport implements Transport {
       next: async (expiresMs) => {
         this.assertUsable(`pull from ${queue}`);
         if (closed) throw new AppError(ErrorCode.UNAVAILABLE, `puller for ${queue} is closed`, { retryable: false });
+        let message: JsMsg | null;
         try {
-          const message = await consumer.next({ expires: Math.max(MIN_PULL_EXPIRES_MS, expiresMs) });
-          return message ? toDelivery(message) : null;
+          message = await consumer.next({ expires: Math.max(MIN_PULL_EXPIRES_MS, expiresMs) });
         } catch (error) {
           if (this.closed || closed) throw new AppError(ErrorCode.UNAVAILABLE, `pull from ${queue} stopped: connection closed`, { retryable: false, cause: error });
           throw jetStreamError(`pull from ${queue}`, error);
         }
+        return message ? this.delivery(queue, message) : null;
       },
       close: () => {
         closed = true;
@@ -279,12 +366,54 @@ export class NatsTransport implements Transport {
     };
   }
 
+  /**
+   * The delivery of `message`, with its payload object read when it has
+   * one; the object is deleted once the job is acked or terminated.
+   * @throws AppError UNAVAILABLE (retryable) when the job's payload object is
+   *   gone (it waited in the queue past the bucket's TTL); the job is then
+   *   dead-lettered with that reason, and the next pull goes on.
+   */
+  private async delivery(queue: string, message: JsMsg): Promise<Delivery> {
+    const headers = fromNatsHeaders(message.headers);
+    const id = headers[Header.JOB_ID] ?? `${message.info.stream}:${message.seq}`;
+    const object = headers[Header.PAYLOAD_OBJECT];
+    if (object === undefined) return toDelivery(message, id, message.data, headers);
+    delete headers[Header.PAYLOAD_OBJECT];
+    let data: Uint8Array;
+    try {
+      data = await this.payloads.read(object, `job ${id} of ${queue}`);
+    } catch (error) {
+      if (!(error instanceof PayloadGoneError)) {
+        // JetStream hiccup: the job comes back once its payload can be read.
+        ignoreClosed(() => message.nak(1_000));
+        throw error;
+      }
+      try {
+        await this.publishDeadLetter(queue, id, EMPTY, headers, `${error.code}: ${error.message}`);
+        message.term();
+      } catch {
+        ignoreClosed(() => message.nak(1_000));
+      }
+      throw error;
+    }
+    return toDelivery(message, id, data, headers, () => this.payloads.remove(object));
+  }
+
   async deadLetter(queue: string, delivery: Delivery, reason: string): Promise<void> {
     this.assertUsable(`dead-letter a job of ${queue}`);
+    await this.publishDeadLetter(queue, delivery.id, delivery.data, delivery.headers, reason);
+  }
+
+  /** A large dead letter keeps its payload in a bucket without TTL: the job's own object goes when the job is terminated. */
+  private async publishDeadLetter(queue: string, id: string, data: Uint8Array, headers: Headers, reason: string): Promise<void> {
     await this.ensureDeadLetterStream();
-    await this.js.publish(Subjects.deadLetter(queue), delivery.data, {
-      headers: toNatsHeaders({ ...delivery.headers, [Header.JOB_ID]: delivery.id, [Header.DEAD_LETTER_REASON]: reason }),
-    });
+    const outgoing = await this.offload(data, { ...headers, [Header.JOB_ID]: id, [Header.DEAD_LETTER_REASON]: reason }, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_BUCKET);
+    try {
+      await this.js.publish(Subjects.deadLetter(queue), outgoing.data, { headers: toNatsHeaders(outgoing.headers) });
+    } catch (error) {
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object, DEAD_LETTER_PAYLOAD_BUCKET);
+      throw jetStreamError(`dead-letter job ${id} of ${queue}`, error);
+    }
   }
 
   async deadLetters(queue: string): Promise<DeadLetter[]> {
@@ -298,7 +427,15 @@ export class NatsTransport implements Transport {
     const messages = await consumer.fetch({ max_messages: count, expires: 5000 });
     for await (const message of messages) {
       const headers = fromNatsHeaders(message.headers);
-      letters.push({ id: headers[Header.JOB_ID] ?? String(message.seq), reason: headers[Header.DEAD_LETTER_REASON] ?? '', data: message.data, headers });
+      const id = headers[Header.JOB_ID] ?? String(message.seq);
+      const object = headers[Header.PAYLOAD_OBJECT];
+      let data = message.data;
+      if (object !== undefined) {
+        delete headers[Header.PAYLOAD_OBJECT];
+        // A payload that cannot be read leaves the letter listed with empty data rather than hiding every other letter.
+        data = await this.payloads.read(object, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_BUCKET).catch(() => EMPTY);
+      }
+      letters.push({ id, reason: headers[Header.DEAD_LETTER_REASON] ?? '', data, headers });
       if (letters.length >= count) break;
     }
     return letters;
@@ -341,9 +478,20 @@ export class NatsTransport implements Transport {
     };
   }
 
+  /**
+   * Closes the connection. Payload reads and deletions in flight get a
+   * moment (2 s at most) to finish, so a clean shutdown leaves no objects
+   * behind for the TTL to collect.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (!this.nc.isClosed()) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.loading]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+      await this.payloads.settle(CLOSE_GRACE_MS);
+    }
     await this.nc.close();
   }
 }
@@ -359,11 +507,11 @@ async function addStream(jsm: JetStreamManager, config: Parameters<JetStreamMana
   }
 }
 
-function toDelivery(message: JsMsg): Delivery {
-  const headers = fromNatsHeaders(message.headers);
+/** `settled` runs once the job is done for good (acked or terminated): it deletes the job's payload object. */
+function toDelivery(message: JsMsg, id: string, data: Uint8Array, headers: Headers, settled?: () => Promise<void>): Delivery {
   return {
-    id: headers[Header.JOB_ID] ?? `${message.info.stream}:${message.seq}`,
-    data: message.data,
+    id,
+    data,
     headers,
     deliveryCount: message.info.deliveryCount,
     ack: async () => {
@@ -372,11 +520,15 @@ function toDelivery(message: JsMsg): Delivery {
       } catch (error) {
         throw new AppError(ErrorCode.UNAVAILABLE, 'could not ack the job: the NATS connection is gone; it will be redelivered', { cause: error });
       }
+      await settled?.();
     },
     // Without a connection these cannot reach the server; the job comes back
     // after its ack deadline anyway, so there is nothing to report.
     nak: (delayMs) => ignoreClosed(() => message.nak(delayMs)),
-    term: () => ignoreClosed(() => message.term()),
+    term: () => {
+      ignoreClosed(() => message.term());
+      void settled?.();
+    },
     working: () => ignoreClosed(() => message.working()),
   };
 }
