@@ -4,7 +4,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { injectTraceContext } from '@ratchet/telemetry';
 import { service as healthService } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
-import { errorOf, grpcServiceOf, type GrpcServiceDefinition } from './definition';
+import { errorOf, grpcServiceOf, messageSizeOptions, type GrpcServiceDefinition } from './definition';
 
 export interface GrpcClientOptions {
   /** Sent as `authorization: Bearer <token>`. */
@@ -13,6 +13,12 @@ export interface GrpcClientOptions {
   readonly tls?: { readonly caFile?: string; readonly certFile?: string; readonly keyFile?: string };
   /** Deadline of a unary call when the caller sets none, ms. Default 30000. */
   readonly defaultTimeoutMs?: number;
+  /**
+   * Largest message sent or received, in bytes. Default
+   * DEFAULT_GRPC_MAX_MESSAGE_BYTES (64 MiB); grpc-js alone would take no
+   * reply over 4 MiB. A larger message fails the call with RESOURCE_EXHAUSTED.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 export interface GrpcCallOptions {
@@ -32,11 +38,11 @@ export type GrpcClient<D extends GrpcServiceDefinition> = {
  * A client of `definition` at `address` (host:port). Failures arrive as
  * AppError with the server's own code when it sent one.
  *
- * @throws AppError CONFIG_INVALID when a TLS file cannot be read.
+ * @throws AppError CONFIG_INVALID when a TLS file cannot be read or `maxMessageBytes` is not a positive integer.
  */
 export function createGrpcClient<D extends GrpcServiceDefinition>(definition: D, address: string, options: GrpcClientOptions = {}): GrpcClient<D> {
   const Client = grpc.makeGenericClientConstructor(grpcServiceOf(definition), definition.name);
-  const client = new Client(address, credentialsOf(options));
+  const client = new Client(address, credentialsOf(options), messageSizeOptions(options.maxMessageBytes));
   const raw = client as unknown as Record<string, (...args: unknown[]) => unknown>;
   const metadata = () => {
     const result = new grpc.Metadata();

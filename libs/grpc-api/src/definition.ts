@@ -5,6 +5,21 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 /** A ts-proto generic service definition, as the bus states it. */
 export type GrpcServiceDefinition = ServiceDefinition;
 
+/**
+ * Largest gRPC message the server and the client send or accept, in bytes,
+ * unless they are given another `maxMessageBytes`: 64 MiB, room for a
+ * workspace at its 50 MiB default limit plus protobuf framing, where
+ * grpc-js alone would refuse anything over 4 MiB.
+ */
+export const DEFAULT_GRPC_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** grpc-js channel options that set both message size limits to `maxMessageBytes`. */
+export function messageSizeOptions(maxMessageBytes: number | undefined): grpc.ChannelOptions {
+  const limit = maxMessageBytes ?? DEFAULT_GRPC_MAX_MESSAGE_BYTES;
+  if (!Number.isSafeInteger(limit) || limit <= 0) throw new AppError(ErrorCode.CONFIG_INVALID, `maxMessageBytes must be a positive whole number of bytes, got ${limit}`);
+  return { 'grpc.max_receive_message_length': limit, 'grpc.max_send_message_length': limit };
+}
+
 /** The grpc-js service definition of a generated one: paths `/<fullName>/<Name>`, protobuf bytes on the wire. */
 export function grpcServiceOf(definition: GrpcServiceDefinition): grpc.ServiceDefinition {
   const service: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
@@ -74,6 +89,15 @@ export function errorOf(error: grpc.ServiceError, address: string): AppError {
   const retryable = error.metadata?.get(ErrorMetadata.RETRYABLE)[0];
   if (typeof code === 'string' && code in ErrorCode) {
     return new AppError(code as ErrorCode, error.details, { cause: error, ...(retryable === undefined ? {} : { retryable: retryable === 'true' }) });
+  }
+  // grpc-js's own size check (either side): resending the same message would fail the same way.
+  // ("Received message larger than max (N vs. M)", "Attempted to send message with a size larger than M")
+  if (error.code === grpc.status.RESOURCE_EXHAUSTED && /message .*larger than/i.test(error.details)) {
+    return new AppError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `${error.details}: the message is over the gRPC size limit (maxMessageBytes of client and server, default ${DEFAULT_GRPC_MAX_MESSAGE_BYTES / 1024 / 1024} MiB); send a smaller workspace or raise the limit on both sides`,
+      { cause: error, retryable: false },
+    );
   }
   if (error.code === grpc.status.UNAVAILABLE) {
     return new AppError(ErrorCode.UNAVAILABLE, `the Ratchet server at ${address} is not reachable (${error.details}); check --server / RATCHET_SERVER and that the orchestrator runs`, {

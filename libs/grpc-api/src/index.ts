@@ -1,6 +1,6 @@
 export { createGrpcClient, grpcHealth } from './client';
 export type { GrpcCallOptions, GrpcClient, GrpcClientOptions } from './client';
-export { ErrorMetadata, errorOf, grpcServiceOf, statusOf } from './definition';
+export { DEFAULT_GRPC_MAX_MESSAGE_BYTES, ErrorMetadata, errorOf, grpcServiceOf, statusOf } from './definition';
 export type { GrpcServiceDefinition } from './definition';
 export { GrpcServer } from './server';
 export type { GrpcCallContext, GrpcImplementation, GrpcServerOptions, GrpcTlsFiles } from './server';

@@ -9,7 +9,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { extractTraceContext, withSpan } from '@ratchet/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
-import { grpcServiceOf, statusOf, type GrpcServiceDefinition } from './definition';
+import { grpcServiceOf, messageSizeOptions, statusOf, type GrpcServiceDefinition } from './definition';
 
 /** What a handler knows about its call; the same shape as the bus's CallContext, so one handler serves both. */
 export interface GrpcCallContext {
@@ -46,6 +46,12 @@ export interface GrpcServerOptions {
   /** Serves gRPC server reflection from these .proto files (`files` relative to `protoRoot`), for grpcurl and friends. */
   readonly reflection?: { readonly protoRoot: string; readonly files: readonly string[] };
   readonly logger?: { error(details: object, message: string): void };
+  /**
+   * Largest message received or sent, in bytes. Default
+   * DEFAULT_GRPC_MAX_MESSAGE_BYTES (64 MiB). A larger request is refused
+   * with RESOURCE_EXHAUSTED before any handler runs.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -59,12 +65,13 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 export class GrpcServer {
   /** The standard health service; `setServing` drives it. */
   readonly health = new HealthImplementation({ '': 'NOT_SERVING' });
-  private readonly server = new grpc.Server();
+  private readonly server: grpc.Server;
   private readonly services: string[] = [];
   private readonly tokens: readonly Buffer[];
 
-  /** @throws AppError CONFIG_INVALID when a TLS or proto file cannot be read. */
+  /** @throws AppError CONFIG_INVALID when a TLS or proto file cannot be read, or `maxMessageBytes` is not a positive integer. */
   constructor(private readonly options: GrpcServerOptions = {}) {
+    this.server = new grpc.Server(messageSizeOptions(options.maxMessageBytes));
     this.tokens = (options.tokens ?? []).map(digest);
     this.health.addToServer(this.server);
     if (options.reflection !== undefined) {
