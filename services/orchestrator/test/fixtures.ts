@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, StopReason, TaskStatus, TestCaseStatus, type ApprovalGate, type TestReport } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, StopReason, TaskStatus, TestCaseStatus, TestEdits, type ApprovalGate, type TestReport } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import type { LoopPolicy } from '../src/domain/policy';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
@@ -18,7 +18,7 @@ export const policy: LoopPolicy = {
   phases: { reprompt: false, review: false, audit: false },
 };
 
-export const plan = { summary: 'calc.py with add', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: Language.LANGUAGE_PYTHON, dependencies: [], appliedLessonIds: [] };
+export const plan = { summary: 'calc.py with add', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: Language.LANGUAGE_PYTHON, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' };
 
 export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
   return {
@@ -43,6 +43,8 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     requestId: '',
     approvalKinds: [],
     commandDecisions: [],
+    testCommand: [],
+    testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
     approvalTimeoutMs: 0,
     pendingGateId: '',
     createdAt: start,

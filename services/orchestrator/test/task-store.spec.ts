@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApprovalDecision, ApprovalKind, Phase, TaskStatus, TestCaseStatus } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, TaskStatus, TestCaseStatus, TestEdits } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
@@ -56,7 +56,7 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect(created.task.version).toBe(1);
       const record = created.task;
       const usage = { promptTokens: 10, completionTokens: 5, costUsd: 0.001, modelCalls: 1 };
-      const plan = { summary: 'p', steps: [{ number: 1, description: 'd', paths: ['a.py'] }], files: [], testStrategy: 't', language: 1, dependencies: [], appliedLessonIds: [] };
+      const plan = { summary: 'p', steps: [{ number: 1, description: 'd', paths: ['a.py'] }], files: [], testStrategy: 't', language: 1, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' };
       const iteration: IterationRecord = {
         taskId: record.id,
         number: 1,
@@ -237,6 +237,14 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect((await owner.tasks.get(record.id)).status).toBe(TaskStatus.TASK_STATUS_AWAITING_APPROVAL);
       expect(await owner.approvals.list(record.id)).toEqual([expect.objectContaining({ gateId: gate.gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'ann' })]);
       expect(await owner.approvals.expired()).not.toContainEqual({ taskId: record.id, gateId: gate.gateId });
+    });
+
+    it("keeps a workspace task's test command and test edits as submitted", async () => {
+      const created = await store.tasks.create(task({ testCommand: ['sh', '-c', 'npm test'], testEdits: TestEdits.TEST_EDITS_ALLOWED }), []);
+      const read = await store.tasks.get(created.task.id);
+      expect(read.testCommand).toEqual(['sh', '-c', 'npm test']);
+      expect(read.testEdits).toBe(TestEdits.TEST_EDITS_ALLOWED);
+      expect((await store.tasks.get((await store.tasks.create(task(), [])).task.id)).testEdits).toBe(TestEdits.TEST_EDITS_UNSPECIFIED);
     });
 
     it('returns the existing task for a repeated request id instead of a second one', async () => {

@@ -11,7 +11,7 @@ import type { RoleModel } from '@ratchet/llm';
 import { runTestsHandler, type SandboxJobs } from './handlers/run-tests';
 import { writeTestsHandler } from './handlers/write-tests';
 
-export { reportPath, runPassed, testCommand } from './domain/test-command';
+export { customRunPassed, reportPath, reportPathVariable, runPassed, testCommand } from './domain/test-command';
 export { testReplySchema } from './domain/test-reply';
 export type { SandboxJobs } from './handlers/run-tests';
 

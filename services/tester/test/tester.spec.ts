@@ -6,7 +6,8 @@ import { Language, SandboxRunnerServiceDefinition, TesterServiceDefinition, type
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createTesterService, runPassed, testCommand } from '../src';
+import { testCommandProblem } from '@ratchet/agent';
+import { createTesterService, customRunPassed, runPassed, testCommand } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 const limits = { memoryBytes: 256 << 20, pids: 64, cpus: 1, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes: 65536, workDirBytes: 16 << 20 };
@@ -17,7 +18,7 @@ function writeRequest(overrides: Partial<WriteTestsRequest> = {}): WriteTestsReq
     iteration: 1,
     goal: 'add two numbers',
     language: Language.LANGUAGE_TYPESCRIPT,
-    plan: { summary: 'calc.ts', steps: [], files: [], testStrategy: 'node:test', language: 2, dependencies: [], appliedLessonIds: [] },
+    plan: { summary: 'calc.ts', steps: [], files: [], testStrategy: 'node:test', language: 2, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' },
     files: [{ path: 'src/calc.ts', content: 'export const add = (a: number, b: number) => a + b;\n' }],
     existingTests: [],
     acceptanceTests: [{ path: 'tests/user.test.ts', content: "import test from 'node:test';\n" }],
@@ -70,11 +71,13 @@ describe('tester over the in-process bus', () => {
     expect(model.remaining).toBe(0);
   });
 
-  it('refuses a run without test paths or with a test path that was not sent', async () => {
+  it('refuses a run without test paths (unless a test command decides), a test path that was not sent, or a malformed test command', async () => {
     const { client } = serve([]);
     const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], limits: undefined, dependencies: [], testCommand: [] };
     await expect(client.runTests({ ...base, testPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_paths is empty') });
-    await expect(client.runTests({ ...base, files: [{ path: 'tests/test_app.py', content: '' }], testPaths: ['tests/test_app.py'], testCommand: ['npm', 'test'] })).rejects.toMatchObject({ message: expect.stringContaining('test_command is not supported yet') });
+    await expect(client.runTests({ ...base, testPaths: [], testCommand: ['', 'test'] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_command names no program') });
+    await expect(client.runTests({ ...base, testPaths: [], testCommand: ['npm', 'te\0st'] })).rejects.toMatchObject({ message: expect.stringContaining('NUL') });
+    await expect(client.runTests({ ...base, testPaths: [], testCommand: Array.from({ length: 101 }, () => 'x') })).rejects.toMatchObject({ message: expect.stringContaining('at most 100') });
     await expect(client.runTests({ ...base, testPaths: ['tests/test_app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('not among the files') });
     await expect(client.runTests({ ...base, files: [{ path: '/etc/passwd', content: '' }], testPaths: ['/etc/passwd'] })).rejects.toMatchObject({ message: expect.stringContaining('is absolute') });
   });
@@ -100,5 +103,19 @@ describe('test commands and verdicts', () => {
     expect(runPassed(result({ exitCode: 1 }))).toBe(false);
     expect(runPassed(result({ timedOut: true }))).toBe(false);
     expect(runPassed(result({ oomKilled: true }))).toBe(false);
+  });
+
+  it("passes a project's own command on exit 0, and on its JUnit report when it wrote one", () => {
+    expect(customRunPassed(result({ testReport: report({ parsed: false, parseError: 'no report' }) }))).toBe(true);
+    expect(customRunPassed(result({ testReport: undefined }))).toBe(true);
+    expect(customRunPassed(result({ exitCode: 1, testReport: undefined }))).toBe(false);
+    expect(customRunPassed(result({ timedOut: true, testReport: undefined }))).toBe(false);
+    expect(customRunPassed(result({ oomKilled: true, testReport: undefined }))).toBe(false);
+    // A report it wrote still counts: exit 0 with a failed case is a failure (a runner that swallows its exit code).
+    expect(customRunPassed(result({ testReport: report({ failed: 1, passed: 2 }) }))).toBe(false);
+    expect(customRunPassed(result({ testReport: report({ total: 0, passed: 0 }) }))).toBe(false);
+    expect(customRunPassed(result())).toBe(true);
+    expect(testCommandProblem([])).toBeUndefined();
+    expect(testCommandProblem(['npm', 'test'])).toBeUndefined();
   });
 });

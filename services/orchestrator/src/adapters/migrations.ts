@@ -144,4 +144,10 @@ export const orchestratorMigrations: readonly Migration[] = [
     // People's answers to command gates, for the coder when it goes on.
     sql: `ALTER TABLE tasks ADD COLUMN command_decisions jsonb NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0010_test_command',
+    // A workspace task's own test command, and whether its tests may be edited (set at submit, never changed).
+    sql: `ALTER TABLE tasks ADD COLUMN test_command jsonb NOT NULL DEFAULT '[]';
+          ALTER TABLE tasks ADD COLUMN test_edits text NOT NULL DEFAULT 'TEST_EDITS_UNSPECIFIED';`,
+  },
 ];

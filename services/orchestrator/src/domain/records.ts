@@ -2,6 +2,7 @@ import { durationFromMs, phaseOfStatus } from '@ratchet/agent';
 import type {
   ApprovalKind,
   CommandDecision,
+  TestEdits,
   Budget,
   ErrorDetail,
   Iteration,
@@ -59,6 +60,10 @@ export interface TaskRecord {
   readonly approvalTimeoutMs: number;
   /** What people decided about commands the coder asked to run (command gates), oldest first. */
   readonly commandDecisions: readonly CommandDecision[];
+  /** The workspace's own test command, program and arguments; empty runs the acceptance tests with the language's runner. */
+  readonly testCommand: readonly string[];
+  /** Whether the model may edit the acceptance tests, as submitted (unspecified: the planner judges the goal). */
+  readonly testEdits: TestEdits;
   /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
   readonly pendingGateId: string;
   readonly createdAt: Date;
@@ -136,7 +141,8 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     acceptanceTests: full ? [...record.acceptanceTests] : [],
     resultFiles: full ? [...record.resultFiles] : [],
     lessons: full ? [...record.lessons] : [],
-    testCommand: [],
+    testCommand: [...record.testCommand],
+    testEdits: record.testEdits,
   };
 }
 

@@ -32,6 +32,8 @@ export function submitTask(context: HandlerContext) {
       requestId: request.requestId,
       approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
       commandDecisions: [],
+      testCommand: [...request.testCommand],
+      testEdits: request.testEdits,
       approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
       pendingGateId: '',
       createdAt: created,

@@ -1,5 +1,5 @@
-import { workspacePathProblem } from '@ratchet/agent';
-import { ApprovalKind, Language, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
+import { ApprovalKind, Language, TestEdits, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
@@ -22,10 +22,13 @@ export function validateSubmit(request: SubmitTaskRequest): void {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, 'language is unspecified; choose python, typescript or javascript');
   }
   checkFiles('workspace', request.workspace);
-  if (request.testCommand.length > 0) {
-    throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command is not supported yet: the language's test runner runs the acceptance tests (pytest, node --test); leave it empty");
-  }
   checkFiles('acceptance_tests', request.acceptanceTests);
+  const problem = testCommandProblem(request.testCommand);
+  if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_command ${problem}; give the program and its arguments, e.g. ["npm", "test"]`);
+  if (request.testCommand.length > 0 && request.workspace.length === 0 && request.acceptanceTests.length === 0) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command needs a workspace: it runs the project's own tests; without one, leave it empty and the tests are written for the goal");
+  }
+  if (TestEdits[request.testEdits] === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_edits is ${request.testEdits}; use TEST_EDITS_PROTECTED, TEST_EDITS_ALLOWED or leave it unset for the goal to decide`);
   const budget = request.budget;
   if (budget !== undefined) {
     if (budget.maxIterations < 0 || budget.maxIterations > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `budget.max_iterations is ${budget.maxIterations}; use 1 to 100 (0 for the default)`);

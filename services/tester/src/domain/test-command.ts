@@ -32,3 +32,20 @@ export function runPassed(result: SandboxJobResult): boolean {
   const report = result.testReport;
   return report !== undefined && report.parsed && report.total > 0 && report.failed === 0 && report.errored === 0 && result.exitCode === 0 && !result.timedOut && !result.oomKilled;
 }
+
+/** The environment variable that tells a project's own test command where a JUnit report is read from. */
+export const reportPathVariable = 'RATCHET_TEST_REPORT';
+
+/**
+ * Whether a run of a project's own test command passed: it exited 0 without
+ * timing out or running out of memory, and if it wrote a JUnit report to
+ * `$RATCHET_TEST_REPORT`, that report has at least one case and none failed
+ * or errored. Without a report the exit code decides, as it does for the
+ * project's CI.
+ */
+export function customRunPassed(result: SandboxJobResult): boolean {
+  if (result.exitCode !== 0 || result.timedOut || result.oomKilled) return false;
+  const report = result.testReport;
+  if (report === undefined || !report.parsed) return true;
+  return report.total > 0 && report.failed === 0 && report.errored === 0;
+}

@@ -1,9 +1,9 @@
-import { checkWorkspacePath, languageFromProto } from '@ratchet/agent';
+import { checkWorkspacePath, languageFromProto, testCommandProblem } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { RunJobRequest, RunJobResponse, RunTestsRequest, RunTestsResponse, SandboxLimits } from '@ratchet/contracts';
 import { SandboxDriver } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { reportPath, runPassed, testCommand } from '../domain/test-command';
+import { customRunPassed, reportPath, reportPathVariable, runPassed, testCommand } from '../domain/test-command';
 
 /**
  * Where test runs go: the sandbox runner's RPC client (embedded mode) or a
@@ -17,7 +17,9 @@ export interface SandboxJobs {
  * RunTests: runs the given test files against the code in the sandbox and
  * reports pass/fail from the parsed JUnit report: a run passes only when the
  * report was read, has at least one case and none failed or errored, and the
- * command neither timed out nor exited non-zero.
+ * command neither timed out nor exited non-zero. With a `test_command` (a
+ * project's own, e.g. `npm test`) that command runs instead, and passes on
+ * its exit code and any JUnit report it writes (`customRunPassed`).
  *
  * @throws AppError INVALID_ARGUMENT for no test paths or a path that is not
  *   among the files; whatever the sandbox runner throws.
@@ -25,8 +27,10 @@ export interface SandboxJobs {
 export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimits, image: string) {
   return async (request: RunTestsRequest, context: CallContext): Promise<RunTestsResponse> => {
     const language = languageFromProto(request.language);
-    if (request.testPaths.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'test_paths is empty; name the test files to run');
-    if (request.testCommand.length > 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command is not supported yet; leave it empty and the language's test runner runs test_paths");
+    const custom = request.testCommand.length > 0;
+    const problem = testCommandProblem(request.testCommand);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_command ${problem}; give the program and its arguments, e.g. ["npm", "test"]`);
+    if (!custom && request.testPaths.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'test_paths is empty; name the test files to run, or give a test_command');
     const paths = new Set(request.files.map((file) => checkWorkspacePath(file.path, 'files')));
     for (const testPath of request.testPaths) {
       if (!paths.has(testPath)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_paths: ${testPath} is not among the files sent`);
@@ -40,8 +44,9 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           iteration: request.iteration,
           language: request.language,
           files: request.files,
-          commands: [{ name: 'tests', argv: testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
-          env: {},
+          commands: [{ name: 'tests', argv: custom ? [...request.testCommand] : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
+          // A project's own command may write a JUnit report there; the language's runner always does.
+          env: custom ? { [reportPathVariable]: reportPath } : {},
           limits,
           driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
           image,
@@ -56,6 +61,6 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
     );
     if (result === undefined) throw new AppError(ErrorCode.INTERNAL, 'the sandbox runner answered without a result');
     const report = result.testReport;
-    return { ...(report === undefined ? {} : { report }), result, passed: runPassed(result) };
+    return { ...(report === undefined ? {} : { report }), result, passed: custom ? customRunPassed(result) : runPassed(result) };
   };
 }

@@ -26,6 +26,8 @@ import {
   stopReasonToJSON,
   taskStatusFromJSON,
   taskStatusToJSON,
+  testEditsFromJSON,
+  type TestEdits,
 } from '@ratchet/contracts';
 import type { FailureFingerprint } from '../../domain/progress';
 import type { IterationRecord, TaskRecord } from '../../domain/records';
@@ -142,6 +144,8 @@ export interface TaskRow {
   last_event_sequence: string | number;
   approval_kinds: unknown;
   command_decisions?: unknown;
+  test_command?: unknown;
+  test_edits?: string;
   approval_timeout_ms: string | number;
   pending_gate_id: string | null;
   goal: string;
@@ -220,6 +224,8 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     approvalKinds: Array.isArray(row.approval_kinds) ? row.approval_kinds.map((kind) => approvalKindFromJSON(kind)) : [],
     commandDecisions: Array.isArray(row.command_decisions) ? row.command_decisions.map((decision) => CommandDecision.fromJSON(decision)) : [],
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
+    testCommand: Array.isArray(row.test_command) ? row.test_command.map(String) : [],
+    testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
     pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
