@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 // with a scripted model: JSON in the shapes the role services validate.
 
 /** A planner reply: one code file and one test file. */
-export const planReply = (file: string, test: string) =>
+export const planReply = (file: string, test: string, testEdits?: { changesTests: boolean; reason?: string }) =>
   JSON.stringify({
     summary: `${file} and its tests`,
     steps: [{ description: `write ${file}`, paths: [file] }],
@@ -14,6 +14,8 @@ export const planReply = (file: string, test: string) =>
     ],
     testStrategy: 'pytest',
     appliedLessonIds: [],
+    // A workspace task with its own tests asks the planner whether the goal wants them changed.
+    ...(testEdits === undefined ? {} : { changesTests: testEdits.changesTests, changesTestsReason: testEdits.reason ?? '' }),
   });
 
 /** A coder reply writing one file. */

@@ -205,6 +205,8 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
       language: Language.LANGUAGE_PYTHON,
       dependencies: [],
       appliedLessonIds: [],
+      changesTests: false,
+      changesTestsReason: '',
     },
     files,
     acceptanceTests: [],

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, TestEdits, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
@@ -47,6 +47,19 @@ export interface RunOptions extends ConnectOptions {
   readonly branch?: string;
   /** Embedded: run the commands the command policy asks a person about, without asking. */
   readonly yes?: boolean;
+  /** With --workspace: the project's own test command, a shell command line run from its root. */
+  readonly testCommand?: string;
+  /** With --workspace: whether the model may edit the project's tests (goal, allow, protect). */
+  readonly testEdits?: string;
+}
+
+const testEditsByName: Readonly<Record<string, TestEdits>> = { goal: TestEdits.TEST_EDITS_UNSPECIFIED, allow: TestEdits.TEST_EDITS_ALLOWED, protect: TestEdits.TEST_EDITS_PROTECTED };
+
+/** The --test-edits value as the contract's enum. */
+function parseTestEdits(value: string | undefined): TestEdits {
+  const edits = testEditsByName[value ?? 'goal'];
+  if (edits === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--test-edits ${value}: use goal (the model may edit the tests when the goal asks to change them), allow or protect`);
+  return edits;
 }
 
 /** What a workspace task started from, to turn its result into a patch. */
@@ -91,6 +104,11 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
   }
   if ((options.apply || options.branch !== undefined) && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--apply and --branch need --workspace DIR');
   if (options.apply && options.branch !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'use either --apply (change DIR) or --branch NAME (commit to a new branch), not both');
+  const testEdits = parseTestEdits(options.testEdits);
+  if (options.testCommand !== undefined && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, "--test-command needs --workspace DIR: it runs that project's own tests");
+  if (options.testCommand !== undefined && options.testCommand.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, '--test-command is empty; give the command that runs the tests, e.g. --test-command "npm test"');
+  // A command line as the user would type it in the project's root: the sandbox's shell runs it.
+  const testCommand = options.testCommand === undefined ? [] : ['sh', '-c', options.testCommand];
   // Embedded mode checks its config before any work; a server has its own. The workspace limits are this client's either way.
   const config = remote ? undefined : loadCliConfig(configDirectory());
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
@@ -142,7 +160,8 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
       labels,
       requestId: '',
-      testCommand: [],
+      testCommand,
+      testEdits,
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
@@ -426,6 +445,19 @@ export async function showHistory(options: ConnectOptions & { limit?: string; st
   }
 }
 
+/** A test command as the user typed it (`sh -c LINE` shows as LINE). */
+function testCommandText(argv: readonly string[]): string {
+  return argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c' ? (argv[2] ?? '') : argv.join(' ');
+}
+
+/** Whether the model could edit the task's acceptance tests, and why. */
+function testEditsText(edits: TestEdits, plan: Iteration['plan']): string {
+  if (edits === TestEdits.TEST_EDITS_ALLOWED) return 'editable (--test-edits allow)';
+  if (edits === TestEdits.TEST_EDITS_PROTECTED) return 'protected (--test-edits protect)';
+  if (plan?.changesTests === true) return `editable: the goal asks to change them${plan.changesTestsReason === '' ? '' : ` (${plan.changesTestsReason})`}`;
+  return 'protected (the goal does not ask to change them)';
+}
+
 /** `ratchet show TASK_ID`: a task's iterations, errors, reflections and lessons. */
 export async function showTask(taskId: string, options: ConnectOptions & { json?: boolean }, output: Output = consoleOutput): Promise<void> {
   const api = await openApi({ ...options, drive: false });
@@ -457,6 +489,8 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
+    if (task.testCommand.length > 0) output.out(`test command: ${testCommandText(task.testCommand)}`);
+    if (task.acceptanceTests.length > 0) output.out(`tests: ${testEditsText(task.testEdits, plan)}`);
     for (const gate of approvals) {
       const decided = gate.decision === ApprovalDecision.APPROVAL_DECISION_PENDING ? 'PENDING' : `${gate.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED ? 'approved' : 'rejected'} by ${gate.approver}${gate.comment ? `: ${gate.comment}` : ''}`;
       output.out(`approval gate ${gate.gateId} (${approvalKindName(gate.kind)}, iteration ${gate.iteration}): ${decided}`);

@@ -28,7 +28,7 @@ const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, 
 function fixTurns(goal: string, firstCommand: string): ScriptedTurn[] {
   const own = `Goal: ${goal}\n`;
   return [
-    { role: 'planner', expect: [own], reply: planReply('calc.py', 'tests/test_calc.py'), times: 2 },
+    { role: 'planner', expect: [own], reply: planReply('calc.py', 'tests/test_calc.py', { changesTests: false }), times: 2 },
     { role: 'coder', expect: [own, 'edited calc.py'], toolCalls: [{ name: 'finish', arguments: { summary: 'add() adds' } }], times: 2 },
     { role: 'coder', expect: [own, '1 failed'], toolCalls: [{ name: 'edit_file', arguments: { path: 'calc.py', search: 'return a - b', replace: 'return a + b' } }], times: 2 },
     { role: 'coder', expect: [own], toolCalls: [{ name: 'run', arguments: { command: firstCommand, timeout_seconds: 10 } }], times: 2 },
@@ -40,7 +40,7 @@ function askTurns(goal: string): ScriptedTurn[] {
   const own = `Goal: ${goal}\n`;
   const install = 'python3 -m pip install --no-index requests';
   return [
-    { role: 'planner', expect: [own], reply: planReply('calc.py', 'tests/test_calc.py') },
+    { role: 'planner', expect: [own], reply: planReply('calc.py', 'tests/test_calc.py', { changesTests: false }) },
     { role: 'coder', expect: [own, 'edited calc.py'], toolCalls: [{ name: 'finish', arguments: { summary: 'add() adds; requests was not needed after all' } }] },
     { role: 'coder', expect: [own, 'exit code'], toolCalls: [{ name: 'edit_file', arguments: { path: 'calc.py', search: 'return a - b', replace: 'return a + b' } }] },
     { role: 'coder', expect: [own, 'A person approved running'], toolCalls: [{ name: 'run', arguments: { command: install } }] },

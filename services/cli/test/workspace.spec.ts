@@ -5,7 +5,7 @@ import path from 'node:path';
 import { TaskStatus } from '@ratchet/contracts';
 import type { ScriptedTurn } from '@ratchet/llm';
 import { patchFileName, runGoal, showTask } from '../src/commands';
-import { planReply, RecordedOutput, scripted, temporaryDirectory } from './helpers';
+import { planReply, RecordedOutput, reflectionReply, scripted, temporaryDirectory } from './helpers';
 
 // Workspace mode end to end, embedded: a git repository with a failing test
 // is fixed by the agentic coder through read/search/edit/run in a real
@@ -35,7 +35,7 @@ async function pythonProject(dir: string): Promise<void> {
 
 /** The coder's turns: run the tests, find and read the code, fix it, try a denied command, run the tests again, finish. */
 const fixTurns: ScriptedTurn[] = [
-  { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+  { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py', { changesTests: false }) },
   { role: 'coder', expect: ['Repository map', 'calc.py'], toolCalls: [{ name: 'run', arguments: { command: 'python3 -m pytest -q 2>&1 | tail -n 3' } }] },
   { role: 'coder', expect: ['1 failed, 1 passed'], toolCalls: [{ name: 'search', arguments: { pattern: 'def add' } }] },
   { role: 'coder', expect: ['calc.py:1:def add(a, b):'], toolCalls: [{ name: 'read_file', arguments: { path: 'calc.py', start_line: 1, end_line: 2 } }] },
@@ -145,7 +145,7 @@ describe('ratchet run --workspace (embedded)', () => {
     git(project, 'add', '.');
     git(project, 'commit', '-q', '-m', 'slug');
     const { model, models } = scripted([
-      { role: 'planner', reply: planReply('src/slug.ts', 'tests/slug.test.ts') },
+      { role: 'planner', reply: planReply('src/slug.ts', 'tests/slug.test.ts', { changesTests: false }) },
       { role: 'coder', expect: ['src/slug.ts'], toolCalls: [{ name: 'run', arguments: { command: 'node --test --test-reporter=tap 2>&1 | grep -E "^# (pass|fail)"' } }] },
       { role: 'coder', expect: ['# fail 1'], toolCalls: [{ name: 'read_file', arguments: { path: 'src/slug.ts' } }] },
       { role: 'coder', expect: ["replace(/\\s+/, '-')"], toolCalls: [{ name: 'edit_file', arguments: { path: 'src/slug.ts', search: "replace(/\\s+/, '-')", replace: "replace(/\\s+/g, '-')" } }] },
@@ -159,5 +159,76 @@ describe('ratchet run --workspace (embedded)', () => {
     expect(output.all).toContain('tests: 2 passed, 0 failed of 2');
     expect(await readFile(path.join(project, 'src', 'slug.ts'), 'utf8')).toContain("replace(/\\s+/g, '-')");
     expect(git(project, 'diff', '--stat').trim()).toMatch(/src\/slug.ts \| 2 \+-/);
+  });
+
+  it("runs the project's own test command: it fails on exit code 1, the task reflects, and passes once the command exits 0", async () => {
+    const project = path.join(dir, 'py-unittest');
+    await pythonProject(project);
+    // A unittest project: its command writes no JUnit report, so its exit code decides.
+    await writeFile(path.join(project, 'tests', 'test_calc.py'), 'import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n');
+    git(project, 'commit', '-q', '-am', 'unittest');
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py', { changesTests: false }) },
+      { role: 'coder', expect: ['python3 -m unittest discover -s tests'], toolCalls: [{ name: 'finish', arguments: { summary: 'nothing changed yet' } }] },
+      { role: 'reflector', reply: reflectionReply('add() subtracts') },
+      { role: 'coder', toolCalls: [{ name: 'edit_file', arguments: { path: 'calc.py', search: 'def add(a, b):\n    return a - b', replace: 'def add(a, b):\n    return a + b' } }] },
+      { role: 'coder', expect: ['edited calc.py'], toolCalls: [{ name: 'run', arguments: { command: 'python3 -m unittest discover -s tests' } }] },
+      { role: 'coder', expect: ['exit code 0', 'OK'], toolCalls: [{ name: 'finish', arguments: { summary: 'add() adds' } }] },
+    ]);
+    const output = new RecordedOutput();
+    const data = path.join(dir, 'data');
+    const result = await runGoal('make the failing test pass', { lang: 'python', out: path.join(dir, 'py-unittest-out'), dataDir: data, models, workspace: project, apply: true, testCommand: 'python3 -m unittest discover -s tests' }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(model.remaining).toBe(0);
+    expect(result.task.currentIteration).toBe(2);
+    expect(await readFile(path.join(project, 'calc.py'), 'utf8')).toContain('return a + b');
+    const shown = new RecordedOutput();
+    await showTask(result.task.id, { dataDir: data }, shown);
+    expect(shown.all).toContain('test command: python3 -m unittest discover -s tests');
+    expect(shown.all).toContain('tests: protected (the goal does not ask to change them)');
+    // The first attempt failed on the command's exit code, with unittest's own output kept for the reflector.
+    expect(shown.all).toMatch(/iteration 1: .*fail/i);
+    const sent = model.calls[2]!.request.messages.map((message) => message.content).join('\n');
+    expect(sent).toMatch(/AssertionError: -1 != 5/);
+  });
+
+  it('lets the model edit the tests when the goal asks to change them, and refuses it when they are protected', async () => {
+    const project = path.join(dir, 'py-test-edit');
+    await pythonProject(project);
+    // The code is right; the test's expectation is wrong.
+    await writeFile(path.join(project, 'calc.py'), 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n');
+    await writeFile(path.join(project, 'tests', 'test_calc.py'), 'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(5, 3) == 3\n');
+    git(project, 'commit', '-q', '-am', 'wrong expectation');
+    const goal = 'test_sub expects the wrong value: sub(5, 3) is 2, so fix the test, not the code';
+    const fixTest = { name: 'edit_file', arguments: { path: 'tests/test_calc.py', search: 'sub(5, 3) == 3', replace: 'sub(5, 3) == 2' } };
+    const { model, models } = scripted([
+      { role: 'planner', expect: ['Set changesTests to true only when the goal asks'], reply: planReply('tests/test_calc.py', 'tests/test_calc.py', { changesTests: true, reason: 'fix the test, not the code' }) },
+      { role: 'coder', toolCalls: [fixTest] },
+      { role: 'coder', expect: ['edited tests/test_calc.py'], toolCalls: [{ name: 'finish', arguments: { summary: 'the test expects 2 now' } }] },
+    ]);
+    const output = new RecordedOutput();
+    const out = path.join(dir, 'py-test-edit-out');
+    const result = await runGoal(goal, { lang: 'python', out, dataDir: path.join(dir, 'data'), models, workspace: project }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(model.remaining).toBe(0);
+    expect(output.all).toContain('the tests may be edited: the goal asks to change them: fix the test, not the code');
+    expect(output.all).toContain('tests: 2 passed, 0 failed of 2');
+    const patch = await readFile(path.join(out, patchFileName), 'utf8');
+    expect(patch).toContain('-    assert sub(5, 3) == 3\n+    assert sub(5, 3) == 2');
+    expect(patch.match(/^diff --git/gm)).toEqual(['diff --git']);
+
+    // The same edit with the tests protected: refused, and the wrong test still fails.
+    const protectedRun = scripted([
+      { role: 'planner', expect: ['Never change these tests.'], reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', toolCalls: [fixTest] },
+      { role: 'coder', expect: ['acceptance test'], toolCalls: [{ name: 'finish', arguments: { summary: 'could not change the test' } }] },
+      { role: 'reflector', reply: reflectionReply('the test is protected') },
+    ]);
+    const refused = new RecordedOutput();
+    const failed = await runGoal(goal, { lang: 'python', out: path.join(dir, 'py-test-protect-out'), dataDir: path.join(dir, 'data'), models: protectedRun.models, workspace: project, testEdits: 'protect', maxIterations: '1' }, refused);
+    expect(failed.task.status).toBe(TaskStatus.TASK_STATUS_FAILED);
+    expect(protectedRun.model.remaining).toBe(0);
+    expect(refused.all).toMatch(/edit_file tests\/test_calc.py FAILED -> .*acceptance test/);
+    await expect(runGoal(goal, { lang: 'python', out: path.join(dir, 'x'), dataDir: path.join(dir, 'data'), models: protectedRun.models, workspace: project, testEdits: 'sometimes' })).rejects.toThrow('--test-edits sometimes: use goal');
   });
 });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { StopReason, TaskStatus, TestCaseStatus, type TestReport } from '@ratchet/contracts';
+import { StopReason, TaskStatus, TestCaseStatus, TestEdits, type TestReport } from '@ratchet/contracts';
 import { effectiveBudget, remainingTokens } from '../src/domain/budget';
 import { InputKind } from '../src/domain/inputs';
-import { Effect, nextAction } from '../src/domain/next-action';
+import { Effect, needsGeneratedTests, nextAction, testsEditable } from '../src/domain/next-action';
 import { userTestsOnlyLabel } from '../src/domain/policy';
 import { failingTestsOf, failureText, judgeProgress, ProgressVerdict } from '../src/domain/progress';
 import { firstStop, StopMoment, stopConditions } from '../src/domain/stop-conditions';
-import { at, iteration, policy, report, stateIn, task, usage } from './fixtures';
+import { at, iteration, plan, policy, report, stateIn, task, usage } from './fixtures';
 
 const budget = (maxIterations: number, maxTokens = 0, maxCostUsd = 0, seconds = 0) => ({ maxIterations, maxTokens, maxCostUsd, maxWallTime: seconds > 0 ? { seconds, nanos: 0 } : undefined });
 const fingerprint = (errorSignature: string) => ({ errorSignature, failingTests: ['t'] });
@@ -80,6 +80,22 @@ describe('nextAction', () => {
   it('fails a task that has no tests to run when generated tests are off', () => {
     const userOnly = stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [], labels: { [userTestsOnlyLabel]: 'user' } });
     expect(nextAction(userOnly, policy, at(5))).toMatchObject({ kind: 'input', input: { kind: InputKind.STOPPED, reason: StopReason.STOP_REASON_ERROR, detail: expect.stringContaining('no tests to run') } });
+  });
+
+  it("runs a project's own test command instead of writing tests, even with no test files", () => {
+    const ownCommand = stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [], testCommand: ['npm', 'test'] });
+    expect(needsGeneratedTests(ownCommand)).toBe(false);
+    expect(nextAction(ownCommand, policy, at(5))).toEqual({ kind: 'run', effect: Effect.RUN_TESTS });
+  });
+
+  it('unlocks the acceptance tests only when the task allows it or the first plan read the goal as asking', () => {
+    const tests = [{ path: 'tests/test_a.py', content: '' }];
+    const asking = { ...plan, changesTests: true, changesTestsReason: 'update the tests' };
+    expect(testsEditable(task({ acceptanceTests: tests }))).toBe(false);
+    expect(testsEditable(task({ acceptanceTests: tests, plan }))).toBe(false);
+    expect(testsEditable(task({ acceptanceTests: tests, plan: asking }))).toBe(true);
+    expect(testsEditable(task({ acceptanceTests: tests, plan: asking, testEdits: TestEdits.TEST_EDITS_PROTECTED }))).toBe(false);
+    expect(testsEditable(task({ acceptanceTests: tests, testEdits: TestEdits.TEST_EDITS_ALLOWED }))).toBe(true);
   });
 });
 

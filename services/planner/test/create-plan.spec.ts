@@ -51,6 +51,7 @@ function request(overrides: Partial<CreatePlanRequest> = {}): CreatePlanRequest 
     replanReason: '',
     previousFailure: '',
     maxTokens: 0,
+    judgeTestEdits: false,
     ...overrides,
   };
 }
@@ -88,7 +89,7 @@ describe('planner over the in-process bus', () => {
 
   it('says why on a re-plan and caps the reply at the remaining token budget', async () => {
     const { model, client } = serve([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
-    await client.createPlan(request({ replanReason: 'the same failure twice', previousPlan: { ...validPlan, steps: [], files: [], language: 1, dependencies: [] }, maxTokens: 300 }));
+    await client.createPlan(request({ replanReason: 'the same failure twice', previousPlan: { ...validPlan, steps: [], files: [], language: 1, dependencies: [], changesTests: false, changesTestsReason: '' }, maxTokens: 300 }));
     const user = model.calls[0]!.request.messages[1]!.content;
     expect(user).toContain('This is a re-plan. Why: the same failure twice');
     expect(model.calls[0]!.request.maxTokens).toBe(300);
@@ -130,6 +131,29 @@ describe('planner over the in-process bus', () => {
     expect(response.plan).toBeUndefined();
     expect(response.replyFailure).toMatchObject({ message: expect.stringContaining('planner_reply'), truncated: false });
     expect(response.usage).toMatchObject({ promptTokens: 30, completionTokens: 10, modelCalls: 2 });
+  });
+
+  it('judges from the goal whether the acceptance tests may change, and must answer when asked', async () => {
+    const tests = [{ path: 'tests/test_app.py', content: 'def test_total():\n    assert total() == 3\n' }];
+    const { model, client } = serve([
+      { role: 'planner', reply: JSON.stringify(validPlan) },
+      { role: 'planner', reply: JSON.stringify({ ...validPlan, changesTests: true, changesTestsReason: '  "update the tests for the new signature"  ' }) },
+    ]);
+    const response = await client.createPlan(request({ goal: 'total() takes a list now: update the tests for the new signature', acceptanceTests: tests, judgeTestEdits: true }));
+    // The first reply lacks the two keys, so it goes back for repair; the second answers.
+    expect(model.calls).toHaveLength(2);
+    expect(model.calls[0]!.request.messages[1]!.content).toContain('Set changesTests to true only when the goal asks');
+    expect(model.calls[0]!.request.responseFormat?.schema).toMatchObject({ required: expect.arrayContaining(['changesTests', 'changesTestsReason']) });
+    expect(response.plan).toMatchObject({ changesTests: true, changesTestsReason: '"update the tests for the new signature"' });
+  });
+
+  it('tells the planner to keep the tests when the task does not leave it to the goal, and never unlocks them', async () => {
+    const tests = [{ path: 'tests/test_app.py', content: 'def test_total():\n    assert total() == 3\n' }];
+    const { model, client } = serve([{ role: 'planner', reply: JSON.stringify({ ...validPlan, changesTests: true, changesTestsReason: 'x' }) }, { role: 'planner', reply: JSON.stringify(validPlan) }]);
+    const response = await client.createPlan(request({ acceptanceTests: tests, judgeTestEdits: false }));
+    // Keys the schema does not ask for are refused by the strict schema; the repaired reply is a plan that keeps the tests.
+    expect(model.calls[0]!.request.messages[1]!.content).toContain('Never change these tests.');
+    expect(response.plan).toMatchObject({ changesTests: false, changesTestsReason: '' });
   });
 
   it('rejects an empty goal and an unspecified language before calling the model', async () => {

@@ -12,11 +12,13 @@ import {
   type ScoredLesson,
   type TestDispute,
   type TestReport,
+  TestEdits,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
+import { testsEditable } from './next-action';
 import type { LoopPolicy } from './policy';
 import { failingTestsOf, failureText, ProgressVerdict } from './progress';
 import { emptyUsage, type IterationRecord, type TaskRecord, type TaskState } from './records';
@@ -304,7 +306,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       reason: '',
       task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number },
       iteration,
-      events: [phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, input.plan.summary)],
+      events: [phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task))],
     };
   },
 
@@ -638,4 +640,14 @@ function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `gate ${gate.gateId} carries the decision ${ApprovalDecision[gate.decision]}, not ${ApprovalDecision[decision]}`);
   }
   return { ...gate, decision };
+}
+
+/** What a plan's completion says: its summary, and whether the user's tests may change (shown, since it changes what passing means). */
+function planSummary(task: TaskState['task']): string {
+  const plan = task.plan;
+  if (plan === undefined) return '';
+  if (task.acceptanceTests.length === 0) return plan.summary;
+  if (task.testEdits === TestEdits.TEST_EDITS_ALLOWED) return `${plan.summary} (the tests may be edited: allowed for this task)`;
+  if (testsEditable(task)) return `${plan.summary} (the tests may be edited: the goal asks to change them${plan.changesTestsReason === '' ? '' : `: ${plan.changesTestsReason}`})`;
+  return plan.summary;
 }

@@ -1,5 +1,5 @@
 import { isTerminal, isWaiting, statusName } from '@ratchet/agent';
-import { StopReason, TaskStatus } from '@ratchet/contracts';
+import { StopReason, TaskStatus, TestEdits } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from './inputs';
 import { userTestsOnlyLabel, type LoopPolicy } from './policy';
 import type { TaskState } from './records';
@@ -47,9 +47,24 @@ const effectOf: Readonly<Partial<Record<TaskStatus, Effect>>> = {
   [TaskStatus.TASK_STATUS_LEARNING]: Effect.LEARN,
 };
 
-/** Whether the task's tests are still to be written by the tester (none yet, and generated tests allowed). */
+/**
+ * Whether the task's tests are still to be written by the tester: none yet,
+ * and generated tests allowed (not a workspace whose own tests, or own test
+ * command, are the tests).
+ */
 export function needsGeneratedTests(state: TaskState): boolean {
-  return state.task.generatedTests.length === 0 && state.task.labels[userTestsOnlyLabel] !== 'user';
+  return state.task.generatedTests.length === 0 && state.task.labels[userTestsOnlyLabel] !== 'user' && state.task.testCommand.length === 0;
+}
+
+/**
+ * Whether the model may edit the task's acceptance tests: when the task
+ * allows it, or leaves it to the goal and the first plan read the goal as
+ * asking to change them. Protected otherwise.
+ */
+export function testsEditable(task: TaskState['task']): boolean {
+  if (task.testEdits === TestEdits.TEST_EDITS_ALLOWED) return true;
+  if (task.testEdits === TestEdits.TEST_EDITS_PROTECTED) return false;
+  return task.plan?.changesTests === true;
 }
 
 /**
@@ -66,8 +81,8 @@ export function nextAction(state: TaskState, policy: LoopPolicy, now: Date): Nex
   let effect = effectOf[task.status];
   if (task.status === TaskStatus.TASK_STATUS_TESTING) {
     if (needsGeneratedTests(state)) effect = Effect.WRITE_TESTS;
-    else if (task.acceptanceTests.length + task.generatedTests.length === 0) {
-      return { kind: 'input', input: { kind: InputKind.STOPPED, at: now, reason: StopReason.STOP_REASON_ERROR, detail: 'there are no tests to run: supply acceptance tests or allow generated tests' } };
+    else if (task.acceptanceTests.length + task.generatedTests.length === 0 && task.testCommand.length === 0) {
+      return { kind: 'input', input: { kind: InputKind.STOPPED, at: now, reason: StopReason.STOP_REASON_ERROR, detail: 'there are no tests to run: supply acceptance tests, a test command or allow generated tests' } };
     } else effect = Effect.RUN_TESTS;
   }
   if (effect === undefined) return { kind: 'input', input: { kind: InputKind.ERRORED, at: now, code: 'FAILED_PRECONDITION', message: `no phase runs a ${statusName(task.status)} task` } };

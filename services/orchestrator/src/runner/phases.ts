@@ -15,13 +15,14 @@ import {
   type TesterServiceDefinition,
   type ToolStep,
   CoderMode,
+  TestEdits,
 } from '@ratchet/contracts';
 import { mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
 import { IterationErrorCode } from '../domain/iteration-errors';
 import { InputKind, type TaskInput } from '../domain/inputs';
-import { Effect } from '../domain/next-action';
+import { Effect, testsEditable } from '../domain/next-action';
 import { failingTestsOf, failureEvidence } from '../domain/progress';
 import type { IterationRecord, TaskState } from '../domain/records';
 
@@ -93,6 +94,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
   const service = (signal: AbortSignal): CallOptions => ({ timeoutMs: settings.serviceCallTimeoutMs, signal });
   const tokensLeft = (state: TaskState) => remainingTokens(effectiveBudget(state.task.budget, settings.defaultBudget), state.task.usage) ?? 0;
   const testsOf = (state: TaskState): SourceFile[] => [...state.task.acceptanceTests, ...state.task.generatedTests];
+  /** The tests the model may not edit: all of them, or only the generated ones when the goal may change the user's. */
+  const protectedTestsOf = (state: TaskState): SourceFile[] => (testsEditable(state.task) ? [...state.task.generatedTests] : testsOf(state));
   const replyInvalid = (error: unknown, phase: Phase, startedAt: Date): TaskInput => {
     const appError = AppError.from(error);
     if (appError.code !== ErrorCode.INVALID_ARGUMENT) throw appError;
@@ -145,12 +148,15 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           replanReason: task.replanReason,
           previousFailure: previous === undefined || task.replanReason === '' ? '' : failureEvidence(previous.testReport, previous.error?.message ?? '', previous.output),
           maxTokens: tokensLeft(state),
+          // Whether the goal asks to change a workspace's own tests is judged once, on the first plan: a re-plan after failures must not unlock them.
+          judgeTestEdits: task.plan === undefined && task.testEdits === TestEdits.TEST_EDITS_UNSPECIFIED && task.workspace.length > 0 && task.acceptanceTests.length > 0,
         },
         model(signal),
       );
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan: response.plan };
+      const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {
@@ -160,6 +166,9 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const startedAt = now();
       // A workspace task is worked on through tools over a sandbox session; a greenfield one as the coder is configured.
       const agent = task.workspace.length > 0 && clients.progress !== undefined;
+      // Tests the goal may change are files to work on like the others; the rest stay protected.
+      const editable = testsEditable(task);
+      const protectedTests = protectedTestsOf(state);
       // Greenfield goals may use the agent too (coder.mode: agent), so its steps have somewhere to go either way.
       const listening = await clients.progress?.listen(task.id, (step) => phase.progress({ kind: InputKind.TOOL_STEP, at: now(), step }));
       try {
@@ -171,17 +180,17 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
             language: task.language,
             plan: task.plan,
             // The iteration starts from the previous one's files (or the change kept at a command gate); the first from the workspace.
-            files: iteration.files.length > 0 ? [...iteration.files] : [...task.workspace],
-            acceptanceTests: testsOf(state),
+            files: iteration.files.length > 0 ? [...iteration.files] : editable ? mergeFiles(task.workspace, task.acceptanceTests) : [...task.workspace],
+            acceptanceTests: protectedTests,
             reflection: previous?.reflection,
             previousTestReport: previous?.testReport,
             safetyFindings: [...(previous?.safetyFindings ?? [])],
             lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
             maxTokens: tokensLeft(state),
             mode: agent ? CoderMode.CODER_MODE_AGENT : CoderMode.CODER_MODE_UNSPECIFIED,
-            testCommand: [],
+            testCommand: [...task.testCommand],
             maxModelCalls: 0,
-            protectedPaths: task.acceptanceTests.map((file) => file.path),
+            protectedPaths: protectedTests.map((file) => file.path),
             progressSubject: listening?.subject ?? '',
             approveAskedCommands: settings.approveAskedCommands,
             commandGates: settings.commandGates,
@@ -252,8 +261,10 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const tests = testsOf(state);
       // The TESTING phase began before the tests were written, when there were some to write.
       const startedAt = phase.enteredAt;
+      // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
+      const files = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, iteration.files, state.task.generatedTests) : mergeFiles(iteration.files, tests);
       const run = await clients.tester.runTests(
-        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: mergeFiles(iteration.files, tests), testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [], testCommand: [] },
+        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [], testCommand: [...state.task.testCommand] },
         { timeoutMs: settings.testRunTimeoutMs, signal },
       );
       const result = run.result;
@@ -368,7 +379,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
 /** The iteration's files that are not the workspace's own as it was sent: all of them for a greenfield task. */
 function changedFiles(task: TaskState['task'], iteration: IterationRecord): SourceFile[] {
   if (task.workspace.length === 0) return [...iteration.files];
-  const original = new Map(task.workspace.map((file) => [file.path, file.content]));
+  const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file.content]));
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
 }
 

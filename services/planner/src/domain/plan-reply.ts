@@ -22,7 +22,17 @@ export const planReplySchema = z.strictObject({
   appliedLessonIds: z.array(z.string()),
 });
 
-export type PlanReply = z.infer<typeof planReplySchema>;
+/**
+ * The reply when the planner also judges whether the goal asks to change
+ * the acceptance tests: two more required keys, so a model cannot leave the
+ * question unanswered.
+ */
+export const planReplyWithTestEditsSchema = planReplySchema.extend({
+  changesTests: z.boolean(),
+  changesTestsReason: z.string(),
+});
+
+export type PlanReply = z.infer<typeof planReplySchema> & { changesTests?: boolean; changesTestsReason?: string };
 
 /**
  * The proto plan from a validated reply; lesson ids the model cites but was
@@ -37,5 +47,7 @@ export function toPlan(reply: PlanReply, language: Plan['language'], offeredLess
     language,
     dependencies: [],
     appliedLessonIds: reply.appliedLessonIds.filter((id) => offeredLessonIds.has(id)),
+    changesTests: reply.changesTests ?? false,
+    changesTestsReason: reply.changesTests === true ? (reply.changesTestsReason ?? '').trim() : '',
   };
 }

@@ -15,7 +15,7 @@ import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
-import { planReplySchema, toPlan } from '../domain/plan-reply';
+import { planReplySchema, planReplyWithTestEditsSchema, toPlan } from '../domain/plan-reply';
 
 /**
  * Tokens the existing files may take in the planner's prompt. Up to it they
@@ -33,7 +33,22 @@ export async function filesForPlanner(files: CreatePlanRequest['workspace'], goa
   return `(${files.length} files; a map of the most relevant, with their definitions)\n${map.text}`;
 }
 
-const placeholders = ['goal', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'lessons', 'replan'];
+const placeholders = ['goal', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan'];
+
+/**
+ * What the planner is told about changing the acceptance tests: asked to
+ * judge whether the goal wants them changed (fixing code until they pass is
+ * not), or told they stay as they are.
+ */
+export function testEditsSection(request: Pick<CreatePlanRequest, 'judgeTestEdits' | 'acceptanceTests'>): string {
+  if (request.acceptanceTests.length === 0) return '';
+  if (!request.judgeTestEdits) return 'Never change these tests.';
+  return [
+    'These tests stay protected unless the goal itself asks to change them, for example "update the tests for the new signature" or "the expected value in test_total is wrong: fix the test".',
+    'Making failing tests pass, or fixing a bug they reveal, is not asking to change them.',
+    "Set changesTests to true only when the goal asks for a change to the tests, with changesTestsReason quoting the goal's words that ask for it; otherwise false and an empty reason.",
+  ].join('\n');
+}
 
 /**
  * CreatePlan: goal + workspace + lessons (+ the failed plan and why, on a
@@ -61,10 +76,11 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
         languageGuide: testConvention(language).guide,
         workspace: await filesForPlanner(request.workspace, request.goal),
         acceptanceTests: await filesForPlanner(request.acceptanceTests, request.goal),
+        testEdits: testEditsSection(request),
         lessons: formatLessons(request.lessons),
         replan,
       },
-      schema: planReplySchema,
+      schema: request.judgeTestEdits && request.acceptanceTests.length > 0 ? planReplyWithTestEditsSchema : planReplySchema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });

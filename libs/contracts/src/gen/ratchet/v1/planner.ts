@@ -56,6 +56,11 @@ export interface CreatePlanRequest {
    * failing test, its assertion and an excerpt of its traceback).
    */
   previousFailure: string;
+  /**
+   * Whether to judge if the goal asks to change the acceptance tests
+   * (Plan.changes_tests); set when the task leaves that to the goal.
+   */
+  judgeTestEdits: boolean;
 }
 
 /** CreatePlanResponse carries the plan. */
@@ -89,6 +94,7 @@ function createBaseCreatePlanRequest(): CreatePlanRequest {
     replanReason: "",
     maxTokens: 0,
     previousFailure: "",
+    judgeTestEdits: false,
   };
 }
 
@@ -129,6 +135,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     }
     if (message.previousFailure !== "") {
       writer.uint32(98).string(message.previousFailure);
+    }
+    if (message.judgeTestEdits !== false) {
+      writer.uint32(104).bool(message.judgeTestEdits);
     }
     return writer;
   },
@@ -242,6 +251,14 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
             message.previousFailure = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.judgeTestEdits = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -294,6 +311,11 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
         : isSet(object.previous_failure)
         ? globalThis.String(object.previous_failure)
         : "",
+      judgeTestEdits: isSet(object.judgeTestEdits)
+        ? globalThis.Boolean(object.judgeTestEdits)
+        : isSet(object.judge_test_edits)
+        ? globalThis.Boolean(object.judge_test_edits)
+        : false,
     };
   },
 
@@ -335,6 +357,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     if (message.previousFailure !== "") {
       obj.previousFailure = message.previousFailure;
     }
+    if (message.judgeTestEdits !== false) {
+      obj.judgeTestEdits = message.judgeTestEdits;
+    }
     return obj;
   },
 
@@ -359,6 +384,7 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     message.replanReason = object.replanReason ?? "";
     message.maxTokens = object.maxTokens ?? 0;
     message.previousFailure = object.previousFailure ?? "";
+    message.judgeTestEdits = object.judgeTestEdits ?? false;
     return message;
   },
 };
