@@ -5,7 +5,7 @@ import { configSection, extendConfigSchema } from '@ratchet/config';
 import { OrchestratorServiceDefinition, TaskEvent } from '@ratchet/contracts';
 import { openPostgresWithRetry, type Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { GrpcServer } from '@ratchet/grpc-api';
+import { DEFAULT_GRPC_MAX_MESSAGE_BYTES, GrpcServer } from '@ratchet/grpc-api';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
 import { agentClients } from './agent-clients';
@@ -27,6 +27,8 @@ const schema = extendConfigSchema({
     clientCaFile: z.string().min(1).optional(),
     /** Serve gRPC reflection from the .proto files under this directory (e.g. protos), for grpcurl. */
     reflectionProtoRoot: z.string().min(1).optional(),
+    /** Largest gRPC message either way, bytes: a 50 MiB workspace (SubmitTask's limit) and its result fit in the default 64 MiB. */
+    maxMessageBytes: z.number().int().min(1024 * 1024).default(DEFAULT_GRPC_MAX_MESSAGE_BYTES),
   }),
 });
 
@@ -49,6 +51,7 @@ main({
       tokens,
       ...(grpc.certFile === undefined || grpc.keyFile === undefined ? {} : { tls: { certFile: grpc.certFile, keyFile: grpc.keyFile, ...(grpc.clientCaFile === undefined ? {} : { clientCaFile: grpc.clientCaFile }) } }),
       ...(grpc.reflectionProtoRoot === undefined ? {} : { reflection: { protoRoot: grpc.reflectionProtoRoot, files: ['ratchet/v1/orchestrator.proto'] } }),
+      maxMessageBytes: grpc.maxMessageBytes,
       logger,
     });
 
