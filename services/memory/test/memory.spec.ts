@@ -78,9 +78,43 @@ describe('memory service over the in-process bus', () => {
     const json = found.lessons.find((scored) => scored.lesson?.title === 'Treat an empty JSON file as no items');
     const numpy = found.lessons.find((scored) => scored.lesson?.title === 'Vectorise numpy loops');
     expect(json?.score).toBeGreaterThan(numpy?.score ?? 0);
-    expect(titles).toContain('Worked: a CLI that manages TODO items in JSON');
+    // A success is stored as what worked, never as the goal's words.
+    expect(titles).toContain('Worked: return [] for a missing or empty file');
+    expect(titles.some((title) => title?.includes('a CLI that manages TODO items'))).toBe(false);
     const again = await client.getLesson({ lessonId: recorded.lesson!.id });
     expect(again.lesson?.stats?.timesRetrieved).toBe(1);
+  });
+
+  it("offers the reflector's lesson for a failure, not the records of tasks that only shared the goal's wording", async () => {
+    // The replay of what a live run showed: many successes whose goals share their wording, then a task whose failure a reflector lesson addresses.
+    const goal = (name: string) => `Implement this Python function in solution.py:\n\ndef ${name}(values):\n    """Return the ${name.replace(/_/g, ' ')} of the values."""`;
+    const approaches = ['Sort the list and take the middle element', 'Walk the string once with two indices', 'Count items with a dictionary', 'Use a set to drop repeated entries', 'Fold the pairs into a running maximum', 'Build the result with a list comprehension', 'Recurse on the tail until the list is empty', 'Compare adjacent characters in one pass', 'Accumulate digits with divmod by ten', 'Track the best window with two pointers'];
+    for (const [index, approach] of approaches.entries()) {
+      await client.recordSuccess({ taskId: `replay-${index}`, iteration: 1, goal: goal(`helper_${index}`), language: Language.LANGUAGE_PYTHON, fixSummary: `${approach}. (passed on the first attempt)`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
+    }
+    const signRule = await client.recordFailure({
+      ...failure('replay-sign', 'Keep the sign of negative inputs', 'AssertionError: assert <n> == -<n>'),
+      goal: goal('digit_sum'),
+      candidateLesson: { title: 'Keep the sign of negative inputs', body: 'A negative number keeps its sign in the result: compute on abs(n) and negate the answer when n < 0.', errorSignature: 'AssertionError: assert <n> == -<n>', tags: [], language: Language.LANGUAGE_PYTHON },
+    });
+    const query = `${goal('signed_digit_sum')}\nFAILED test_negative: AssertionError: assert 6 == -6 negative number sign`;
+    const found = await client.retrieveLessons({ taskId: 'replay-new', query, language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0.2 });
+    const top3 = found.lessons.slice(0, 3).map((scored) => scored.lesson?.id);
+    expect(top3).toContain(signRule.lesson?.id);
+    const replayed = found.lessons.filter((scored) => scored.lesson?.evidence.some((item) => item.taskId.startsWith('replay-') && item.taskId !== 'replay-sign'));
+    expect(replayed).toEqual([]);
+  });
+
+  it('merges a success pattern into a nearly identical one, with one-line titles', async () => {
+    const summary = 'Read the whole file with a context manager and split it into lines. (passed on the first attempt)';
+    const first = await client.recordSuccess({ taskId: 'merge-1', iteration: 1, goal: 'count lines', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
+    const second = await client.recordSuccess({ taskId: 'merge-2', iteration: 1, goal: 'count words', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
+    const merged = second.updatedLessons.find((lesson) => lesson.title.startsWith('Worked: Read the whole file'));
+    expect(merged?.evidence.map((item) => item.taskId)).toEqual(expect.arrayContaining(['merge-1', 'merge-2']));
+    expect(first.successId).not.toBe(second.successId);
+    const page = await client.listLessons({ pageSize: 50, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: ['success-pattern'], errorSignature: '' });
+    expect(page.lessons.filter((lesson) => lesson.title.startsWith('Worked: Read the whole file'))).toHaveLength(1);
+    expect(page.lessons.every((lesson) => !lesson.title.includes('\n') && lesson.title.length <= 'Worked: '.length + 103)).toBe(true);
   });
 
   it('attaches a repeated failure to the existing lesson instead of duplicating it, and finds it by signature', async () => {

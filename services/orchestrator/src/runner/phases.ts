@@ -350,14 +350,14 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const startedAt = now();
       const last = iterations.at(-1);
       const helped = new Set<string>([...(task.plan?.appliedLessonIds ?? []), ...iterations.flatMap((iteration) => iteration.reflection?.relevantLessonIds ?? [])]);
-      const fixSummary =
-        iterations.length <= 1
-          ? `passed on the first attempt: ${task.plan?.summary ?? task.goal}`
-          : `fixed after ${iterations.length} iterations: ${iterations
-              .slice(0, -1)
-              .map((iteration) => iteration.reflection?.fixDirection ?? '')
-              .filter((text) => text !== '')
-              .join(' Then: ')}`;
+      // What worked in the loop's own words: the reflections' fixes, or the plan (the goal's text would make every similar goal match it).
+      const fixes = iterations
+        .slice(0, -1)
+        .map((iteration) => iteration.reflection?.fixDirection ?? '')
+        .filter((text) => text !== '')
+        .join(' Then: ');
+      const approach = task.plan?.summary ?? 'The plan';
+      const fixSummary = iterations.length <= 1 ? `${approach} (passed on the first attempt)` : `${fixes || approach} (fixed after ${iterations.length} iterations)`;
       const response = await clients.memory.recordSuccess(
         {
           taskId: task.id,
