@@ -1,18 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { CallContext } from '@ratchet/bus';
-import { SafetyVerdict, Severity as ProtoSeverity, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
+import { SafetyVerdict, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { analyzeFile, checkLimits, summarize, type AnalysisLimits } from '../domain/analyze';
-import { Severity, Verdict, type Finding } from '../domain/findings';
+import { Verdict, type Finding } from '../domain/findings';
 import type { Parsers } from '../domain/syntax';
-
-const severityToProto: Readonly<Record<Severity, ProtoSeverity>> = {
-  [Severity.INFO]: ProtoSeverity.SEVERITY_INFO,
-  [Severity.LOW]: ProtoSeverity.SEVERITY_LOW,
-  [Severity.MEDIUM]: ProtoSeverity.SEVERITY_MEDIUM,
-  [Severity.HIGH]: ProtoSeverity.SEVERITY_HIGH,
-  [Severity.CRITICAL]: ProtoSeverity.SEVERITY_CRITICAL,
-};
+import { severityToProto } from './proto-severity';
 
 const verdictToProto: Readonly<Record<Verdict, SafetyVerdict>> = {
   [Verdict.ALLOW]: SafetyVerdict.SAFETY_VERDICT_ALLOW,

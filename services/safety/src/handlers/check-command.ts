@@ -1,18 +1,10 @@
 import type { CallContext } from '@ratchet/bus';
-import { SafetyVerdict, Severity as ProtoSeverity, type CheckCommandRequest, type CheckCommandResponse, type SafetyFinding } from '@ratchet/contracts';
+import { SafetyVerdict, type CheckCommandRequest, type CheckCommandResponse, type SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { checkCommand } from '../domain/command-check';
 import { CommandDecision, type CommandFinding, type CommandPolicy } from '../domain/command-policy';
-import { Severity } from '../domain/findings';
 import type { Parsers } from '../domain/syntax';
-
-const severityToProto: Readonly<Record<Severity, ProtoSeverity>> = {
-  [Severity.INFO]: ProtoSeverity.SEVERITY_INFO,
-  [Severity.LOW]: ProtoSeverity.SEVERITY_LOW,
-  [Severity.MEDIUM]: ProtoSeverity.SEVERITY_MEDIUM,
-  [Severity.HIGH]: ProtoSeverity.SEVERITY_HIGH,
-  [Severity.CRITICAL]: ProtoSeverity.SEVERITY_CRITICAL,
-};
+import { severityToProto } from './proto-severity';
 
 const decisionToProto: Readonly<Record<CommandDecision, SafetyVerdict>> = {
   [CommandDecision.ALLOW]: SafetyVerdict.SAFETY_VERDICT_ALLOW,
