@@ -57,6 +57,12 @@ export interface FakeHttpError extends FakeResponseBase {
   /** Sent as the `retry-after` header (seconds, or an HTTP date). */
   readonly retryAfter?: number | string;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Appends the key the request sent (bearer or `api-key` header) to the
+   * message, as some providers do on 401: tests check it never reaches an
+   * error message or a log.
+   */
+  readonly echoApiKey?: boolean;
 }
 
 /** A 200 (or `status`) response whose body is not valid JSON. */
@@ -67,6 +73,34 @@ export interface FakeMalformed extends FakeResponseBase {
 }
 
 export type FakeOpenAiResponse = FakeCompletion | FakeStream | FakeToolCall | FakeHttpError | FakeMalformed;
+
+/** Vectors for one `/v1/embeddings` request. */
+export interface FakeEmbeddings extends FakeResponseBase {
+  readonly kind: 'embeddings';
+  /** One vector per input, in input order. Default: `fakeEmbedding` of each input. */
+  readonly vectors?: readonly (readonly number[])[];
+  /** Dimension of the default vectors (say, a wrong one). Default: the request's `dimensions`, else the server's `embeddingDimension`. */
+  readonly dimension?: number;
+  /** Sends `data` last input first (each item keeps its `index`), as servers may. */
+  readonly reversed?: boolean;
+  /** Defaults to the model the request asked for. */
+  readonly model?: string;
+}
+
+export type FakeEmbeddingResponse = FakeEmbeddings | FakeHttpError | FakeMalformed;
+
+/** The parts of a `/v1/embeddings` request body tests look at, in wire format. */
+export interface FakeEmbeddingBody {
+  readonly model: string;
+  readonly input: string | readonly string[];
+  readonly dimensions?: number;
+  readonly [key: string]: unknown;
+}
+
+export interface FakeOpenAiServerOptions {
+  /** Dimension of the default embeddings when the request names none. Default 16. */
+  readonly embeddingDimension?: number;
+}
 
 /** The parts of a `/v1/chat/completions` request body tests look at, in wire format (snake_case). */
 export interface FakeChatCompletionBody {
@@ -103,6 +137,10 @@ export interface FakeOpenAiServer {
   chatBodies(): FakeChatCompletionBody[];
   /** Queues the answer to the next POST /v1/chat/completions. */
   enqueue(...responses: FakeOpenAiResponse[]): void;
+  /** The JSON bodies of the `POST /v1/embeddings` requests received, in order. */
+  embeddingBodies(): FakeEmbeddingBody[];
+  /** Queues the answer to the next POST /v1/embeddings; with the queue empty, each input gets `fakeEmbedding`. */
+  enqueueEmbeddings(...responses: FakeEmbeddingResponse[]): void;
   /** Closes the server and drops open connections (including delayed responses). Idempotent. */
   close(): Promise<void>;
 }
@@ -110,15 +148,22 @@ export interface FakeOpenAiServer {
 /**
  * Starts an HTTP server on 127.0.0.1 (a free port) that speaks the OpenAI
  * wire format for `POST /v1/chat/completions` and answers with the responses
- * queued by `enqueue`, in order. Other paths get a 404 JSON error. When the
- * queue is empty it answers 500 with `x-should-retry: false`, so a test that
- * forgot to enqueue fails at once instead of being retried.
+ * queued by `enqueue`, in order. When that queue is empty it answers 500 with
+ * `x-should-retry: false`, so a test that forgot to enqueue fails at once
+ * instead of being retried.
+ *
+ * `POST /v1/embeddings` answers with the responses queued by
+ * `enqueueEmbeddings`, else embeds every input with `fakeEmbedding` (so a
+ * service can run against it unscripted). Like OpenAI it rejects a missing
+ * `input` and empty strings with 400. Other paths get a 404 JSON error.
  *
  * @returns the running server; call `close()` when done.
  * @throws the listener's error when 127.0.0.1 cannot be bound.
  */
-export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
+export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
+  const embeddingDimension = options.embeddingDimension ?? 16;
   const queue: FakeOpenAiResponse[] = [];
+  const embeddingQueue: FakeEmbeddingResponse[] = [];
   const requests: FakeOpenAiRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let completionCounter = 0;
@@ -135,6 +180,13 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
           headers: request.headers,
           body,
         });
+        if (request.method === 'POST' && parsedUrl.pathname === '/v1/embeddings') {
+          const next = embeddingQueue.shift();
+          if (next?.delayMs !== undefined && next.delayMs > 0) await sleep(next.delayMs, timers);
+          if (response.destroyed) return;
+          answerEmbeddings(response, next ?? { kind: 'embeddings' }, isRecord(body) ? body : {}, request.headers, embeddingDimension);
+          return;
+        }
         if (request.method !== 'POST' || parsedUrl.pathname !== '/v1/chat/completions') {
           sendJson(response, 404, errorBody(`fake OpenAI server: no route for ${request.method ?? 'GET'} ${parsedUrl.pathname}`, 'not_found'));
           return;
@@ -150,7 +202,7 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
         const requestBody = isRecord(body) ? body : {};
         const requestedModel = typeof requestBody['model'] === 'string' ? requestBody['model'] : 'fake-model';
         const wantsStream = requestBody['stream'] === true;
-        answer(response, next, { id: `chatcmpl-fake-${completionCounter}`, requestedModel, wantsStream });
+        answer(response, next, { id: `chatcmpl-fake-${completionCounter}`, requestedModel, wantsStream, headers: request.headers });
       })
       .catch((error: unknown) => {
         if (!response.headersSent && !response.destroyed) {
@@ -178,6 +230,12 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
     enqueue(...responses) {
       queue.push(...responses);
     },
+    embeddingBodies() {
+      return requests.filter((received) => received.method === 'POST' && received.path === '/v1/embeddings' && isRecord(received.body)).map((received) => received.body as FakeEmbeddingBody);
+    },
+    enqueueEmbeddings(...responses) {
+      embeddingQueue.push(...responses);
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);
@@ -194,6 +252,7 @@ interface AnswerContext {
   readonly id: string;
   readonly requestedModel: string;
   readonly wantsStream: boolean;
+  readonly headers: IncomingHttpHeaders;
 }
 
 function answer(response: ServerResponse, next: FakeOpenAiResponse, context: AnswerContext): void {
@@ -244,17 +303,93 @@ function answer(response: ServerResponse, next: FakeOpenAiResponse, context: Ans
         usage: wireUsage(next.usage),
       });
       return;
-    case 'error': {
-      const headers: Record<string, string> = { ...next.headers };
-      if (next.retryAfter !== undefined) headers['retry-after'] = String(next.retryAfter);
-      sendJson(response, next.status, errorBody(next.message ?? `fake error ${next.status}`, errorType(next.status)), headers);
+    case 'error':
+      sendError(response, next, context.headers);
       return;
-    }
     case 'malformed':
-      response.writeHead(next.status ?? 200, { 'content-type': 'application/json' });
-      response.end(next.body ?? '{"id": "chatcmpl-broken", "choices": [');
+      sendMalformed(response, next, '{"id": "chatcmpl-broken", "choices": [');
       return;
   }
+}
+
+function sendError(response: ServerResponse, next: FakeHttpError, requestHeaders: IncomingHttpHeaders): void {
+  const headers: Record<string, string> = { ...next.headers };
+  if (next.retryAfter !== undefined) headers['retry-after'] = String(next.retryAfter);
+  let message = next.message ?? `fake error ${next.status}`;
+  if (next.echoApiKey === true) message += `: ${apiKeyOf(requestHeaders) ?? '(no key sent)'}`;
+  sendJson(response, next.status, errorBody(message, errorType(next.status)), headers);
+}
+
+function sendMalformed(response: ServerResponse, next: FakeMalformed, defaultBody: string): void {
+  response.writeHead(next.status ?? 200, { 'content-type': 'application/json' });
+  response.end(next.body ?? defaultBody);
+}
+
+function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const bearer = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1];
+  const apiKeyHeader = headers['api-key'];
+  return bearer ?? (typeof apiKeyHeader === 'string' ? apiKeyHeader : undefined);
+}
+
+function answerEmbeddings(response: ServerResponse, next: FakeEmbeddingResponse, body: Record<string, unknown>, requestHeaders: IncomingHttpHeaders, defaultDimension: number): void {
+  if (next.kind === 'error') {
+    sendError(response, next, requestHeaders);
+    return;
+  }
+  if (next.kind === 'malformed') {
+    sendMalformed(response, next, '{"object": "list", "data": [');
+    return;
+  }
+  const input = body['input'];
+  const inputs = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : undefined;
+  if (inputs === undefined || inputs.length === 0) {
+    sendJson(response, 400, errorBody("fake OpenAI server: 'input' must be a string or a non-empty array of strings", 'invalid_request_error'));
+    return;
+  }
+  if (inputs.some((text) => text === '')) {
+    sendJson(response, 400, errorBody("fake OpenAI server: '$.input' is invalid: empty strings are not allowed", 'invalid_request_error'));
+    return;
+  }
+  const requestedDimension = typeof body['dimensions'] === 'number' ? body['dimensions'] : undefined;
+  const dimension = next.dimension ?? requestedDimension ?? defaultDimension;
+  const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: next.vectors?.[index] ?? fakeEmbedding(text, dimension) }));
+  if (next.reversed === true) data.reverse();
+  const promptTokens = inputs.reduce((sum, text) => sum + words(text).length, 0);
+  sendJson(response, 200, {
+    object: 'list',
+    data,
+    model: next.model ?? (typeof body['model'] === 'string' ? body['model'] : 'fake-embedding-model'),
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  });
+}
+
+/**
+ * The fake server's default embedding: a bag of lower-cased words, each
+ * word's count added to bucket FNV-1a(word) mod `dimension`, plus 1 in bucket
+ * 0 so no vector is zero. Deterministic, and not normalised (as some local
+ * servers' vectors are not), so texts sharing words point the same way.
+ */
+export function fakeEmbedding(text: string, dimension: number): number[] {
+  const vector = new Array<number>(dimension).fill(0);
+  vector[0] = 1;
+  for (const word of words(text)) {
+    const bucket = fnv1a(word) % dimension;
+    vector[bucket] = (vector[bucket] ?? 0) + 1;
+  }
+  return vector;
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 interface StreamParts {

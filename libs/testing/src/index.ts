@@ -8,15 +8,19 @@ export type { PostgresFixture, PostgresOptions } from './postgres';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
 export type { ProcessExit } from './managed-process';
-export { startFakeOpenAiServer } from './fake-openai-server';
+export { fakeEmbedding, startFakeOpenAiServer } from './fake-openai-server';
 export type {
   FakeChatCompletionBody,
   FakeCompletion,
+  FakeEmbeddingBody,
+  FakeEmbeddingResponse,
+  FakeEmbeddings,
   FakeHttpError,
   FakeMalformed,
   FakeOpenAiRequest,
   FakeOpenAiResponse,
   FakeOpenAiServer,
+  FakeOpenAiServerOptions,
   FakeOpenAiUsage,
   FakeStream,
   FakeToolCall,
