@@ -23,9 +23,13 @@ import { retrieveLessonsHandler } from './handlers/retrieve-lessons';
 
 export { LessonKind, LessonStore } from './adapters/lesson-store';
 export { memoryMigrations } from './adapters/migrations';
+export { OpenAiEmbedder } from './adapters/openai-embedder';
+export type { OpenAiEmbedderConfig } from './adapters/openai-embedder';
 export { PgVectorStore } from './adapters/pgvector-store';
 export { cosine, HashingEmbedder } from './domain/hashing-embedder';
 export type { Embedder } from './domain/hashing-embedder';
+export { createEmbedder, embedderConfigSection } from './embedder-config';
+export type { EmbedderSettings } from './embedder-config';
 export type { VectorHit, VectorPoint, VectorSearch, VectorStore } from './domain/vector-store';
 
 export interface MemoryServiceOptions {
