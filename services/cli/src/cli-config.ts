@@ -5,16 +5,18 @@ import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from
 import { coderConfigSection, sandboxConfigSection } from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
+import { embedderConfigSection } from '@ratchet/memory';
 import { z } from 'zod';
 import { workspaceConfigSection } from './workspace/settings';
 
-/** Everything embedded mode reads: the shared sections plus models, loop defaults, sandbox, storage and what a workspace sends. */
+/** Everything embedded mode reads: the shared sections plus models, loop defaults, sandbox, the lesson embedder, storage and what a workspace sends. */
 export const cliConfigSchema = extendConfigSchema({
   model: modelConfigSection,
   prices: pricesConfigSection,
   orchestrator: orchestratorConfigSection,
   sandbox: sandboxConfigSection,
   coder: coderConfigSection,
+  embedder: embedderConfigSection,
   storage: configSection({
     /** Where embedded mode keeps its database (PGlite). Default ~/.ratchet/data. */
     dataDir: z.string().min(1).optional(),

@@ -15,7 +15,7 @@ import {
 import { createCoderService } from '@ratchet/coder';
 import { openPglite } from '@ratchet/db';
 import { createRoleModels, type RoleModels } from '@ratchet/llm';
-import { createMemoryService } from '@ratchet/memory';
+import { createEmbedder, createMemoryService } from '@ratchet/memory';
 import { agentClients, createOrchestratorService, loopSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
@@ -79,7 +79,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
-    const memory = await createMemoryService({ db });
+    const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder) });
     closers.push(() => memory.close());
     const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
 

@@ -6,7 +6,7 @@ import { openPglite, openPostgresWithRetry, type Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
-import { createMemoryService, PgVectorStore } from './index';
+import { createEmbedder, createMemoryService, embedderConfigSection, PgVectorStore } from './index';
 
 const schema = extendConfigSchema({
   database: databaseConfigSection,
@@ -19,6 +19,7 @@ const schema = extendConfigSchema({
     vectors: z.enum(['postgres', 'pglite']).default('postgres'),
     vectorDataDir: z.string().min(1).default('data/memory-vectors'),
   }),
+  embedder: embedderConfigSection,
 });
 
 // Lessons and their evidence in Postgres (schema memory); vectors per memory.vectors.
@@ -36,7 +37,10 @@ main({
     let vectorDb: Database | undefined;
     try {
       if (config.memory.vectors === 'pglite') vectorDb = await openPglite({ dataDir: path.resolve(config.memory.vectorDataDir), vector: true });
-      const memory = await createMemoryService({ db, vectors: await PgVectorStore.open(vectorDb ?? db) });
+      const embedder = createEmbedder(config.embedder);
+      // The id, not the settings: the settings may carry an API key.
+      logger.info({ embedder: embedder.id }, 'lessons are embedded with this embedder');
+      const memory = await createMemoryService({ db, vectors: await PgVectorStore.open(vectorDb ?? db), embedder });
       return {
         implementation: memory.implementation,
         checks: [{ name: 'postgres', required: true, check: async () => (await db.query('SELECT 1'), { ok: true, detail: 'connected' }) }],
