@@ -22,6 +22,23 @@ export function formatLessons(lessons: readonly Lesson[]): string {
   return lessons.map((lesson, index) => `${index + 1}. [${lesson.id}] ${lesson.title}: ${lesson.body}`).join('\n');
 }
 
+/**
+ * The lessons a reply cites, as ids of `offered`: a cited item may be a
+ * lesson's id or its number in the `formatLessons` list ("2", "#2", "[2]").
+ * Anything else is dropped (a model inventing ids must not credit lessons).
+ */
+export function citedLessonIds(cited: readonly string[], offered: readonly Lesson[]): string[] {
+  const ids = new Set(offered.map((lesson) => lesson.id));
+  const found = cited.flatMap((item) => {
+    const text = item.trim();
+    if (ids.has(text)) return [text];
+    const number = /^(?:#|\[)?(\d{1,3})\]?$/.exec(text)?.[1];
+    const lesson = number === undefined ? undefined : offered[Number(number) - 1];
+    return lesson === undefined ? [] : [lesson.id];
+  });
+  return [...new Set(found)];
+}
+
 /** A plan as readable text. */
 export function formatPlan(plan: Plan | undefined): string {
   if (plan === undefined) return '(no plan)';

@@ -1,5 +1,5 @@
 export { errorSignature, splitErrorMessage } from './error-signature';
-export { formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatReflections, formatTestReport } from './format';
+export { citedLessonIds, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatReflections, formatTestReport } from './format';
 export { languageFromProto, LanguageName, languageToProto, parseLanguageName, testConvention } from './language';
 export type { TestConvention } from './language';
 export { assertPlaceholders, loadPrompts, renderTemplate } from './prompts';

@@ -4,6 +4,13 @@ import {
   TaskView,
   type ApproveRequest,
   type ApproveResponse,
+  type ForgetLessonResponse,
+  type GetLessonResponse,
+  type ImportLessonsRequest,
+  type ImportLessonsResponse,
+  type ListLessonsRequest,
+  type ListLessonsResponse,
+  type ReindexLessonsResponse,
   type GetTaskResponse,
   type ListTasksRequest,
   type ListTasksResponse,
@@ -15,6 +22,7 @@ import { openPglite } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
+import { createEmbedder, createMemoryService, type MemoryService } from '@ratchet/memory';
 import { toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { startEmbedded } from './embedded';
@@ -36,7 +44,34 @@ export interface TaskApi {
   cancelTask(taskId: string, reason: string): Promise<Task>;
   resumeTask(request: ResumeTaskRequest): Promise<Task>;
   approve(request: ApproveRequest): Promise<ApproveResponse>;
+  readonly lessons: LessonApi;
   close(): Promise<void>;
+}
+
+/** Stored lessons, through the orchestrator's API (or embedded memory). */
+export interface LessonApi {
+  list(request: ListLessonsRequest): Promise<ListLessonsResponse>;
+  get(lessonId: string): Promise<GetLessonResponse>;
+  forget(lessonId: string): Promise<ForgetLessonResponse>;
+  import(request: ImportLessonsRequest): Promise<ImportLessonsResponse>;
+  reindex(batchSize: number): Promise<ReindexLessonsResponse>;
+}
+
+/** A LessonApi over any client with the lesson RPCs (the orchestrator's, over gRPC or the bus; or memory's handlers). */
+function lessonApiOf(client: {
+  listLessons(request: ListLessonsRequest, options?: never): Promise<ListLessonsResponse>;
+  getLesson(request: { lessonId: string }, options?: never): Promise<GetLessonResponse>;
+  forgetLesson(request: { lessonId: string }, options?: never): Promise<ForgetLessonResponse>;
+  importLessons(request: ImportLessonsRequest, options?: never): Promise<ImportLessonsResponse>;
+  reindexLessons(request: { batchSize: number }, options?: never): Promise<ReindexLessonsResponse>;
+}): LessonApi {
+  return {
+    list: (request) => client.listLessons(request),
+    get: (lessonId) => client.getLesson({ lessonId }),
+    forget: (lessonId) => client.forgetLesson({ lessonId }),
+    import: (request) => client.importLessons(request),
+    reindex: (batchSize) => client.reindexLessons({ batchSize }),
+  };
 }
 
 /** How to reach a server; from switches first, then RATCHET_SERVER, RATCHET_TOKEN, RATCHET_SERVER_CA_FILE. */
@@ -95,6 +130,7 @@ export function connectServer(target: ServerTarget): TaskApi {
     cancelTask: async (taskId, reason) => taskOf(await client.cancelTask({ taskId, reason }, { timeoutMs: 120_000 }), 'CancelTask'),
     resumeTask: async (request) => taskOf(await client.resumeTask(request), 'ResumeTask'),
     approve: (request) => client.approve(request),
+    lessons: lessonApiOf(client),
     close: () => Promise.resolve(client.close()),
   };
 }
@@ -153,13 +189,17 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
         return task;
       },
       approve: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'approval gates are not supported yet: tasks run without them')),
+      lessons: lessonApiOf(ratchet.client),
       close: () => ratchet.close(),
     };
   }
   const db = await openPglite({ dataDir, vector: true });
   let store: TaskStore;
+  let memory: MemoryService;
   try {
     store = await TaskStore.open(db);
+    // Lessons are read and managed here directly: no task runs, so no other service is needed.
+    memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), reindexOnStart: false });
   } catch (error) {
     await db.close();
     throw error;
@@ -184,7 +224,17 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
     cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),
     resumeTask: () => Promise.reject(new AppError(ErrorCode.INTERNAL, 'this embedded view only reads history')),
     approve: () => Promise.reject(embeddedOnlyInItsProcess('approve')),
-    close: () => db.close(),
+    lessons: {
+      list: (request) => memory.implementation.listLessons(request),
+      get: (lessonId) => memory.implementation.getLesson({ lessonId }),
+      forget: (lessonId) => memory.implementation.forgetLesson({ lessonId }),
+      import: (request) => memory.implementation.importLessons(request),
+      reindex: (batchSize) => memory.implementation.reindexLessons({ batchSize }),
+    },
+    close: async () => {
+      await memory.close();
+      await db.close();
+    },
   };
 }
 

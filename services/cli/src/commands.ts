@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, TestEdits, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
@@ -12,6 +12,7 @@ import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent, renderT
 import { applyPatchToDirectory } from './workspace/apply';
 import { collectWorkspace, type CollectedWorkspace } from './workspace/collect';
 import { commitPatchToBranch } from './workspace/git';
+import { workspaceProjectKey } from './workspace/project';
 import { makePatch } from './workspace/patch';
 import { defaultWorkspaceSettings } from './workspace/settings';
 
@@ -51,6 +52,10 @@ export interface RunOptions extends ConnectOptions {
   readonly testCommand?: string;
   /** With --workspace: whether the model may edit the project's tests (goal, allow, protect). */
   readonly testEdits?: string;
+  /** Project key whose lessons the task uses and adds to (with the global ones); default: the workspace's git remote or directory name. */
+  readonly project?: string;
+  /** How the task uses memory: the contract's default (project and global lessons) unless set. */
+  readonly memory?: MemoryUse;
 }
 
 const testEditsByName: Readonly<Record<string, TestEdits>> = { goal: TestEdits.TEST_EDITS_UNSPECIFIED, allow: TestEdits.TEST_EDITS_ALLOWED, protect: TestEdits.TEST_EDITS_PROTECTED };
@@ -130,6 +135,8 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     if (!options.json) output.err(`workspace ${dir}: ${collected.files.length} file(s), ${projectTests.length} of them tests, ${collected.totalBytes} bytes`);
     workspace = { dir, collected, apply: options.apply ?? false, ...(options.branch === undefined ? {} : { branch: options.branch }) };
   }
+  // Lessons stay with their project: named, or the workspace's (its git remote, else its directory name); a greenfield goal uses the global scope.
+  const project = options.project?.trim() || (workspace === undefined ? '' : await workspaceProjectKey(workspace.dir));
   const outDir = path.resolve(options.out);
   await checkOutputDirectory(outDir, options.force ?? false);
   const api = await openApi({ ...options, drive: true, ...(options.yes ? { approveAskedCommands: true } : {}) });
@@ -162,6 +169,8 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       requestId: '',
       testCommand,
       testEdits,
+      project,
+      memory: options.memory ?? MemoryUse.MEMORY_USE_UNSPECIFIED,
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
@@ -486,6 +495,8 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     output.out(`goal: ${task.goal}`);
     output.out(`status: ${statusName(task.status)}${task.stopReason ? ` (${stopReasonName(task.stopReason)})` : ''}${task.statusReason ? ` - ${task.statusReason}` : ''}`);
     output.out(`iterations: ${task.currentIteration}, re-plans: ${task.replanCount}, resumes: ${task.resumeCount}, usage: ${formatUsage(task.usage)}`);
+    const memoryText = task.memory === MemoryUse.MEMORY_USE_OFF ? ' (memory off)' : task.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY ? " (this project's lessons only)" : '';
+    output.out(`project: ${task.project || '(none: global lessons)'}${memoryText}`);
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);

@@ -3,6 +3,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { Command, CommanderError } from 'commander';
 import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
+import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
 import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
@@ -46,6 +47,7 @@ function program(): Command {
         .option('--yes', 'embedded: run commands the command policy would ask about (package installs) without asking')
         .option('--test-command <command>', 'with --workspace: how the project runs its tests, a shell command run from its root in the sandbox (e.g. "npm test"); passes on exit 0 and on a JUnit report written to $RATCHET_TEST_REPORT')
         .option('--test-edits <when>', "with --workspace: whether the model may edit the project's tests: goal (when the goal asks to change them), allow or protect", 'goal')
+        .option('--project <key>', "whose lessons the task uses and adds to, with the global ones (default: the workspace's git remote, else its directory name; none for a goal without --workspace)")
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {
@@ -125,6 +127,48 @@ function program(): Command {
         .option('--json', 'one JSON object'),
     ),
   ).action(async (taskId: string, options: Parameters<typeof showTask>[1]) => showTask(taskId, options));
+
+  const lessons = command.command('lessons').description('what Ratchet has learnt: lessons from failures and fixes, and what worked, with why each ranks where it does');
+  remote(
+    dataDir(
+      lessons
+        .command('list')
+        .description('stored lessons, newest first: status, weight, uses, scope and title')
+        .option('--scope <project>', 'only this project\'s lessons ("global" for the shared ones)')
+        .option('--status <status>', 'only candidate, promoted, demoted or retired lessons')
+        .option('--lang <language>', 'only lessons for python, typescript or javascript (and those for any language)')
+        .option('--limit <n>', 'how many', '50')
+        .option('--json', 'one JSON object per line'),
+    ),
+  ).action(async (options: Parameters<typeof listLessons>[0]) => listLessons(options));
+  remote(
+    dataDir(lessons.command('show').description('a lesson: why it ranks where it does, its statistics and evidence').argument('<lesson-id>', 'the id, or its first 8+ characters').option('--json', 'one JSON object')),
+  ).action(async (lessonId: string, options: Parameters<typeof showLesson>[1]) => showLesson(lessonId, options));
+  remote(dataDir(lessons.command('forget').description('delete a lesson, its evidence and its vector').argument('<lesson-id>', 'the id, or its first 8+ characters'))).action(
+    async (lessonId: string, options: Parameters<typeof forgetLesson>[1]) => forgetLesson(lessonId, options),
+  );
+  remote(
+    dataDir(
+      lessons
+        .command('export')
+        .description('write lessons (all, or one scope\'s) to a JSON file another installation can import')
+        .argument('<file>', 'where to write')
+        .option('--scope <project>', 'only this project\'s lessons')
+        .option('--force', 'replace the file if it exists'),
+    ),
+  ).action(async (file: string, options: Parameters<typeof exportLessons>[1]) => exportLessons(file, options));
+  remote(
+    dataDir(
+      lessons
+        .command('import')
+        .description('store the lessons of an export (ids already stored are skipped), embedded with this installation\'s embedder')
+        .argument('<file>', 'a file from ratchet lessons export')
+        .option('--scope <project>', 'store them all in this scope instead of their own'),
+    ),
+  ).action(async (file: string, options: Parameters<typeof importLessons>[1]) => importLessons(file, options));
+  remote(dataDir(lessons.command('reindex').description('embed every lesson with the configured embedder (after changing it); retrieval skips lessons not yet embedded with it'))).action(
+    async (options: Parameters<typeof reindexLessons>[0]) => reindexLessons(options),
+  );
 
   command
     .command('sandbox')

@@ -1,7 +1,13 @@
 import type { CallContext } from '@ratchet/bus';
 import type {
+  ForgetLessonRequest,
+  ForgetLessonResponse,
   GetLessonRequest,
   GetLessonResponse,
+  ImportLessonsRequest,
+  ImportLessonsResponse,
+  ReindexLessonsRequest,
+  ReindexLessonsResponse,
   ListLessonsRequest,
   ListLessonsResponse,
   RecordFailureRequest,
@@ -16,7 +22,10 @@ import { LessonStore } from './adapters/lesson-store';
 import { PgVectorStore } from './adapters/pgvector-store';
 import { HashingEmbedder, type Embedder } from './domain/hashing-embedder';
 import type { VectorStore } from './domain/vector-store';
-import { getLessonHandler, listLessonsHandler } from './handlers/get-lesson';
+import { defaultStandingPolicy, type StandingPolicy } from './domain/standing';
+import { forgetLessonHandler, getLessonHandler, listLessonsHandler } from './handlers/get-lesson';
+import { importLessonsHandler } from './handlers/import-lessons';
+import { reindexBatch, reindexLessonsHandler } from './handlers/reindex-lessons';
 import { recordFailureHandler } from './handlers/record-failure';
 import { recordSuccessHandler } from './handlers/record-success';
 import { retrieveLessonsHandler } from './handlers/retrieve-lessons';
@@ -30,7 +39,11 @@ export { cosine, HashingEmbedder } from './domain/hashing-embedder';
 export type { Embedder } from './domain/hashing-embedder';
 export { createEmbedder, embedderConfigSection } from './embedder-config';
 export type { EmbedderSettings } from './embedder-config';
-export type { VectorHit, VectorPoint, VectorSearch, VectorStore } from './domain/vector-store';
+export type { VectorHit, VectorPayload, VectorPoint, VectorSearch, VectorStore } from './domain/vector-store';
+export { defaultStandingPolicy, isRetired, standingOf, weightOf } from './domain/standing';
+export type { LessonOutcomes, Standing, StandingPolicy } from './domain/standing';
+export { GLOBAL_SCOPE, scopeOf } from './domain/scope';
+export { LESSON_EXPORT_VERSION } from './handlers/import-lessons';
 
 export interface MemoryServiceOptions {
   /** Lesson metadata lives here (schema `memory`); the caller owns it. */
@@ -40,9 +53,20 @@ export interface MemoryServiceOptions {
   /** Default: pgvector in the same database (needs PGlite opened with `vector: true`). */
   readonly vectors?: VectorStore;
   readonly now?: () => Date;
+  /** How outcomes and age rank lessons; default `defaultStandingPolicy`. */
+  readonly standing?: StandingPolicy;
+  /** Most lessons kept per scope; default 10,000. */
+  readonly maxLessonsPerScope?: number;
+  /** Removes secrets from text before it is stored. Default: none removed. */
+  readonly redact?: (text: string) => string;
+  /** Re-embed lessons lacking a vector from the embedder in the background after start; default true. */
+  readonly reindexOnStart?: boolean;
+  /** Told when background re-embedding fails (it stops; `ReindexLessons` resumes it). */
+  readonly onReindexError?: (error: unknown) => void;
 }
 
-type Handler<Q, R> = (request: Q, context: CallContext) => Promise<R>;
+// The handlers need no call context, so in-process callers (the CLI reading lessons) may leave it out.
+type Handler<Q, R> = (request: Q, context?: CallContext) => Promise<R>;
 
 export interface MemoryService {
   readonly implementation: {
@@ -51,7 +75,12 @@ export interface MemoryService {
     recordSuccess: Handler<RecordSuccessRequest, RecordSuccessResponse>;
     getLesson: Handler<GetLessonRequest, GetLessonResponse>;
     listLessons: Handler<ListLessonsRequest, ListLessonsResponse>;
+    forgetLesson: Handler<ForgetLessonRequest, ForgetLessonResponse>;
+    importLessons: Handler<ImportLessonsRequest, ImportLessonsResponse>;
+    reindexLessons: Handler<ReindexLessonsRequest, ReindexLessonsResponse>;
   };
+  /** Settles when the background re-embedding started with the service has finished or stopped. */
+  readonly reindexed: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,7 +96,22 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     vectors: options.vectors ?? (await PgVectorStore.open(options.db)),
     embedder: options.embedder ?? new HashingEmbedder(),
     now: options.now ?? (() => new Date()),
+    standing: options.standing ?? defaultStandingPolicy,
+    maxLessonsPerScope: options.maxLessonsPerScope ?? 10_000,
+    redact: options.redact ?? ((text: string) => text),
   };
+  // After the embedder changed, lessons are re-embedded a batch at a time; retrieval skips them meanwhile.
+  let closing = false;
+  const reindexed =
+    options.reindexOnStart === false
+      ? Promise.resolve()
+      : (async () => {
+          try {
+            while (!closing && (await reindexBatch(deps, 100)) > 0);
+          } catch (error) {
+            options.onReindexError?.(error);
+          }
+        })();
   return {
     implementation: {
       retrieveLessons: retrieveLessonsHandler(deps),
@@ -75,7 +119,14 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
       recordSuccess: recordSuccessHandler(deps),
       getLesson: getLessonHandler(deps),
       listLessons: listLessonsHandler(deps),
+      forgetLesson: forgetLessonHandler(deps),
+      importLessons: importLessonsHandler(deps),
+      reindexLessons: reindexLessonsHandler(deps),
     },
-    close: () => Promise.resolve(),
+    reindexed,
+    close: async () => {
+      closing = true;
+      await reindexed;
+    },
   };
 }

@@ -57,6 +57,8 @@ describe('memory service over the in-process bus', () => {
     failureSummary: 'load() parsed an empty file',
     candidateLesson: { title, body: 'An empty or missing JSON data file means no items: check before calling json.load.', errorSignature: signature, tags: ['json'], language: Language.LANGUAGE_PYTHON },
     retrievedLessonIds: [],
+    scope: '',
+    appliedLessonIds: [],
   });
 
   it('learns from a failure and its fix, and offers the lesson first to a similar goal', async () => {
@@ -69,11 +71,11 @@ describe('memory service over the in-process bus', () => {
       candidateLesson: { title: 'Vectorise numpy loops', body: 'Use array operations instead of Python loops over matrix entries.', errorSignature: 'ValueError: operands could not be broadcast', tags: [], language: Language.LANGUAGE_PYTHON },
     });
 
-    const success = await client.recordSuccess({ taskId: 'task-1', iteration: 2, goal: 'a CLI that manages TODO items in JSON', language: Language.LANGUAGE_PYTHON, fixSummary: 'return [] for a missing or empty file', helpedLessonIds: [], resolvedFailureIds: [recorded.failureId], iterationsTaken: 2 });
+    const success = await client.recordSuccess({ taskId: 'task-1', iteration: 2, goal: 'a CLI that manages TODO items in JSON', language: Language.LANGUAGE_PYTHON, fixSummary: 'return [] for a missing or empty file', helpedLessonIds: [], resolvedFailureIds: [recorded.failureId], iterationsTaken: 2, scope: '' });
     const fixed = success.updatedLessons.find((lesson) => lesson.id === recorded.lesson?.id);
     expect(fixed?.evidence.map((item) => item.fixSummary)).toContain('return [] for a missing or empty file');
 
-    const found = await client.retrieveLessons({ taskId: 'task-2', query: 'a command-line tool to manage todo lists stored as JSON', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0 });
+    const found = await client.retrieveLessons({ taskId: 'task-2', query: 'a command-line tool to manage todo lists stored as JSON', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false });
     const titles = found.lessons.map((scored) => scored.lesson?.title);
     const json = found.lessons.find((scored) => scored.lesson?.title === 'Treat an empty JSON file as no items');
     const numpy = found.lessons.find((scored) => scored.lesson?.title === 'Vectorise numpy loops');
@@ -88,9 +90,10 @@ describe('memory service over the in-process bus', () => {
   it("offers the reflector's lesson for a failure, not the records of tasks that only shared the goal's wording", async () => {
     // The replay of what a live run showed: many successes whose goals share their wording, then a task whose failure a reflector lesson addresses.
     const goal = (name: string) => `Implement this Python function in solution.py:\n\ndef ${name}(values):\n    """Return the ${name.replace(/_/g, ' ')} of the values."""`;
-    const approaches = ['Sort the list and take the middle element', 'Walk the string once with two indices', 'Count items with a dictionary', 'Use a set to drop repeated entries', 'Fold the pairs into a running maximum', 'Build the result with a list comprehension', 'Recurse on the tail until the list is empty', 'Compare adjacent characters in one pass', 'Accumulate digits with divmod by ten', 'Track the best window with two pointers'];
+    // Their approaches share no content word with the new task (one about digits would be relevant to a digit sum, not noise).
+    const approaches = ['Sort the list and take the middle element', 'Walk the string once with two indices', 'Count items with a dictionary', 'Use a set to drop repeated entries', 'Fold the pairs into a running maximum', 'Build the result with a list comprehension', 'Recurse on the tail until the list is empty', 'Compare adjacent characters in one pass', 'Merge two sorted runs into one', 'Track the best window with two pointers'];
     for (const [index, approach] of approaches.entries()) {
-      await client.recordSuccess({ taskId: `replay-${index}`, iteration: 1, goal: goal(`helper_${index}`), language: Language.LANGUAGE_PYTHON, fixSummary: `${approach}. (passed on the first attempt)`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
+      await client.recordSuccess({ taskId: `replay-${index}`, iteration: 1, goal: goal(`helper_${index}`), language: Language.LANGUAGE_PYTHON, fixSummary: `${approach}. (passed on the first attempt)`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
     }
     const signRule = await client.recordFailure({
       ...failure('replay-sign', 'Keep the sign of negative inputs', 'AssertionError: assert <n> == -<n>'),
@@ -98,7 +101,7 @@ describe('memory service over the in-process bus', () => {
       candidateLesson: { title: 'Keep the sign of negative inputs', body: 'A negative number keeps its sign in the result: compute on abs(n) and negate the answer when n < 0.', errorSignature: 'AssertionError: assert <n> == -<n>', tags: [], language: Language.LANGUAGE_PYTHON },
     });
     const query = `${goal('signed_digit_sum')}\nFAILED test_negative: AssertionError: assert 6 == -6 negative number sign`;
-    const found = await client.retrieveLessons({ taskId: 'replay-new', query, language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0.2 });
+    const found = await client.retrieveLessons({ taskId: 'replay-new', query, language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0.2, scope: '', scopeOnly: false });
     const top3 = found.lessons.slice(0, 3).map((scored) => scored.lesson?.id);
     expect(top3).toContain(signRule.lesson?.id);
     const replayed = found.lessons.filter((scored) => scored.lesson?.evidence.some((item) => item.taskId.startsWith('replay-') && item.taskId !== 'replay-sign'));
@@ -107,12 +110,12 @@ describe('memory service over the in-process bus', () => {
 
   it('merges a success pattern into a nearly identical one, with one-line titles', async () => {
     const summary = 'Read the whole file with a context manager and split it into lines. (passed on the first attempt)';
-    const first = await client.recordSuccess({ taskId: 'merge-1', iteration: 1, goal: 'count lines', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
-    const second = await client.recordSuccess({ taskId: 'merge-2', iteration: 1, goal: 'count words', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1 });
+    const first = await client.recordSuccess({ taskId: 'merge-1', iteration: 1, goal: 'count lines', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
+    const second = await client.recordSuccess({ taskId: 'merge-2', iteration: 1, goal: 'count words', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
     const merged = second.updatedLessons.find((lesson) => lesson.title.startsWith('Worked: Read the whole file'));
     expect(merged?.evidence.map((item) => item.taskId)).toEqual(expect.arrayContaining(['merge-1', 'merge-2']));
     expect(first.successId).not.toBe(second.successId);
-    const page = await client.listLessons({ pageSize: 50, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: ['success-pattern'], errorSignature: '' });
+    const page = await client.listLessons({ pageSize: 50, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0 });
     expect(page.lessons.filter((lesson) => lesson.title.startsWith('Worked: Read the whole file'))).toHaveLength(1);
     expect(page.lessons.every((lesson) => !lesson.title.includes('\n') && lesson.title.length <= 'Worked: '.length + 103)).toBe(true);
   });
@@ -124,25 +127,26 @@ describe('memory service over the in-process bus', () => {
     expect(second.lessonCreated).toBe(false);
     expect(second.lesson?.id).toBe(first.lesson?.id);
     expect(second.lesson?.evidence).toHaveLength(2);
-    const bySignature = await client.retrieveLessons({ taskId: 't', query: '', language: Language.LANGUAGE_PYTHON, errorSignature: signature, tags: [], limit: 3, minScore: 0 });
-    expect(bySignature.lessons[0]).toMatchObject({ score: 1, lesson: { id: first.lesson?.id } });
+    const bySignature = await client.retrieveLessons({ taskId: 't', query: '', language: Language.LANGUAGE_PYTHON, errorSignature: signature, tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false });
+    // Relevance 1, weighted by its standing: a candidate (no later task has applied it) counts 0.75.
+    expect(bySignature.lessons[0]).toMatchObject({ score: expect.closeTo(0.75, 3), lesson: { id: first.lesson?.id } });
   });
 
   it('lists lessons in pages and filters by signature', async () => {
-    const page = await client.listLessons({ pageSize: 2, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '' });
+    const page = await client.listLessons({ pageSize: 2, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0 });
     expect(page.lessons).toHaveLength(2);
     expect(page.nextPageToken).not.toBe('');
-    const rest = await client.listLessons({ pageSize: 50, pageToken: page.nextPageToken, language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '' });
+    const rest = await client.listLessons({ pageSize: 50, pageToken: page.nextPageToken, language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0 });
     expect(new Set([...page.lessons, ...rest.lessons].map((lesson) => lesson.id)).size).toBe(page.lessons.length + rest.lessons.length);
-    const tagged = await client.listLessons({ pageSize: 50, pageToken: '', language: 0, tags: ['success-pattern'], errorSignature: '' });
+    const tagged = await client.listLessons({ pageSize: 50, pageToken: '', language: 0, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0 });
     expect(tagged.lessons.every((lesson) => lesson.title.startsWith('Worked:'))).toBe(true);
   });
 
   it('rejects bad requests naming the field', async () => {
-    await expect(client.retrieveLessons({ taskId: 't', query: ' ', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 0 })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('query is empty') });
-    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 500, minScore: 0 })).rejects.toMatchObject({ message: expect.stringContaining('limit is 500') });
-    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 2 })).rejects.toMatchObject({ message: expect.stringContaining('min_score') });
+    await expect(client.retrieveLessons({ taskId: 't', query: ' ', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('query is empty') });
+    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 500, minScore: 0, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('limit is 500') });
+    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 2, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('min_score') });
     await expect(client.getLesson({ lessonId: 'nope' })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
-    await expect(client.listLessons({ pageSize: 10, pageToken: '!!', language: 0, tags: [], errorSignature: '' })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(client.listLessons({ pageSize: 10, pageToken: '!!', language: 0, tags: [], errorSignature: '', scope: '', status: 0 })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
   });
 });

@@ -18,9 +18,9 @@ export function vectorStoreContract(name: string, open: () => Promise<{ store: V
     beforeAll(async () => {
       ({ store, close } = await open());
       await store.upsert([
-        { id: 'a', vector: unit(1, 0, 0, 0), payload: { kind: 'lesson', language: 'python' } },
-        { id: 'b', vector: unit(0.9, 0.1, 0, 0), payload: { kind: 'lesson', language: 'typescript' } },
-        { id: 'c', vector: unit(0, 0, 1, 0), payload: { kind: 'success-pattern', language: 'python' } },
+        { id: 'a', vector: unit(1, 0, 0, 0), payload: { kind: 'lesson', language: 'python', scope: 'global', embedder: 'e1' } },
+        { id: 'b', vector: unit(0.9, 0.1, 0, 0), payload: { kind: 'lesson', language: 'typescript', scope: 'project-a', embedder: 'e1' } },
+        { id: 'c', vector: unit(0, 0, 1, 0), payload: { kind: 'success-pattern', language: 'python', scope: 'global', embedder: 'e1' } },
       ]);
     });
     afterAll(async () => {
@@ -28,26 +28,37 @@ export function vectorStoreContract(name: string, open: () => Promise<{ store: V
     });
 
     it('returns the nearest points by cosine similarity, best first', async () => {
-      const hits = await store.search(unit(1, 0, 0, 0), { limit: 3, minScore: -1 });
+      const hits = await store.search(unit(1, 0, 0, 0), { limit: 3, minScore: -1, embedder: 'e1' });
       expect(hits.map((hit) => hit.id)).toEqual(['a', 'b', 'c']);
       expect(hits[0]!.score).toBeCloseTo(1, 5);
       expect(hits[2]!.score).toBeCloseTo(0, 5);
-      expect(hits[1]!.payload).toEqual({ kind: 'lesson', language: 'typescript' });
+      expect(hits[1]!.payload).toEqual({ kind: 'lesson', language: 'typescript', scope: 'project-a', embedder: 'e1' });
     });
 
     it('honours limit, minimum score and payload filters', async () => {
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 1, minScore: 0 })).map((hit) => hit.id)).toEqual(['a']);
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.5 })).map((hit) => hit.id)).toEqual(['a', 'b']);
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, filter: { language: 'python' } })).map((hit) => hit.id)).toEqual(['a', 'c']);
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, filter: { kind: 'success-pattern' } })).map((hit) => hit.id)).toEqual(['c']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 1, minScore: 0, embedder: 'e1' })).map((hit) => hit.id)).toEqual(['a']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.5, embedder: 'e1' })).map((hit) => hit.id)).toEqual(['a', 'b']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1', filter: { language: 'python' } })).map((hit) => hit.id)).toEqual(['a', 'c']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1', filter: { kind: 'success-pattern' } })).map((hit) => hit.id)).toEqual(['c']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1', filter: { scopes: ['global'] } })).map((hit) => hit.id)).toEqual(['a', 'c']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1', filter: { scopes: ['project-a', 'global'] } })).map((hit) => hit.id)).toEqual(['a', 'b', 'c']);
+      expect(await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1', filter: { scopes: [] } })).toEqual([]);
+    });
+
+    it('never compares vectors of different embedders, and says which points lack one', async () => {
+      await store.upsert([{ id: 'd', vector: unit(1, 0, 0, 0, 0), payload: { kind: 'lesson', language: 'python', scope: 'global', embedder: 'e2' } }]);
+      expect((await store.search(unit(1, 0, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e2' })).map((hit) => hit.id)).toEqual(['d']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1' })).map((hit) => hit.id)).not.toContain('d');
+      expect(await store.missing(['a', 'd', 'zz'], 'e2')).toEqual(['a', 'zz']);
+      await store.delete(['d']);
     });
 
     it('replaces a point on upsert and forgets deleted ones', async () => {
-      await store.upsert([{ id: 'c', vector: unit(1, 0, 0, 0), payload: { kind: 'success-pattern', language: 'python' } }]);
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.999 })).map((hit) => hit.id).sort()).toEqual(['a', 'c']);
+      await store.upsert([{ id: 'c', vector: unit(1, 0, 0, 0), payload: { kind: 'success-pattern', language: 'python', scope: 'global', embedder: 'e1' } }]);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.999, embedder: 'e1' })).map((hit) => hit.id).sort()).toEqual(['a', 'c']);
       await store.delete(['c']);
       await store.delete([]);
-      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1 })).map((hit) => hit.id)).toEqual(['a', 'b']);
+      expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: -1, embedder: 'e1' })).map((hit) => hit.id)).toEqual(['a', 'b']);
     });
   });
 }

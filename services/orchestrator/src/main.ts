@@ -68,6 +68,11 @@ main({
       cancelTask: (request, context) => ready().implementation.cancelTask(request, context),
       resumeTask: (request, context) => ready().implementation.resumeTask(request, context),
       approve: (request, context) => ready().implementation.approve(request, context),
+      listLessons: (request, context) => ready().implementation.listLessons(request, context),
+      getLesson: (request, context) => ready().implementation.getLesson(request, context),
+      forgetLesson: (request, context) => ready().implementation.forgetLesson(request, context),
+      importLessons: (request, context) => ready().implementation.importLessons(request, context),
+      reindexLessons: (request, context) => ready().implementation.reindexLessons(request, context),
     };
     server.addService(OrchestratorServiceDefinition, { ...implementation, watchTask: (request, context) => ready().watchTask(request, context) });
     const port = await server.listen(grpc.address);

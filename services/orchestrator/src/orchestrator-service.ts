@@ -24,6 +24,7 @@ import { approve, expireGate } from './handlers/approve';
 import { cancelTask } from './handlers/cancel-task';
 import type { HandlerContext } from './handlers/context';
 import { getTask } from './handlers/get-task';
+import { lessonHandlers, type LessonHandlers } from './handlers/lessons';
 import { listTasks } from './handlers/list-tasks';
 import { resumeTask } from './handlers/resume-task';
 import { submitTask } from './handlers/submit-task';
@@ -62,7 +63,7 @@ export interface OrchestratorServiceOptions {
 }
 
 export interface OrchestratorService {
-  readonly implementation: {
+  readonly implementation: LessonHandlers & {
     submitTask(request: SubmitTaskRequest, context: CallContext): Promise<SubmitTaskResponse>;
     getTask(request: GetTaskRequest, context: CallContext): Promise<GetTaskResponse>;
     listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
@@ -129,6 +130,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       cancelTask: cancelTask(context),
       resumeTask: resumeTask(context),
       approve: approve(context),
+      ...lessonHandlers(options.clients.memory),
     },
     watchTask: watchTask(context),
     whenDone: (taskId) => scheduler.whenDone(taskId),

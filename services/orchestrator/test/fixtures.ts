@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, StopReason, TaskStatus, TestCaseStatus, TestEdits, type ApprovalGate, type TestReport } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, StopReason, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import type { LoopPolicy } from '../src/domain/policy';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
@@ -45,6 +45,8 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     commandDecisions: [],
     testCommand: [],
     testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
+    project: '',
+    memory: MemoryUse.MEMORY_USE_UNSPECIFIED,
     approvalTimeoutMs: 0,
     pendingGateId: '',
     createdAt: start,

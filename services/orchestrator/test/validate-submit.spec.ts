@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Language, TestEdits, type SubmitTaskRequest } from '@ratchet/contracts';
+import { Language, MemoryUse, TestEdits, type SubmitTaskRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { maxFiles, validateSubmit } from '../src/handlers/validate-submit';
 
@@ -14,6 +14,8 @@ const request = (overrides: Partial<SubmitTaskRequest> = {}): SubmitTaskRequest 
   requestId: '',
   testCommand: [],
   testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
+  project: '',
+  memory: MemoryUse.MEMORY_USE_UNSPECIFIED,
   ...overrides,
 });
 const files = (count: number) => Array.from({ length: count }, (_, index) => ({ path: `pkg/m${index}.py`, content: 'x = 1\n' }));

@@ -35,6 +35,12 @@ const lesson: Lesson = {
   stats: undefined,
   createdAt: undefined,
   updatedAt: undefined,
+  kind: 0,
+  status: 0,
+  scope: '',
+  embedder: '',
+  weight: 0,
+  standing: [],
 };
 
 function request(overrides: Partial<CreatePlanRequest> = {}): CreatePlanRequest {

@@ -64,7 +64,7 @@ describe('reflector over the in-process bus', () => {
       safetyFindings: [],
       stderrExcerpt: 'Traceback ...',
       previousReflections: [],
-      lessons: [{ id: 'lesson-9', title: 't', body: 'b', errorSignature: '', tags: [], language: 1, evidence: [], stats: undefined, createdAt: undefined, updatedAt: undefined }],
+      lessons: [{ id: 'lesson-9', title: 't', body: 'b', errorSignature: '', tags: [], language: 1, evidence: [], stats: undefined, createdAt: undefined, updatedAt: undefined, kind: 0, status: 0, scope: '', embedder: '', weight: 0, standing: [] }],
       maxTokens: 0,
       testDisputes: [],
     };

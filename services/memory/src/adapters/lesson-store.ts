@@ -1,15 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { Language, languageFromJSON, languageToJSON, type Lesson, type LessonEvidence } from '@ratchet/contracts';
+import { Language, languageFromJSON, languageToJSON, LessonKind as LessonKindProto, LessonStatus, type Lesson, type LessonEvidence } from '@ratchet/contracts';
 import { migrate, type Database, type Queryable } from '@ratchet/db';
+import type { LessonOutcomes } from '../domain/standing';
 import { memoryMigrations } from './migrations';
 
 /** What a lesson is: advice from a failure, or the record of a success. */
 export const LessonKind = { LESSON: 'lesson', SUCCESS_PATTERN: 'success-pattern' } as const;
 export type LessonKind = (typeof LessonKind)[keyof typeof LessonKind];
 
+/** How a status is stored. */
+const statusNames = { [LessonStatus.LESSON_STATUS_CANDIDATE]: 'candidate', [LessonStatus.LESSON_STATUS_PROMOTED]: 'promoted', [LessonStatus.LESSON_STATUS_DEMOTED]: 'demoted' } as Partial<Record<LessonStatus, string>>;
+const statusOfName = (name: string) => (name === 'promoted' ? LessonStatus.LESSON_STATUS_PROMOTED : name === 'demoted' ? LessonStatus.LESSON_STATUS_DEMOTED : LessonStatus.LESSON_STATUS_CANDIDATE);
+/** The stored name of a status (retired is not stored: it follows from the weight). */
+export const statusName = (status: LessonStatus) => statusNames[status] ?? 'candidate';
+
 interface LessonRow {
   id: string;
   kind: string;
+  scope: string;
+  status: string;
+  helpfulness: number | string;
+  standing: string[];
+  origin_task_id: string;
+  embedder: string;
+  last_helped_at: Date | string | null;
   title: string;
   body: string;
   error_signature: string;
@@ -26,6 +40,9 @@ interface LessonRow {
 
 export interface NewLesson {
   readonly kind: LessonKind;
+  readonly scope: string;
+  /** The task it was learnt from: its own later iterations do not count as uses. */
+  readonly originTaskId: string;
   readonly title: string;
   readonly body: string;
   readonly errorSignature: string;
@@ -54,8 +71,8 @@ export class LessonStore {
   async createLesson(tx: Queryable, lesson: NewLesson, now: Date): Promise<string> {
     const id = randomUUID();
     await tx.query(
-      `INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$8)`,
-      [id, lesson.kind, lesson.title, lesson.body, lesson.errorSignature, JSON.stringify(lesson.tags), languageToJSON(lesson.language), now],
+      `INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, scope, origin_task_id, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$10)`,
+      [id, lesson.kind, lesson.title, lesson.body, lesson.errorSignature, JSON.stringify(lesson.tags), languageToJSON(lesson.language), lesson.scope, lesson.originTaskId, now],
     );
     return id;
   }
@@ -79,7 +96,7 @@ export class LessonStore {
    * atomic and costs one round trip.
    */
   async recordFailure(
-    failure: { taskId: string; iteration: number; goal: string; language: Language; code: string; message: string; signature: string; summary: string },
+    failure: { taskId: string; iteration: number; goal: string; language: Language; scope: string; code: string; message: string; signature: string; summary: string },
     draft: { title: string; body: string; tags: readonly string[] } | undefined,
     now: Date,
   ): Promise<{ failureId: string; lessonId: string | undefined; created: boolean }> {
@@ -87,11 +104,11 @@ export class LessonStore {
     const result = await this.db.query<{ lesson_id: string | null; created: boolean }>(
       `WITH found AS (
          SELECT id FROM memory.lessons
-         WHERE $12 AND $8 <> '' AND error_signature = $8 AND language = $5 AND kind = 'lesson'
+         WHERE $12 AND $8 <> '' AND error_signature = $8 AND language = $5 AND kind = 'lesson' AND scope = $16
          ORDER BY created_at LIMIT 1
        ), created AS (
-         INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, created_at, updated_at)
-         SELECT $11, 'lesson', $13, $14, $8, $15::jsonb, $5, $10, $10 WHERE $12 AND NOT EXISTS (SELECT 1 FROM found)
+         INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, scope, origin_task_id, created_at, updated_at)
+         SELECT $11, 'lesson', $13, $14, $8, $15::jsonb, $5, $16, $2, $10, $10 WHERE $12 AND NOT EXISTS (SELECT 1 FROM found)
          RETURNING id
        ), lesson AS (
          SELECT id FROM found UNION ALL SELECT id FROM created
@@ -123,6 +140,7 @@ export class LessonStore {
         draft?.title ?? '',
         draft?.body ?? '',
         JSON.stringify(draft?.tags ?? []),
+        failure.scope,
       ],
     );
     const row = result.rows[0];
@@ -178,27 +196,226 @@ export class LessonStore {
     return inOrder(ids, rows);
   }
 
-  /** Signature matches for retrieval (exact, same language unless unspecified). */
-  async idsBySignature(signature: string, language: Language, limit: number): Promise<string[]> {
+  /** Signature matches for retrieval (exact, same language unless unspecified, in `scopes`). */
+  async idsBySignature(signature: string, language: Language, scopes: readonly string[], limit: number): Promise<string[]> {
     const result = await this.db.query<{ id: string }>(
-      `SELECT id FROM memory.lessons WHERE error_signature = $1 AND ($2 = '' OR language = $2) ORDER BY times_helped DESC, created_at DESC LIMIT $3`,
-      [signature, language === Language.LANGUAGE_UNSPECIFIED ? '' : languageToJSON(language), limit],
+      `SELECT id FROM memory.lessons WHERE error_signature = $1 AND ($2 = '' OR language = $2) AND scope = ANY($3::text[]) ORDER BY times_helped DESC, created_at DESC LIMIT $4`,
+      [signature, languageKey(language), [...scopes], limit],
+    );
+    return result.rows.map((row) => row.id);
+  }
+
+  /**
+   * Full-text matches for the keyword half of hybrid ranking: lessons of
+   * `kind` in `scopes` (and `language` or any) sharing words with the query,
+   * with their relevance in 0..1 (ts_rank_cd normalised as rank/(rank+1),
+   * scaled so the best possible overlap approaches 1).
+   */
+  async keywordMatches(terms: readonly string[], filter: { kind: LessonKind; language: Language; scopes: readonly string[] }, limit: number): Promise<{ id: string; score: number }[]> {
+    if (terms.length === 0) return [];
+    const result = await this.db.query<{ id: string; score: number }>(
+      `SELECT id, ts_rank_cd(search, query, 32) AS score FROM memory.lessons, to_tsquery('english', $1) query
+       WHERE search @@ query AND kind = $2 AND ($3 = '' OR language = $3 OR language = 'LANGUAGE_UNSPECIFIED') AND scope = ANY($4::text[])
+       ORDER BY score DESC LIMIT $5`,
+      [terms.join(' | '), filter.kind, languageKey(filter.language), [...filter.scopes], limit],
+    );
+    return result.rows.map((row) => ({ id: row.id, score: Math.min(1, 2 * Number(row.score)) }));
+  }
+
+  /** Lessons' standing inputs: status, helpfulness and when each was last active, by id. */
+  async standings(ids: readonly string[]): Promise<Map<string, { status: LessonStatus; helpfulness: number; lastActiveAt: Date }>> {
+    if (ids.length === 0) return new Map();
+    const result = await this.db.query<{ id: string; status: string; helpfulness: number; active: Date | string }>(
+      'SELECT id, status, helpfulness, greatest(created_at, coalesce(last_helped_at, created_at)) AS active FROM memory.lessons WHERE id = ANY($1::text[])',
+      [[...ids]],
+    );
+    return new Map(result.rows.map((row) => [row.id, { status: statusOfName(row.status), helpfulness: Number(row.helpfulness), lastActiveAt: date(row.active) }]));
+  }
+
+  /**
+   * Records a task's outcome so far (one row per task, replaced as it goes):
+   * its iterations, whether it succeeded, and every lesson it applied.
+   */
+  async recordOutcome(tx: Queryable, outcome: { taskId: string; scope: string; language: Language; iterations: number; succeeded: boolean; applied: readonly string[] }, now: Date): Promise<void> {
+    await tx.query(
+      `INSERT INTO memory.outcomes (task_id, scope, language, iterations, succeeded, applied, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7,$7)
+       ON CONFLICT (task_id) DO UPDATE SET iterations = greatest(outcomes.iterations, EXCLUDED.iterations), succeeded = EXCLUDED.succeeded,
+         applied = (SELECT coalesce(jsonb_agg(DISTINCT value), '[]'::jsonb) FROM jsonb_array_elements_text(outcomes.applied || EXCLUDED.applied)), updated_at = EXCLUDED.updated_at`,
+      [outcome.taskId, outcome.scope, languageToJSON(outcome.language), outcome.iterations, outcome.succeeded, JSON.stringify([...new Set(outcome.applied)]), now],
+    );
+  }
+
+  /**
+   * Outcome statistics of lessons: tasks other than the origin that applied
+   * each, against comparable tasks (same language unless the lesson is for
+   * any; same scope unless it is global; recorded since it was created) that
+   * did not.
+   */
+  async outcomes(ids: readonly string[], tx: Queryable = this.db): Promise<Map<string, LessonOutcomes & { lastHelpedAt: Date | undefined }>> {
+    if (ids.length === 0) return new Map();
+    const result = await tx.query<{
+      id: string;
+      applied: string;
+      applied_succeeded: string;
+      applied_mean: number | null;
+      comparable: string;
+      comparable_succeeded: string;
+      comparable_mean: number | null;
+      last_helped: Date | string | null;
+    }>(
+      `SELECT l.id,
+         count(o.task_id) FILTER (WHERE o.applied ? l.id) AS applied,
+         count(o.task_id) FILTER (WHERE o.applied ? l.id AND o.succeeded) AS applied_succeeded,
+         avg(o.iterations) FILTER (WHERE o.applied ? l.id) AS applied_mean,
+         count(o.task_id) FILTER (WHERE NOT o.applied ? l.id AND o.created_at >= l.created_at) AS comparable,
+         count(o.task_id) FILTER (WHERE NOT o.applied ? l.id AND o.created_at >= l.created_at AND o.succeeded) AS comparable_succeeded,
+         avg(o.iterations) FILTER (WHERE NOT o.applied ? l.id AND o.created_at >= l.created_at) AS comparable_mean,
+         max(o.updated_at) FILTER (WHERE o.applied ? l.id AND o.succeeded) AS last_helped
+       FROM memory.lessons l
+       LEFT JOIN memory.outcomes o ON o.task_id <> l.origin_task_id
+         AND (l.language = 'LANGUAGE_UNSPECIFIED' OR o.language = l.language)
+         AND (l.scope = 'global' OR o.scope = l.scope)
+       WHERE l.id = ANY($1::text[])
+       GROUP BY l.id`,
+      [[...ids]],
+    );
+    return new Map(
+      result.rows.map((row) => [
+        row.id,
+        {
+          applied: Number(row.applied),
+          appliedSucceeded: Number(row.applied_succeeded),
+          appliedMeanIterations: Number(row.applied_mean ?? 0),
+          comparable: Number(row.comparable),
+          comparableSucceeded: Number(row.comparable_succeeded),
+          comparableMeanIterations: Number(row.comparable_mean ?? 0),
+          lastHelpedAt: row.last_helped === null ? undefined : date(row.last_helped),
+        },
+      ]),
+    );
+  }
+
+  /** Stores a lesson's standing after its outcomes changed. */
+  async setStanding(tx: Queryable, id: string, standing: { status: LessonStatus; helpfulness: number; reasons: readonly string[]; lastHelpedAt: Date | undefined }): Promise<void> {
+    await tx.query('UPDATE memory.lessons SET status = $2, helpfulness = $3, standing = $4::jsonb, last_helped_at = $5 WHERE id = $1', [
+      id,
+      statusName(standing.status),
+      standing.helpfulness,
+      JSON.stringify(standing.reasons),
+      standing.lastHelpedAt ?? null,
+    ]);
+  }
+
+  /** Counts a failed iteration against lessons the task applied: they did not prevent it. */
+  async countNotHelped(tx: Queryable, lessonIds: readonly string[]): Promise<void> {
+    if (lessonIds.length === 0) return;
+    await tx.query('UPDATE memory.lessons SET times_not_helped = times_not_helped + 1 WHERE id = ANY($1::text[])', [[...lessonIds]]);
+  }
+
+  /** Records which embedder made the lessons' vectors. */
+  async setEmbedder(ids: readonly string[], embedder: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE memory.lessons SET embedder = $2 WHERE id = ANY($1::text[])', [[...ids], embedder]);
+  }
+
+  /** Up to `limit` lessons whose vector is not from `embedder`, with the text to embed and the payload to store. */
+  async toEmbed(embedder: string, limit: number): Promise<{ id: string; kind: string; language: string; scope: string; title: string; body: string; errorSignature: string }[]> {
+    const result = await this.db.query<{ id: string; kind: string; language: string; scope: string; title: string; body: string; error_signature: string }>(
+      'SELECT id, kind, language, scope, title, body, error_signature FROM memory.lessons WHERE embedder <> $1 ORDER BY created_at, id LIMIT $2',
+      [embedder, limit],
+    );
+    return result.rows.map((row) => ({ id: row.id, kind: row.kind, language: row.language, scope: row.scope, title: row.title, body: row.body, errorSignature: row.error_signature }));
+  }
+
+  /** How many lessons have no vector from `embedder`. */
+  async countToEmbed(embedder: string): Promise<number> {
+    const result = await this.db.query<{ count: string }>('SELECT count(*) AS count FROM memory.lessons WHERE embedder <> $1', [embedder]);
+    return Number(result.rows[0]?.count ?? 0);
+  }
+
+  /** Deletes a lesson with its evidence; failure and success records keep no link to it. Returns whether it existed. */
+  async forget(id: string): Promise<boolean> {
+    const result = await this.db.query('DELETE FROM memory.lessons WHERE id = $1', [id]);
+    return result.rowCount > 0;
+  }
+
+  /** Whether lessons with these ids exist, as the set of those that do. */
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const result = await this.db.query<{ id: string }>('SELECT id FROM memory.lessons WHERE id = ANY($1::text[])', [[...ids]]);
+    return new Set(result.rows.map((row) => row.id));
+  }
+
+  /** Stores an exported lesson as it was (id, evidence, counters, standing); its vector is made by the caller. */
+  async importLesson(tx: Queryable, lesson: Lesson, kind: LessonKind, scope: string, now: Date): Promise<void> {
+    const stats = lesson.stats;
+    await tx.query(
+      `INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, scope, status, origin_task_id, times_retrieved, times_helped, times_not_helped, last_retrieved_at, last_helped_at, created_at, updated_at)
+       VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)`,
+      [
+        lesson.id,
+        kind,
+        lesson.title,
+        lesson.body,
+        lesson.errorSignature,
+        JSON.stringify(lesson.tags.filter((tag) => tag !== LessonKind.SUCCESS_PATTERN || kind === LessonKind.SUCCESS_PATTERN)),
+        languageToJSON(lesson.language),
+        scope,
+        statusName(lesson.status),
+        lesson.evidence[0]?.taskId ?? '',
+        stats?.timesRetrieved ?? 0,
+        stats?.timesHelped ?? 0,
+        stats?.timesNotHelped ?? 0,
+        stats?.lastRetrievedAt ?? null,
+        stats?.lastHelpedAt ?? null,
+        lesson.createdAt ?? now,
+        now,
+      ],
+    );
+    for (const evidence of lesson.evidence) {
+      await tx.query(`INSERT INTO memory.evidence (lesson_id, task_id, iteration, failure_summary, fix_summary, recorded_at) VALUES ($1,$2,$3,$4,$5,$6)`, [
+        lesson.id,
+        evidence.taskId,
+        evidence.iteration,
+        evidence.failureSummary,
+        evidence.fixSummary,
+        evidence.recordedAt ?? now,
+      ]);
+    }
+  }
+
+  /**
+   * Keeps at most `max` lessons in `scope`: deletes the least useful beyond
+   * it (demoted first, then by helpfulness, then the longest unused) and
+   * returns their ids so their vectors can go too.
+   */
+  async enforceRetention(scope: string, max: number): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>(
+      `DELETE FROM memory.lessons WHERE id IN (
+         SELECT id FROM memory.lessons WHERE scope = $1
+         -- Most worth keeping first; everything past the limit goes.
+         ORDER BY (status = 'demoted') ASC, helpfulness DESC, greatest(created_at, coalesce(last_helped_at, created_at), coalesce(last_retrieved_at, created_at)) DESC, id
+         OFFSET $2
+       ) RETURNING id`,
+      [scope, max],
     );
     return result.rows.map((row) => row.id);
   }
 
   /** A page of lessons, newest first, with optional filters. */
-  async list(filter: { language: Language; tags: readonly string[]; errorSignature: string }, offset: number, limit: number): Promise<{ ids: string[]; more: boolean }> {
+  async list(filter: { language: Language; tags: readonly string[]; errorSignature: string; scope: string; status: string }, offset: number, limit: number): Promise<{ ids: string[]; more: boolean }> {
     const result = await this.db.query<{ id: string }>(
       `SELECT id FROM memory.lessons
-       WHERE ($1 = '' OR language = $1) AND ($2 = '' OR error_signature = $2) AND (cardinality($3::text[]) = 0 OR tags ?& $3::text[])
+       WHERE ($1 = '' OR language = $1) AND ($2 = '' OR error_signature = $2) AND (cardinality($3::text[]) = 0 OR tags ?& $3::text[]) AND ($6 = '' OR scope = $6) AND ($7 = '' OR status = $7)
        ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`,
-      [filter.language === Language.LANGUAGE_UNSPECIFIED ? '' : languageToJSON(filter.language), filter.errorSignature, [...filter.tags], limit + 1, offset],
+      [languageKey(filter.language), filter.errorSignature, [...filter.tags], limit + 1, offset, filter.scope, filter.status],
     );
     const ids = result.rows.map((row) => row.id);
     return { ids: ids.slice(0, limit), more: ids.length > limit };
   }
 }
+
+const languageKey = (language: Language) => (language === Language.LANGUAGE_UNSPECIFIED ? '' : languageToJSON(language));
 
 /** Evidence of a lesson row as a JSON array, so lessons and their evidence come back in one statement. */
 const evidenceColumn = `coalesce((SELECT json_agg(json_build_object('taskId', e.task_id, 'iteration', e.iteration, 'failureSummary', e.failure_summary, 'fixSummary', e.fix_summary, 'recordedAt', e.recorded_at) ORDER BY e.id)
@@ -228,8 +445,22 @@ function toLesson(row: LessonRow, evidence: LessonEvidence[]): Lesson {
       timesHelped: Number(row.times_helped),
       timesNotHelped: Number(row.times_not_helped),
       lastRetrievedAt: row.last_retrieved_at === null ? undefined : date(row.last_retrieved_at),
+      timesApplied: 0,
+      appliedSucceeded: 0,
+      appliedMeanIterations: 0,
+      comparableTasks: 0,
+      comparableSucceeded: 0,
+      comparableMeanIterations: 0,
+      lastHelpedAt: row.last_helped_at === null ? undefined : date(row.last_helped_at),
     },
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
+    kind: row.kind === LessonKind.SUCCESS_PATTERN ? LessonKindProto.LESSON_KIND_SUCCESS_PATTERN : LessonKindProto.LESSON_KIND_FAILURE,
+    status: statusOfName(row.status),
+    scope: row.scope,
+    embedder: row.embedder,
+    // Weight and retirement depend on the time of reading; the handlers fill them in.
+    weight: Number(row.helpfulness),
+    standing: row.standing,
   };
 }

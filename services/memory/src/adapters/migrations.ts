@@ -62,4 +62,38 @@ export const memoryMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Scopes keep projects apart; standing and outcomes make a lesson earn its place; the search column serves the keyword half of hybrid ranking.
+    id: '0002_scope_standing_outcomes',
+    sql: `
+      ALTER TABLE lessons
+        ADD COLUMN scope text NOT NULL DEFAULT 'global',
+        ADD COLUMN status text NOT NULL DEFAULT 'candidate',
+        ADD COLUMN helpfulness double precision NOT NULL DEFAULT 0.5,
+        ADD COLUMN standing jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN origin_task_id text NOT NULL DEFAULT '',
+        ADD COLUMN embedder text NOT NULL DEFAULT '',
+        ADD COLUMN last_helped_at timestamptz,
+        ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('english', title || ' ' || body || ' ' || translate(error_signature, ':_.', '   '))) STORED;
+      UPDATE lessons SET status = 'promoted' WHERE times_helped > 0;
+      UPDATE lessons l SET origin_task_id = coalesce((SELECT e.task_id FROM evidence e WHERE e.lesson_id = l.id ORDER BY e.id LIMIT 1), '');
+      -- Vectors stored before embedders had ids came from the hashing embedder.
+      UPDATE lessons SET embedder = 'hashing-v1-512';
+      CREATE INDEX lessons_search ON lessons USING gin (search);
+      CREATE INDEX lessons_scope ON lessons (scope, kind, created_at DESC);
+      CREATE INDEX lessons_embedder ON lessons (embedder);
+
+      CREATE TABLE outcomes (
+        task_id text PRIMARY KEY,
+        scope text NOT NULL,
+        language text NOT NULL,
+        iterations integer NOT NULL,
+        succeeded boolean NOT NULL,
+        applied jsonb NOT NULL DEFAULT '[]',
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX outcomes_comparable ON outcomes (language, scope, created_at);
+    `,
+  },
 ];

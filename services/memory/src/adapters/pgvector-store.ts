@@ -9,6 +9,12 @@ const migrations = [
     // Untyped vector column: the dimension belongs to the embedder, not the schema.
     sql: 'CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE vectors (id text PRIMARY KEY, kind text NOT NULL, language text NOT NULL, embedding vector NOT NULL);',
   },
+  {
+    // Scopes keep projects apart; the embedder id keeps incomparable vectors apart. Old points were made by the hashing embedder.
+    id: '0002_scope_embedder',
+    sql: `ALTER TABLE vectors ADD COLUMN scope text NOT NULL DEFAULT 'global', ADD COLUMN embedder text NOT NULL DEFAULT 'hashing-v1-512';
+          CREATE INDEX vectors_filter ON vectors (embedder, kind, scope);`,
+  },
 ];
 
 /**
@@ -32,21 +38,30 @@ export class PgVectorStore implements VectorStore {
   async upsert(points: readonly VectorPoint[]): Promise<void> {
     for (const point of points) {
       await this.db.query(
-        `INSERT INTO memory_vectors.vectors (id, kind, language, embedding) VALUES ($1, $2, $3, $4::vector)
-         ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, language = EXCLUDED.language, embedding = EXCLUDED.embedding`,
-        [point.id, point.payload.kind, point.payload.language, literal(point.vector)],
+        `INSERT INTO memory_vectors.vectors (id, kind, language, scope, embedder, embedding) VALUES ($1, $2, $3, $4, $5, $6::vector)
+         ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, language = EXCLUDED.language, scope = EXCLUDED.scope, embedder = EXCLUDED.embedder, embedding = EXCLUDED.embedding`,
+        [point.id, point.payload.kind, point.payload.language, point.payload.scope, point.payload.embedder, literal(point.vector)],
       );
     }
   }
 
   async search(vector: Float32Array, options: VectorSearch): Promise<VectorHit[]> {
-    const result = await this.db.query<{ id: string; kind: string; language: string; score: number }>(
-      `SELECT id, kind, language, 1 - (embedding <=> $1::vector) AS score FROM memory_vectors.vectors
-       WHERE ($2 = '' OR kind = $2) AND ($3 = '' OR language = $3) AND 1 - (embedding <=> $1::vector) >= $4
+    const scopes = options.filter?.scopes;
+    const result = await this.db.query<{ id: string; kind: string; language: string; scope: string; embedder: string; score: number }>(
+      `SELECT id, kind, language, scope, embedder, 1 - (embedding <=> $1::vector) AS score FROM memory_vectors.vectors
+       WHERE embedder = $6 AND ($2 = '' OR kind = $2) AND ($3 = '' OR language = $3) AND ($7::text[] IS NULL OR scope = ANY($7::text[]))
+         AND 1 - (embedding <=> $1::vector) >= $4
        ORDER BY embedding <=> $1::vector LIMIT $5`,
-      [literal(vector), options.filter?.kind ?? '', options.filter?.language ?? '', options.minScore, options.limit],
+      [literal(vector), options.filter?.kind ?? '', options.filter?.language ?? '', options.minScore, options.limit, options.embedder, scopes === undefined ? null : [...scopes]],
     );
-    return result.rows.map((row) => ({ id: row.id, score: Number(row.score), payload: { kind: row.kind, language: row.language } }));
+    return result.rows.map((row) => ({ id: row.id, score: Number(row.score), payload: { kind: row.kind, language: row.language, scope: row.scope, embedder: row.embedder } }));
+  }
+
+  async missing(ids: readonly string[], embedder: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const found = await this.db.query<{ id: string }>('SELECT id FROM memory_vectors.vectors WHERE id = ANY($1::text[]) AND embedder = $2', [[...ids], embedder]);
+    const have = new Set(found.rows.map((row) => row.id));
+    return ids.filter((id) => !have.has(id));
   }
 
   async delete(ids: readonly string[]): Promise<void> {

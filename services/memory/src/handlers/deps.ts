@@ -1,6 +1,8 @@
-import type { Embedder } from '../domain/hashing-embedder';
-import type { VectorStore } from '../domain/vector-store';
+import { LessonStatus, type Lesson } from '@ratchet/contracts';
 import type { LessonStore } from '../adapters/lesson-store';
+import type { Embedder } from '../domain/hashing-embedder';
+import { isRetired, weightOf, type StandingPolicy } from '../domain/standing';
+import type { VectorStore } from '../domain/vector-store';
 
 /** What the memory handlers share. */
 export interface MemoryDeps {
@@ -8,9 +10,48 @@ export interface MemoryDeps {
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
   readonly now: () => Date;
+  readonly standing: StandingPolicy;
+  /** Most lessons kept per scope; the least useful beyond it are deleted. */
+  readonly maxLessonsPerScope: number;
+  /** Removes secrets from text before it is stored. */
+  readonly redact: (text: string) => string;
 }
 
 /** The text a lesson is found by: what it says and the error it is about. */
 export function lessonText(title: string, body: string, signature: string): string {
   return [title, body, signature].filter((part) => part !== '').join('\n');
+}
+
+/**
+ * Lessons as a client sees them: their outcome statistics, their weight now
+ * (standing and age) and RETIRED when that weight is below the threshold.
+ */
+export async function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[]): Promise<Lesson[]> {
+  const outcomes = await deps.store.outcomes(lessons.map((lesson) => lesson.id));
+  const now = deps.now();
+  return lessons.map((lesson) => {
+    const measured = outcomes.get(lesson.id);
+    const lastActive = new Date(Math.max(lesson.createdAt?.getTime() ?? 0, lesson.stats?.lastHelpedAt?.getTime() ?? 0));
+    const weight = weightOf(lesson.status, lesson.weight, lastActive, now, deps.standing);
+    const retired = isRetired(weight, deps.standing);
+    return {
+      ...lesson,
+      weight,
+      status: retired ? LessonStatus.LESSON_STATUS_RETIRED : lesson.status,
+      standing: retired ? [`retired: weight ${weight.toFixed(2)} is below ${deps.standing.retireBelow}, so it is no longer offered`, ...lesson.standing] : lesson.standing,
+      ...(lesson.stats === undefined || measured === undefined
+        ? {}
+        : {
+            stats: {
+              ...lesson.stats,
+              timesApplied: measured.applied,
+              appliedSucceeded: measured.appliedSucceeded,
+              appliedMeanIterations: measured.appliedMeanIterations,
+              comparableTasks: measured.comparable,
+              comparableSucceeded: measured.comparableSucceeded,
+              comparableMeanIterations: measured.comparableMeanIterations,
+            },
+          }),
+    };
+  });
 }

@@ -2,43 +2,59 @@ import { errorSignature } from '@ratchet/agent';
 import { languageToJSON, type RecordFailureRequest, type RecordFailureResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { LessonKind } from '../adapters/lesson-store';
-import { lessonText, type MemoryDeps } from './deps';
+import { scopeOf } from '../domain/scope';
+import { lessonText, presentLessons, type MemoryDeps } from './deps';
+import { recordOutcome } from './outcomes';
 
 /**
- * RecordFailure: stores the failure and its candidate lesson. A lesson with
- * the same error signature and language gets this failure as evidence
- * instead of a duplicate (`lesson_created` false).
+ * RecordFailure: stores the failure and its candidate lesson in the task's
+ * scope, secrets redacted first. A lesson with the same error signature and
+ * language in that scope gets this failure as evidence instead of a
+ * duplicate (`lesson_created` false). The lessons the task applied so far
+ * did not prevent this failure: their outcomes and standing are updated.
  *
- * @throws AppError INVALID_ARGUMENT without task_id or with a lesson lacking a title or body.
+ * @throws AppError INVALID_ARGUMENT without task_id, with a lesson lacking a
+ *   title or body, or with a malformed scope.
  */
 export function recordFailureHandler(deps: MemoryDeps) {
   return async (request: RecordFailureRequest): Promise<RecordFailureResponse> => {
     if (request.taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
     const draft = request.candidateLesson;
     if (draft !== undefined && (draft.title.trim() === '' || draft.body.trim() === '')) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'candidate_lesson needs a title and a body');
+    const scope = scopeOf(request.scope);
     const error = request.error;
-    const signature = draft?.errorSignature || error?.signature || (error === undefined ? '' : errorSignature(error.code, error.message));
-    const title = draft?.title.trim() ?? '';
-    const body = draft?.body.trim() ?? '';
+    const { redact } = deps;
+    const signature = redact(draft?.errorSignature || error?.signature || (error === undefined ? '' : errorSignature(error.code, error.message)));
+    // A title is one line.
+    const title = redact(draft?.title.trim().split('\n')[0]?.trim() ?? '');
+    const body = redact(draft?.body.trim() ?? '');
     const { failureId, lessonId, created } = await deps.store.recordFailure(
       {
         taskId: request.taskId,
         iteration: request.iteration,
-        goal: request.goal,
+        goal: redact(request.goal),
         language: request.language,
+        scope,
         code: error?.code ?? '',
-        message: error?.message ?? '',
+        message: redact(error?.message ?? ''),
         signature,
-        summary: request.failureSummary,
+        summary: redact(request.failureSummary),
       },
       draft === undefined ? undefined : { title, body, tags: draft.tags },
       deps.now(),
     );
+    const applied = request.appliedLessonIds.filter((id) => id !== lessonId);
+    await deps.store.db.transaction(async (tx) => {
+      await deps.store.countNotHelped(tx, applied);
+      await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iteration, succeeded: false, applied });
+    });
     if (lessonId !== undefined && created) {
       const [vector] = await deps.embedder.embed([lessonText(title, body, signature)]);
-      await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language) } }]);
+      await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language), scope, embedder: deps.embedder.id } }]);
+      await deps.store.setEmbedder([lessonId], deps.embedder.id);
+      await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    const [lesson] = lessonId === undefined ? [] : await deps.store.lessons([lessonId]);
+    const [lesson] = lessonId === undefined ? [] : await presentLessons(deps, await deps.store.lessons([lessonId]));
     return { failureId, lesson, lessonCreated: created };
   };
 }

@@ -1,30 +1,41 @@
 import { languageToJSON, type RecordSuccessRequest, type RecordSuccessResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { LessonKind } from '../adapters/lesson-store';
+import { scopeOf } from '../domain/scope';
 import { duplicateScore, successTitle } from '../domain/success-pattern';
-import { lessonText, type MemoryDeps } from './deps';
+import { lessonText, presentLessons, type MemoryDeps } from './deps';
+import { recordOutcome } from './outcomes';
 
 /**
  * RecordSuccess: the fix becomes evidence on the lessons of the task's
- * failures, helped lessons are counted, and the success itself is stored as
- * a retrievable `success-pattern` lesson: what worked, in the loop's words
- * (the approach, or the reflections' fixes), found by that text alone. The
- * goal's wording is kept out of the title and the vector, so tasks that
- * merely share phrasing ("Implement this function in solution.py") do not
- * retrieve each other's records. A pattern nearly the same as a stored one
- * of the same language is merged into it as evidence.
+ * failures, the lessons it applied are credited (their outcomes and standing
+ * updated: a candidate applied by a later task that succeeded is promoted),
+ * and the success itself is stored in the task's scope as a retrievable
+ * `success-pattern` lesson: what worked, in the loop's words (the approach,
+ * or the reflections' fixes), found by that text alone. The goal's wording
+ * is kept out of the title and the vector, so tasks that merely share
+ * phrasing ("Implement this function in solution.py") do not retrieve each
+ * other's records. A pattern nearly the same as a stored one of the same
+ * language and scope is merged into it as evidence. Secrets are redacted
+ * before anything is stored.
  *
- * @throws AppError INVALID_ARGUMENT without task_id or goal.
+ * @throws AppError INVALID_ARGUMENT without task_id or goal, or with a malformed scope.
  */
 export function recordSuccessHandler(deps: MemoryDeps) {
   return async (request: RecordSuccessRequest): Promise<RecordSuccessResponse> => {
     if (request.taskId === '' || request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id and goal are required');
     const now = deps.now();
-    const body = request.fixSummary.trim() || 'Passed its tests.';
+    const scope = scopeOf(request.scope);
+    const body = deps.redact(request.fixSummary.trim() || 'Passed its tests.');
     const title = successTitle(body);
     const language = languageToJSON(request.language);
     const [vector] = await deps.embedder.embed([lessonText(title, body, '')]);
-    const [twin] = await deps.vectors.search(vector as Float32Array, { limit: 1, minScore: duplicateScore, filter: { kind: LessonKind.SUCCESS_PATTERN, language } });
+    const [twin] = await deps.vectors.search(vector as Float32Array, {
+      limit: 1,
+      minScore: duplicateScore,
+      embedder: deps.embedder.id,
+      filter: { kind: LessonKind.SUCCESS_PATTERN, language, scopes: [scope] },
+    });
     const { successId, patternId, touched, created } = await deps.store.db.transaction(async (tx) => {
       const resolved = await deps.store.resolveFailures(tx, request.resolvedFailureIds, now);
       for (const { lessonId, iteration } of resolved) {
@@ -32,12 +43,23 @@ export function recordSuccessHandler(deps: MemoryDeps) {
       }
       const helped = [...new Set(request.helpedLessonIds)];
       await deps.store.countHelped(tx, helped);
-      const patternId = twin?.id ?? (await deps.store.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
+      await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iterationsTaken, succeeded: true, applied: helped });
+      const patternId =
+        twin?.id ??
+        (await deps.store.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, scope, originTaskId: request.taskId, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
       await deps.store.addEvidence(tx, patternId, { taskId: request.taskId, iteration: request.iteration, failureSummary: '', fixSummary: body }, now);
-      const successId = await deps.store.recordSuccess(tx, { taskId: request.taskId, goal: request.goal, language: request.language, fixSummary: body, iterationsTaken: request.iterationsTaken, lessonId: patternId }, now);
+      const successId = await deps.store.recordSuccess(
+        tx,
+        { taskId: request.taskId, goal: deps.redact(request.goal), language: request.language, fixSummary: body, iterationsTaken: request.iterationsTaken, lessonId: patternId },
+        now,
+      );
       return { successId, patternId, created: twin === undefined, touched: [...new Set([...resolved.map((item) => item.lessonId), ...helped, ...(twin === undefined ? [] : [twin.id])])] };
     });
-    if (created) await deps.vectors.upsert([{ id: patternId, vector: vector as Float32Array, payload: { kind: LessonKind.SUCCESS_PATTERN, language } }]);
-    return { successId, updatedLessons: await deps.store.lessons(touched) };
+    if (created) {
+      await deps.vectors.upsert([{ id: patternId, vector: vector as Float32Array, payload: { kind: LessonKind.SUCCESS_PATTERN, language, scope, embedder: deps.embedder.id } }]);
+      await deps.store.setEmbedder([patternId], deps.embedder.id);
+      await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
+    }
+    return { successId, updatedLessons: await presentLessons(deps, await deps.store.lessons(touched)) };
   };
 }

@@ -1,22 +1,29 @@
 import { Language, languageToJSON, type RetrieveLessonsRequest, type RetrieveLessonsResponse, type ScoredLesson } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { LessonKind } from '../adapters/lesson-store';
+import { keywordTerms, relevanceOf, type Candidate } from '../domain/ranking';
+import { searchScopes } from '../domain/scope';
+import { isRetired, weightOf } from '../domain/standing';
 import { successSlots } from '../domain/success-pattern';
-import type { MemoryDeps } from './deps';
+import { presentLessons, type MemoryDeps } from './deps';
 
 const defaultLimit = 5;
 const maxLimit = 50;
+/** Each search fetches this many times the limit, so retired lessons and the other kind's share can be dropped. */
+const overFetch = 3;
 
 /**
- * RetrieveLessons: the lessons most similar to `query` (a goal or an error
- * text), an exact `error_signature` match first (score 1), filtered by
- * language when given. Failure lessons and success patterns are ranked
- * apart and share the limit (`successSlots`: success patterns get a third),
- * so a run of stored successes cannot push the reflector's lessons out.
- * Counts each returned lesson as retrieved.
+ * RetrieveLessons: the lessons most relevant to `query` (a goal or an error
+ * text) in the task's scope and the global one (or its own only), hybrid
+ * ranked: an exact `error_signature` match first, then vector similarity
+ * lifted by keyword relevance; each relevance is weighted by the lesson's
+ * standing and age, and retired lessons are not offered. Failure lessons and
+ * success patterns are ranked apart and share the limit (`successSlots`:
+ * success patterns get a third), so a run of stored successes cannot push
+ * the reflector's lessons out. Counts each returned lesson as retrieved.
  *
  * @throws AppError INVALID_ARGUMENT for an empty query, a limit outside
- *   0..50 or a min_score outside 0..1.
+ *   0..50, a min_score outside 0..1 or a malformed scope.
  */
 export function retrieveLessonsHandler(deps: MemoryDeps) {
   return async (request: RetrieveLessonsRequest): Promise<RetrieveLessonsResponse> => {
@@ -24,29 +31,53 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
     if (request.limit < 0 || request.limit > maxLimit) throw new AppError(ErrorCode.INVALID_ARGUMENT, `limit is ${request.limit}; use 1 to ${maxLimit} (0 for ${defaultLimit})`);
     if (!(request.minScore >= 0 && request.minScore <= 1)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `min_score is ${request.minScore}; use 0 to 1`);
     const limit = request.limit === 0 ? defaultLimit : request.limit;
-    const lessonScores = new Map<string, number>();
-    const patternScores = new Map<string, number>();
-    if (request.errorSignature.trim() !== '') {
-      for (const id of await deps.store.idsBySignature(request.errorSignature.trim(), request.language, limit)) lessonScores.set(id, 1);
+    const scopes = searchScopes(request.scope, request.scopeOnly);
+    const language = request.language === Language.LANGUAGE_UNSPECIFIED ? undefined : languageToJSON(request.language);
+    const candidates = new Map<string, Candidate & { kind: LessonKind }>();
+    const add = (id: string, kind: LessonKind, found: Partial<Candidate>) => {
+      const known = candidates.get(id) ?? { id, kind, vector: 0, keyword: 0, signature: false };
+      candidates.set(id, { ...known, ...found });
+    };
+    const signature = request.errorSignature.trim();
+    if (signature !== '') {
+      for (const id of await deps.store.idsBySignature(signature, request.language, scopes, limit)) add(id, LessonKind.LESSON, { signature: true });
     }
     if (request.query.trim() !== '') {
       const [vector] = await deps.embedder.embed([request.query]);
-      const language = request.language === Language.LANGUAGE_UNSPECIFIED ? undefined : languageToJSON(request.language);
-      const search = (kind: LessonKind) => deps.vectors.search(vector as Float32Array, { limit, minScore: request.minScore, filter: { kind, ...(language === undefined ? {} : { language }) } });
-      const [lessonHits, patternHits] = await Promise.all([search(LessonKind.LESSON), search(LessonKind.SUCCESS_PATTERN)]);
-      for (const hit of lessonHits) if (!lessonScores.has(hit.id)) lessonScores.set(hit.id, hit.score);
-      for (const hit of patternHits) if (!lessonScores.has(hit.id)) patternScores.set(hit.id, hit.score);
+      const terms = keywordTerms(request.query);
+      const kinds = [LessonKind.LESSON, LessonKind.SUCCESS_PATTERN] as const;
+      const searches = kinds.flatMap((kind) => [
+        deps.vectors
+          .search(vector as Float32Array, { limit: limit * overFetch, minScore: 0, embedder: deps.embedder.id, filter: { kind, scopes, ...(language === undefined ? {} : { language }) } })
+          .then((hits) => hits.forEach((hit) => add(hit.id, kind, { vector: hit.score }))),
+        deps.store
+          .keywordMatches(terms, { kind, language: request.language, scopes }, limit * overFetch)
+          .then((hits) => hits.forEach((hit) => add(hit.id, kind, { keyword: hit.score }))),
+      ]);
+      await Promise.all(searches);
     }
-    const best = (scores: Map<string, number>) => [...scores.entries()].sort((left, right) => right[1] - left[1]);
-    const [lessonRanked, patternRanked] = [best(lessonScores), best(patternScores)];
+    const standings = await deps.store.standings([...candidates.keys()]);
+    const now = deps.now();
+    const ranked = [...candidates.values()].flatMap((candidate) => {
+      const relevance = relevanceOf(candidate);
+      const standing = standings.get(candidate.id);
+      if (standing === undefined || relevance < request.minScore) return [];
+      const weight = weightOf(standing.status, standing.helpfulness, standing.lastActiveAt, now, deps.standing);
+      return isRetired(weight, deps.standing) ? [] : [{ id: candidate.id, kind: candidate.kind, score: relevance * weight }];
+    });
+    const best = (kind: LessonKind) => ranked.filter((item) => item.kind === kind).sort((left, right) => right.score - left.score);
+    const [lessonRanked, patternRanked] = [best(LessonKind.LESSON), best(LessonKind.SUCCESS_PATTERN)];
     // Each kind has its share; what one kind leaves unused goes to the other.
     const patternCount = Math.min(patternRanked.length, Math.max(successSlots(limit), limit - lessonRanked.length));
-    const ranked = [...lessonRanked.slice(0, limit - patternCount), ...patternRanked.slice(0, patternCount)].sort((left, right) => right[1] - left[1]);
-    const lessons = await deps.store.retrieved(
-      ranked.map(([id]) => id),
-      deps.now(),
+    const chosen = [...lessonRanked.slice(0, limit - patternCount), ...patternRanked.slice(0, patternCount)].sort((left, right) => right.score - left.score);
+    const lessons = await presentLessons(
+      deps,
+      await deps.store.retrieved(
+        chosen.map((item) => item.id),
+        now,
+      ),
     );
-    const scoreOf = new Map(ranked);
+    const scoreOf = new Map(chosen.map((item) => [item.id, item.score]));
     const result: ScoredLesson[] = lessons.map((lesson) => ({ lesson, score: scoreOf.get(lesson.id) ?? 0 }));
     return { lessons: result };
   };

@@ -150,4 +150,10 @@ export const orchestratorMigrations: readonly Migration[] = [
     sql: `ALTER TABLE tasks ADD COLUMN test_command jsonb NOT NULL DEFAULT '[]';
           ALTER TABLE tasks ADD COLUMN test_edits text NOT NULL DEFAULT 'TEST_EDITS_UNSPECIFIED';`,
   },
+  {
+    id: '0011_project_memory',
+    // The project a task's lessons belong to, and how it uses memory (set at submit, never changed).
+    sql: `ALTER TABLE tasks ADD COLUMN project text NOT NULL DEFAULT '';
+          ALTER TABLE tasks ADD COLUMN memory_use text NOT NULL DEFAULT 'MEMORY_USE_UNSPECIFIED';`,
+  },
 ];

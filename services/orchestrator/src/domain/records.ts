@@ -3,6 +3,7 @@ import type {
   ApprovalKind,
   CommandDecision,
   TestEdits,
+  MemoryUse,
   Budget,
   ErrorDetail,
   Iteration,
@@ -64,6 +65,10 @@ export interface TaskRecord {
   readonly testCommand: readonly string[];
   /** Whether the model may edit the acceptance tests, as submitted (unspecified: the planner judges the goal). */
   readonly testEdits: TestEdits;
+  /** Project key: the scope its lessons are stored in and retrieved from (with the global one); empty for global only. */
+  readonly project: string;
+  /** How the task uses memory, as submitted. */
+  readonly memory: MemoryUse;
   /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
   readonly pendingGateId: string;
   readonly createdAt: Date;
@@ -143,6 +148,8 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     lessons: full ? [...record.lessons] : [],
     testCommand: [...record.testCommand],
     testEdits: record.testEdits,
+    project: record.project,
+    memory: record.memory,
   };
 }
 

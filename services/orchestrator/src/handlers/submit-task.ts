@@ -34,6 +34,8 @@ export function submitTask(context: HandlerContext) {
       commandDecisions: [],
       testCommand: [...request.testCommand],
       testEdits: request.testEdits,
+      project: request.project.trim(),
+      memory: request.memory,
       approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
       pendingGateId: '',
       createdAt: created,

@@ -1,5 +1,5 @@
 import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
-import { ApprovalKind, Language, TestEdits, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ApprovalKind, Language, MemoryUse, TestEdits, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
@@ -29,6 +29,12 @@ export function validateSubmit(request: SubmitTaskRequest): void {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command needs a workspace: it runs the project's own tests; without one, leave it empty and the tests are written for the goal");
   }
   if (TestEdits[request.testEdits] === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_edits is ${request.testEdits}; use TEST_EDITS_PROTECTED, TEST_EDITS_ALLOWED or leave it unset for the goal to decide`);
+  if (MemoryUse[request.memory] === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `memory is ${request.memory}; use MEMORY_USE_PROJECT_ONLY, MEMORY_USE_OFF or leave it unset`);
+  const project = request.project.trim();
+  if (project !== '' && !/^[A-Za-z0-9._/:@-]{1,200}$/.test(project)) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `project ${JSON.stringify(project.slice(0, 60))} is not a project key: use letters, digits and . _ / : @ - (at most 200), e.g. "github.com/team/repo"`);
+  }
+  if (request.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY && project === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'memory MEMORY_USE_PROJECT_ONLY needs a project: name the project whose lessons to use');
   const budget = request.budget;
   if (budget !== undefined) {
     if (budget.maxIterations < 0 || budget.maxIterations > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `budget.max_iterations is ${budget.maxIterations}; use 1 to 100 (0 for the default)`);

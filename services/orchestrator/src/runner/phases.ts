@@ -15,6 +15,7 @@ import {
   type TesterServiceDefinition,
   type ToolStep,
   CoderMode,
+  MemoryUse,
   TestEdits,
 } from '@ratchet/contracts';
 import { mergeFiles } from '@ratchet/agent';
@@ -123,10 +124,9 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
   return {
     [Effect.RETRIEVE]: async ({ task }, signal) => {
       const startedAt = now();
-      const response = await clients.memory.retrieveLessons(
-        { taskId: task.id, query: task.goal, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
-        service(signal),
-      );
+      // A task with memory off is measured without lessons: it neither reads nor adds any.
+      if (task.memory === MemoryUse.MEMORY_USE_OFF) return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: [] };
+      const response = await clients.memory.retrieveLessons({ taskId: task.id, query: task.goal, ...lessonQuery(task, settings) }, service(signal));
       return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: response.lessons };
     },
 
@@ -290,12 +290,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       // A reply the role could not use says nothing about the code: the reflector advises on it, but memory learns nothing from it.
       const replyFailure = iteration.error?.code === IterationErrorCode.MODEL_REPLY_INVALID;
       const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
-      const similar = replyFailure
-        ? { lessons: [] }
-        : await clients.memory.retrieveLessons(
-            { taskId: task.id, query: `${task.goal}\n${failureText}`, language: task.language, errorSignature: '', tags: [], limit: settings.lessonLimit, minScore: settings.lessonMinScore },
-            service(signal),
-          );
+      const memoryOff = task.memory === MemoryUse.MEMORY_USE_OFF;
+      const similar = replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings) }, service(signal));
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
       const code = changedFiles(task, iteration);
       const response = await clients.reflector.reflect(
@@ -320,7 +316,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       if (response.replyFailure !== undefined) return roleFailed('reflector', response.replyFailure, response.usage);
       const reflection = response.reflection;
       if (reflection === undefined) throw new AppError(ErrorCode.INTERNAL, 'the reflector answered without a reflection');
-      if (replyFailure) return { kind: InputKind.REFLECTED, at: now(), startedAt, usage: usageOf(response.usage), reflection, similarLessons: [], failureId: '' };
+      if (replyFailure || memoryOff) return { kind: InputKind.REFLECTED, at: now(), startedAt, usage: usageOf(response.usage), reflection, similarLessons: [...similar.lessons], failureId: '' };
       const recorded = await clients.memory.recordFailure(
         {
           taskId: task.id,
@@ -331,6 +327,9 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           failureSummary: `${reflection.rootCause} ${reflection.hypothesis}`.trim(),
           candidateLesson: reflection.candidateLesson,
           retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
+          scope: task.project,
+          // What the plan and the reflections so far (this one included) said they applied: it did not prevent this failure.
+          appliedLessonIds: appliedLessons(task, [...state.iterations.filter((other) => other.number !== iteration.number), { ...iteration, reflection }]),
         },
         service(signal),
       );
@@ -348,8 +347,9 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
 
     [Effect.LEARN]: async ({ task, iterations }, signal) => {
       const startedAt = now();
+      if (task.memory === MemoryUse.MEMORY_USE_OFF) return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: [] };
       const last = iterations.at(-1);
-      const helped = new Set<string>([...(task.plan?.appliedLessonIds ?? []), ...iterations.flatMap((iteration) => iteration.reflection?.relevantLessonIds ?? [])]);
+      const helped = appliedLessons(task, iterations);
       // What worked in the loop's own words: the reflections' fixes, or the plan (the goal's text would make every similar goal match it).
       const fixes = iterations
         .slice(0, -1)
@@ -368,12 +368,31 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           helpedLessonIds: [...helped],
           resolvedFailureIds: iterations.map((iteration) => iteration.failureId).filter((id) => id !== ''),
           iterationsTaken: iterations.length,
+          scope: task.project,
         },
         service(signal),
       );
       return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: response.updatedLessons.map((lesson) => ({ id: lesson.id, title: lesson.title })) };
     },
   };
+}
+
+/** How a task searches memory: its project's scope and the global one (or its project's only), its language, the configured limits. */
+function lessonQuery(task: TaskState['task'], settings: PhaseSettings) {
+  return {
+    language: task.language,
+    errorSignature: '',
+    tags: [],
+    limit: settings.lessonLimit,
+    minScore: settings.lessonMinScore,
+    scope: task.project,
+    scopeOnly: task.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY,
+  };
+}
+
+/** Lessons the task's plan or its reflections said they applied. */
+function appliedLessons(task: TaskState['task'], iterations: readonly IterationRecord[]): string[] {
+  return [...new Set([...(task.plan?.appliedLessonIds ?? []), ...iterations.flatMap((iteration) => iteration.reflection?.relevantLessonIds ?? [])])];
 }
 
 /** The iteration's files that are not the workspace's own as it was sent: all of them for a greenfield task. */

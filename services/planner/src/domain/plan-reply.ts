@@ -1,5 +1,5 @@
-import { workspacePathProblem } from '@ratchet/agent';
-import type { Plan } from '@ratchet/contracts';
+import { citedLessonIds, workspacePathProblem } from '@ratchet/agent';
+import type { Lesson, Plan } from '@ratchet/contracts';
 import { z } from 'zod';
 
 const workspacePath = z.string().superRefine((value, context) => {
@@ -38,7 +38,7 @@ export type PlanReply = z.infer<typeof planReplySchema> & { changesTests?: boole
  * The proto plan from a validated reply; lesson ids the model cites but was
  * not given are dropped, so a hallucinated id cannot be credited later.
  */
-export function toPlan(reply: PlanReply, language: Plan['language'], offeredLessonIds: ReadonlySet<string>): Plan {
+export function toPlan(reply: PlanReply, language: Plan['language'], offered: readonly Lesson[]): Plan {
   return {
     summary: reply.summary,
     steps: reply.steps.map((step, index) => ({ number: index + 1, description: step.description, paths: step.paths })),
@@ -46,7 +46,7 @@ export function toPlan(reply: PlanReply, language: Plan['language'], offeredLess
     testStrategy: reply.testStrategy,
     language,
     dependencies: [],
-    appliedLessonIds: reply.appliedLessonIds.filter((id) => offeredLessonIds.has(id)),
+    appliedLessonIds: citedLessonIds(reply.appliedLessonIds, offered),
     changesTests: reply.changesTests ?? false,
     changesTestsReason: reply.changesTests === true ? (reply.changesTestsReason ?? '').trim() : '',
   };

@@ -85,7 +85,7 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
       signal: context.signal,
     });
     if (!reply.ok) return { plan: undefined, usage: reply.usage, replyFailure: reply.failure };
-    const plan = toPlan(reply.value, request.language, new Set(request.lessons.map((lesson) => lesson.id)));
+    const plan = toPlan(reply.value, request.language, request.lessons);
     return { plan, usage: reply.usage, replyFailure: undefined };
   };
 }

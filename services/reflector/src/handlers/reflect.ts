@@ -1,5 +1,6 @@
 import {
   assertPlaceholders,
+  citedLessonIds,
   callRole,
   formatDisputes,
   formatFiles,
@@ -58,7 +59,6 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
     });
     if (!reply.ok) return { reflection: undefined, usage: reply.usage, replyFailure: reply.failure };
     const { value, usage } = reply;
-    const offered = new Set(request.lessons.map((lesson) => lesson.id));
     return {
       reflection: {
         rootCause: value.rootCause,
@@ -68,7 +68,7 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
         errorSignature: signature,
         confidence: value.confidence,
         replanRecommended: value.replanRecommended,
-        relevantLessonIds: value.relevantLessonIds.filter((id) => offered.has(id)),
+        relevantLessonIds: citedLessonIds(value.relevantLessonIds, request.lessons),
         disputedTests: value.disputedTests,
       },
       usage,

@@ -27,6 +27,7 @@ import {
   taskStatusFromJSON,
   taskStatusToJSON,
   testEditsFromJSON,
+  memoryUseFromJSON,
   type TestEdits,
 } from '@ratchet/contracts';
 import type { FailureFingerprint } from '../../domain/progress';
@@ -146,6 +147,8 @@ export interface TaskRow {
   command_decisions?: unknown;
   test_command?: unknown;
   test_edits?: string;
+  project?: string;
+  memory_use?: string;
   approval_timeout_ms: string | number;
   pending_gate_id: string | null;
   goal: string;
@@ -226,6 +229,8 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
     testCommand: Array.isArray(row.test_command) ? row.test_command.map(String) : [],
     testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
+    project: row.project ?? '',
+    memory: memoryUseFromJSON(row.memory_use ?? 'MEMORY_USE_UNSPECIFIED'),
     pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),

@@ -1,4 +1,4 @@
-import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, TaskStatus, taskStatusToJSON, testEditsToJSON, type TaskEvent } from '@ratchet/contracts';
+import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, memoryUseToJSON, TaskStatus, taskStatusToJSON, testEditsToJSON, type TaskEvent } from '@ratchet/contracts';
 import type { Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { NewEvent } from '../../domain/events';
@@ -42,8 +42,8 @@ export class TaskRepository {
       await tx.query(
         `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
            workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at,
-           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30)`,
+           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32)`,
         [
           ...taskParams(task),
           events.length,
@@ -53,6 +53,8 @@ export class TaskRepository {
           task.approvalTimeoutMs,
           json(task.testCommand),
           testEditsToJSON(task.testEdits),
+          task.project,
+          memoryUseToJSON(task.memory),
         ],
       );
       const stored = numbered(task.id, events.map((event) => ({ ...event, iteration: event.iteration || task.currentIteration })), 1);

@@ -22,6 +22,109 @@ import { Timestamp } from "../../google/protobuf/timestamp";
 import { ErrorDetail, Language, languageFromJSON, languageToJSON } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 
+/** LessonKind says what a lesson records. */
+export enum LessonKind {
+  /** LESSON_KIND_UNSPECIFIED - Not set; read as a failure lesson. */
+  LESSON_KIND_UNSPECIFIED = 0,
+  /** LESSON_KIND_FAILURE - Advice distilled from a failure and its fix. */
+  LESSON_KIND_FAILURE = 1,
+  /** LESSON_KIND_SUCCESS_PATTERN - What worked on a task that succeeded. */
+  LESSON_KIND_SUCCESS_PATTERN = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function lessonKindFromJSON(object: any): LessonKind {
+  switch (object) {
+    case 0:
+    case "LESSON_KIND_UNSPECIFIED":
+      return LessonKind.LESSON_KIND_UNSPECIFIED;
+    case 1:
+    case "LESSON_KIND_FAILURE":
+      return LessonKind.LESSON_KIND_FAILURE;
+    case 2:
+    case "LESSON_KIND_SUCCESS_PATTERN":
+      return LessonKind.LESSON_KIND_SUCCESS_PATTERN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return LessonKind.UNRECOGNIZED;
+  }
+}
+
+export function lessonKindToJSON(object: LessonKind): string {
+  switch (object) {
+    case LessonKind.LESSON_KIND_UNSPECIFIED:
+      return "LESSON_KIND_UNSPECIFIED";
+    case LessonKind.LESSON_KIND_FAILURE:
+      return "LESSON_KIND_FAILURE";
+    case LessonKind.LESSON_KIND_SUCCESS_PATTERN:
+      return "LESSON_KIND_SUCCESS_PATTERN";
+    case LessonKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** LessonStatus is a lesson's standing, from its outcomes. */
+export enum LessonStatus {
+  /** LESSON_STATUS_UNSPECIFIED - Not set (requests: no filter). */
+  LESSON_STATUS_UNSPECIFIED = 0,
+  /** LESSON_STATUS_CANDIDATE - New: offered, but not yet applied by a later task that succeeded. */
+  LESSON_STATUS_CANDIDATE = 1,
+  /** LESSON_STATUS_PROMOTED - A later task applied it and succeeded; ranked by how much it helps. */
+  LESSON_STATUS_PROMOTED = 2,
+  /**
+   * LESSON_STATUS_DEMOTED - Applying it did not help (tasks took more iterations or failed more
+   * than comparable ones); ranked lower.
+   */
+  LESSON_STATUS_DEMOTED = 3,
+  /** LESSON_STATUS_RETIRED - Its weight fell below the threshold: kept for inspection, never offered. */
+  LESSON_STATUS_RETIRED = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function lessonStatusFromJSON(object: any): LessonStatus {
+  switch (object) {
+    case 0:
+    case "LESSON_STATUS_UNSPECIFIED":
+      return LessonStatus.LESSON_STATUS_UNSPECIFIED;
+    case 1:
+    case "LESSON_STATUS_CANDIDATE":
+      return LessonStatus.LESSON_STATUS_CANDIDATE;
+    case 2:
+    case "LESSON_STATUS_PROMOTED":
+      return LessonStatus.LESSON_STATUS_PROMOTED;
+    case 3:
+    case "LESSON_STATUS_DEMOTED":
+      return LessonStatus.LESSON_STATUS_DEMOTED;
+    case 4:
+    case "LESSON_STATUS_RETIRED":
+      return LessonStatus.LESSON_STATUS_RETIRED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return LessonStatus.UNRECOGNIZED;
+  }
+}
+
+export function lessonStatusToJSON(object: LessonStatus): string {
+  switch (object) {
+    case LessonStatus.LESSON_STATUS_UNSPECIFIED:
+      return "LESSON_STATUS_UNSPECIFIED";
+    case LessonStatus.LESSON_STATUS_CANDIDATE:
+      return "LESSON_STATUS_CANDIDATE";
+    case LessonStatus.LESSON_STATUS_PROMOTED:
+      return "LESSON_STATUS_PROMOTED";
+    case LessonStatus.LESSON_STATUS_DEMOTED:
+      return "LESSON_STATUS_DEMOTED";
+    case LessonStatus.LESSON_STATUS_RETIRED:
+      return "LESSON_STATUS_RETIRED";
+    case LessonStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** LessonDraft is a lesson proposed by the reflector, before it is stored. */
 export interface LessonDraft {
   /** One-line summary, imperative, for example "Close files opened in generators". */
@@ -59,7 +162,32 @@ export interface LessonOutcomeStats {
   /** Number of retrievals after which the same error recurred anyway. */
   timesNotHelped: number;
   /** When the lesson was last retrieved. */
-  lastRetrievedAt?: Date | undefined;
+  lastRetrievedAt?:
+    | Date
+    | undefined;
+  /**
+   * Tasks, other than the one it came from, whose planner or reflector said
+   * it applied the lesson.
+   */
+  timesApplied: number;
+  /** Of those, the tasks that succeeded. */
+  appliedSucceeded: number;
+  /**
+   * Mean iterations of those tasks (a task still failing counts its
+   * iterations so far).
+   */
+  appliedMeanIterations: number;
+  /**
+   * Comparable tasks: same language and scope, recorded since the lesson was
+   * created, that did not apply it.
+   */
+  comparableTasks: number;
+  /** Of those, the tasks that succeeded. */
+  comparableSucceeded: number;
+  /** Mean iterations of the comparable tasks. */
+  comparableMeanIterations: number;
+  /** When a task that applied the lesson last succeeded. */
+  lastHelpedAt?: Date | undefined;
 }
 
 /** Lesson is a stored piece of knowledge learnt from failures and fixes. */
@@ -87,7 +215,24 @@ export interface Lesson {
     | Date
     | undefined;
   /** When the lesson was last changed (merge, new evidence, stats). */
-  updatedAt?: Date | undefined;
+  updatedAt?:
+    | Date
+    | undefined;
+  /** Failure lesson or success pattern. */
+  kind: LessonKind;
+  /** Standing from its outcomes. */
+  status: LessonStatus;
+  /** Project key the lesson belongs to, or "global" for every project. */
+  scope: string;
+  /**
+   * Id of the embedder that made its vector (for example "hashing-512" or
+   * "openai:text-embedding-3-small"); empty when it has none yet.
+   */
+  embedder: string;
+  /** Multiplier in [0, 1] applied to its relevance: outcomes and age. */
+  weight: number;
+  /** Why it has this status and weight, one line each. */
+  standing: string[];
 }
 
 /** ScoredLesson is a lesson with its relevance to a query. */
@@ -119,6 +264,16 @@ export interface RetrieveLessonsRequest {
   limit: number;
   /** Minimum score in [0, 1]; 0 means the configured default. */
   minScore: number;
+  /**
+   * Project key of the task: its lessons and the global ones are searched,
+   * never another project's. Empty searches the global scope only.
+   */
+  scope: string;
+  /**
+   * Search only `scope`, not the global lessons (a measurement that must
+   * start from an empty memory).
+   */
+  scopeOnly: boolean;
 }
 
 /** RetrieveLessonsResponse lists the lessons found. */
@@ -149,6 +304,13 @@ export interface RecordFailureRequest {
     | undefined;
   /** Lessons retrieved for this iteration that did not prevent the failure. */
   retrievedLessonIds: string[];
+  /**
+   * Project key of the task; the lesson is stored in this scope (empty:
+   * global).
+   */
+  scope: string;
+  /** Lessons the planner or reflector said it applied so far in this task. */
+  appliedLessonIds: string[];
 }
 
 /** RecordFailureResponse says what was stored. */
@@ -187,6 +349,11 @@ export interface RecordSuccessRequest {
   resolvedFailureIds: string[];
   /** Number of iterations the task took. */
   iterationsTaken: number;
+  /**
+   * Project key of the task; the success pattern is stored in this scope
+   * (empty: global).
+   */
+  scope: string;
 }
 
 /** RecordSuccessResponse says what was updated. */
@@ -221,6 +388,59 @@ export interface ListLessonsRequest {
   tags: string[];
   /** Only lessons with exactly this error signature; empty means no filter. */
   errorSignature: string;
+  /** Only lessons of this scope; empty means every scope. */
+  scope: string;
+  /** Only lessons with this status; unspecified means every status. */
+  status: LessonStatus;
+}
+
+/** ForgetLessonRequest names the lesson to delete. */
+export interface ForgetLessonRequest {
+  /** Lesson id. */
+  lessonId: string;
+}
+
+/** ForgetLessonResponse carries the deleted lesson as it was. */
+export interface ForgetLessonResponse {
+  /** The lesson, before deletion. */
+  lesson?: Lesson | undefined;
+}
+
+/** ImportLessonsRequest is a batch of exported lessons. */
+export interface ImportLessonsRequest {
+  /** Format version of the export the lessons come from; this version reads 1. */
+  formatVersion: number;
+  /**
+   * Lessons as exported (ids, evidence and statistics are kept; vectors are
+   * made here).
+   */
+  lessons: Lesson[];
+  /** Store every lesson in this scope instead of its own; empty keeps theirs. */
+  scope: string;
+}
+
+/** ImportLessonsResponse says what happened to the batch. */
+export interface ImportLessonsResponse {
+  /** Lessons stored. */
+  imported: number;
+  /** Lessons skipped because a lesson with the same id exists. */
+  skipped: number;
+}
+
+/** ReindexLessonsRequest asks for a batch of lessons to be re-embedded. */
+export interface ReindexLessonsRequest {
+  /** Maximum number of lessons to embed in this call; 0 means 200. */
+  batchSize: number;
+}
+
+/** ReindexLessonsResponse reports progress. */
+export interface ReindexLessonsResponse {
+  /** Id of the current embedder. */
+  embedder: string;
+  /** Lessons embedded by this call. */
+  reindexed: number;
+  /** Lessons still without a vector from the current embedder. */
+  remaining: number;
 }
 
 /** ListLessonsResponse is one page of lessons. */
@@ -518,7 +738,19 @@ export const LessonEvidence: MessageFns<LessonEvidence> = {
 };
 
 function createBaseLessonOutcomeStats(): LessonOutcomeStats {
-  return { timesRetrieved: 0, timesHelped: 0, timesNotHelped: 0, lastRetrievedAt: undefined };
+  return {
+    timesRetrieved: 0,
+    timesHelped: 0,
+    timesNotHelped: 0,
+    lastRetrievedAt: undefined,
+    timesApplied: 0,
+    appliedSucceeded: 0,
+    appliedMeanIterations: 0,
+    comparableTasks: 0,
+    comparableSucceeded: 0,
+    comparableMeanIterations: 0,
+    lastHelpedAt: undefined,
+  };
 }
 
 export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
@@ -534,6 +766,27 @@ export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
     }
     if (message.lastRetrievedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.lastRetrievedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.timesApplied !== 0) {
+      writer.uint32(40).int64(message.timesApplied);
+    }
+    if (message.appliedSucceeded !== 0) {
+      writer.uint32(48).int64(message.appliedSucceeded);
+    }
+    if (message.appliedMeanIterations !== 0) {
+      writer.uint32(57).double(message.appliedMeanIterations);
+    }
+    if (message.comparableTasks !== 0) {
+      writer.uint32(64).int64(message.comparableTasks);
+    }
+    if (message.comparableSucceeded !== 0) {
+      writer.uint32(72).int64(message.comparableSucceeded);
+    }
+    if (message.comparableMeanIterations !== 0) {
+      writer.uint32(81).double(message.comparableMeanIterations);
+    }
+    if (message.lastHelpedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastHelpedAt), writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -583,6 +836,62 @@ export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
             message.lastRetrievedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.timesApplied = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.appliedSucceeded = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.appliedMeanIterations = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.comparableTasks = longToNumber(reader.int64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.comparableSucceeded = longToNumber(reader.int64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.comparableMeanIterations = reader.double();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.lastHelpedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -617,6 +926,41 @@ export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
         : isSet(object.last_retrieved_at)
         ? fromJsonTimestamp(object.last_retrieved_at)
         : undefined,
+      timesApplied: isSet(object.timesApplied)
+        ? globalThis.Number(object.timesApplied)
+        : isSet(object.times_applied)
+        ? globalThis.Number(object.times_applied)
+        : 0,
+      appliedSucceeded: isSet(object.appliedSucceeded)
+        ? globalThis.Number(object.appliedSucceeded)
+        : isSet(object.applied_succeeded)
+        ? globalThis.Number(object.applied_succeeded)
+        : 0,
+      appliedMeanIterations: isSet(object.appliedMeanIterations)
+        ? globalThis.Number(object.appliedMeanIterations)
+        : isSet(object.applied_mean_iterations)
+        ? globalThis.Number(object.applied_mean_iterations)
+        : 0,
+      comparableTasks: isSet(object.comparableTasks)
+        ? globalThis.Number(object.comparableTasks)
+        : isSet(object.comparable_tasks)
+        ? globalThis.Number(object.comparable_tasks)
+        : 0,
+      comparableSucceeded: isSet(object.comparableSucceeded)
+        ? globalThis.Number(object.comparableSucceeded)
+        : isSet(object.comparable_succeeded)
+        ? globalThis.Number(object.comparable_succeeded)
+        : 0,
+      comparableMeanIterations: isSet(object.comparableMeanIterations)
+        ? globalThis.Number(object.comparableMeanIterations)
+        : isSet(object.comparable_mean_iterations)
+        ? globalThis.Number(object.comparable_mean_iterations)
+        : 0,
+      lastHelpedAt: isSet(object.lastHelpedAt)
+        ? fromJsonTimestamp(object.lastHelpedAt)
+        : isSet(object.last_helped_at)
+        ? fromJsonTimestamp(object.last_helped_at)
+        : undefined,
     };
   },
 
@@ -634,6 +978,27 @@ export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
     if (message.lastRetrievedAt !== undefined) {
       obj.lastRetrievedAt = message.lastRetrievedAt.toISOString();
     }
+    if (message.timesApplied !== 0) {
+      obj.timesApplied = Math.round(message.timesApplied);
+    }
+    if (message.appliedSucceeded !== 0) {
+      obj.appliedSucceeded = Math.round(message.appliedSucceeded);
+    }
+    if (message.appliedMeanIterations !== 0) {
+      obj.appliedMeanIterations = floatToJson(message.appliedMeanIterations);
+    }
+    if (message.comparableTasks !== 0) {
+      obj.comparableTasks = Math.round(message.comparableTasks);
+    }
+    if (message.comparableSucceeded !== 0) {
+      obj.comparableSucceeded = Math.round(message.comparableSucceeded);
+    }
+    if (message.comparableMeanIterations !== 0) {
+      obj.comparableMeanIterations = floatToJson(message.comparableMeanIterations);
+    }
+    if (message.lastHelpedAt !== undefined) {
+      obj.lastHelpedAt = message.lastHelpedAt.toISOString();
+    }
     return obj;
   },
 
@@ -646,6 +1011,13 @@ export const LessonOutcomeStats: MessageFns<LessonOutcomeStats> = {
     message.timesHelped = object.timesHelped ?? 0;
     message.timesNotHelped = object.timesNotHelped ?? 0;
     message.lastRetrievedAt = object.lastRetrievedAt ?? undefined;
+    message.timesApplied = object.timesApplied ?? 0;
+    message.appliedSucceeded = object.appliedSucceeded ?? 0;
+    message.appliedMeanIterations = object.appliedMeanIterations ?? 0;
+    message.comparableTasks = object.comparableTasks ?? 0;
+    message.comparableSucceeded = object.comparableSucceeded ?? 0;
+    message.comparableMeanIterations = object.comparableMeanIterations ?? 0;
+    message.lastHelpedAt = object.lastHelpedAt ?? undefined;
     return message;
   },
 };
@@ -662,6 +1034,12 @@ function createBaseLesson(): Lesson {
     stats: undefined,
     createdAt: undefined,
     updatedAt: undefined,
+    kind: 0,
+    status: 0,
+    scope: "",
+    embedder: "",
+    weight: 0,
+    standing: [],
   };
 }
 
@@ -696,6 +1074,24 @@ export const Lesson: MessageFns<Lesson> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(82).fork()).join();
+    }
+    if (message.kind !== 0) {
+      writer.uint32(88).int32(message.kind);
+    }
+    if (message.status !== 0) {
+      writer.uint32(96).int32(message.status);
+    }
+    if (message.scope !== "") {
+      writer.uint32(106).string(message.scope);
+    }
+    if (message.embedder !== "") {
+      writer.uint32(114).string(message.embedder);
+    }
+    if (message.weight !== 0) {
+      writer.uint32(121).double(message.weight);
+    }
+    for (const v of message.standing) {
+      writer.uint32(130).string(v!);
     }
     return writer;
   },
@@ -793,6 +1189,54 @@ export const Lesson: MessageFns<Lesson> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.embedder = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 121) {
+              break;
+            }
+
+            message.weight = reader.double();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.standing.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -831,6 +1275,14 @@ export const Lesson: MessageFns<Lesson> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      kind: isSet(object.kind) ? lessonKindFromJSON(object.kind) : 0,
+      status: isSet(object.status) ? lessonStatusFromJSON(object.status) : 0,
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      embedder: isSet(object.embedder) ? globalThis.String(object.embedder) : "",
+      weight: isSet(object.weight) ? globalThis.Number(object.weight) : 0,
+      standing: globalThis.Array.isArray(object?.standing)
+        ? object.standing.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -866,6 +1318,24 @@ export const Lesson: MessageFns<Lesson> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.kind !== 0) {
+      obj.kind = lessonKindToJSON(message.kind);
+    }
+    if (message.status !== 0) {
+      obj.status = lessonStatusToJSON(message.status);
+    }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.embedder !== "") {
+      obj.embedder = message.embedder;
+    }
+    if (message.weight !== 0) {
+      obj.weight = floatToJson(message.weight);
+    }
+    if (message.standing?.length) {
+      obj.standing = message.standing;
+    }
     return obj;
   },
 
@@ -886,6 +1356,12 @@ export const Lesson: MessageFns<Lesson> = {
       : undefined;
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.kind = object.kind ?? 0;
+    message.status = object.status ?? 0;
+    message.scope = object.scope ?? "";
+    message.embedder = object.embedder ?? "";
+    message.weight = object.weight ?? 0;
+    message.standing = object.standing?.map((e) => e) || [];
     return message;
   },
 };
@@ -978,7 +1454,17 @@ export const ScoredLesson: MessageFns<ScoredLesson> = {
 };
 
 function createBaseRetrieveLessonsRequest(): RetrieveLessonsRequest {
-  return { taskId: "", query: "", language: 0, errorSignature: "", tags: [], limit: 0, minScore: 0 };
+  return {
+    taskId: "",
+    query: "",
+    language: 0,
+    errorSignature: "",
+    tags: [],
+    limit: 0,
+    minScore: 0,
+    scope: "",
+    scopeOnly: false,
+  };
 }
 
 export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
@@ -1003,6 +1489,12 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     }
     if (message.minScore !== 0) {
       writer.uint32(57).double(message.minScore);
+    }
+    if (message.scope !== "") {
+      writer.uint32(66).string(message.scope);
+    }
+    if (message.scopeOnly !== false) {
+      writer.uint32(72).bool(message.scopeOnly);
     }
     return writer;
   },
@@ -1076,6 +1568,22 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
             message.minScore = reader.double();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.scopeOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1109,6 +1617,12 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
         : isSet(object.min_score)
         ? globalThis.Number(object.min_score)
         : 0,
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      scopeOnly: isSet(object.scopeOnly)
+        ? globalThis.Boolean(object.scopeOnly)
+        : isSet(object.scope_only)
+        ? globalThis.Boolean(object.scope_only)
+        : false,
     };
   },
 
@@ -1135,6 +1649,12 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     if (message.minScore !== 0) {
       obj.minScore = floatToJson(message.minScore);
     }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.scopeOnly !== false) {
+      obj.scopeOnly = message.scopeOnly;
+    }
     return obj;
   },
 
@@ -1150,6 +1670,8 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     message.tags = object.tags?.map((e) => e) || [];
     message.limit = object.limit ?? 0;
     message.minScore = object.minScore ?? 0;
+    message.scope = object.scope ?? "";
+    message.scopeOnly = object.scopeOnly ?? false;
     return message;
   },
 };
@@ -1235,6 +1757,8 @@ function createBaseRecordFailureRequest(): RecordFailureRequest {
     failureSummary: "",
     candidateLesson: undefined,
     retrievedLessonIds: [],
+    scope: "",
+    appliedLessonIds: [],
   };
 }
 
@@ -1263,6 +1787,12 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
     }
     for (const v of message.retrievedLessonIds) {
       writer.uint32(66).string(v!);
+    }
+    if (message.scope !== "") {
+      writer.uint32(74).string(message.scope);
+    }
+    for (const v of message.appliedLessonIds) {
+      writer.uint32(82).string(v!);
     }
     return writer;
   },
@@ -1344,6 +1874,22 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
             message.retrievedLessonIds.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.appliedLessonIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1382,6 +1928,12 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
         : globalThis.Array.isArray(object?.retrieved_lesson_ids)
         ? object.retrieved_lesson_ids.map((e: any) => globalThis.String(e))
         : [],
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      appliedLessonIds: globalThis.Array.isArray(object?.appliedLessonIds)
+        ? object.appliedLessonIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.applied_lesson_ids)
+        ? object.applied_lesson_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1411,6 +1963,12 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
     if (message.retrievedLessonIds?.length) {
       obj.retrievedLessonIds = message.retrievedLessonIds;
     }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.appliedLessonIds?.length) {
+      obj.appliedLessonIds = message.appliedLessonIds;
+    }
     return obj;
   },
 
@@ -1431,6 +1989,8 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
       ? LessonDraft.fromPartial(object.candidateLesson)
       : undefined;
     message.retrievedLessonIds = object.retrievedLessonIds?.map((e) => e) || [];
+    message.scope = object.scope ?? "";
+    message.appliedLessonIds = object.appliedLessonIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -1556,6 +2116,7 @@ function createBaseRecordSuccessRequest(): RecordSuccessRequest {
     helpedLessonIds: [],
     resolvedFailureIds: [],
     iterationsTaken: 0,
+    scope: "",
   };
 }
 
@@ -1584,6 +2145,9 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     }
     if (message.iterationsTaken !== 0) {
       writer.uint32(64).int32(message.iterationsTaken);
+    }
+    if (message.scope !== "") {
+      writer.uint32(74).string(message.scope);
     }
     return writer;
   },
@@ -1665,6 +2229,14 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
             message.iterationsTaken = reader.int32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1707,6 +2279,7 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
         : isSet(object.iterations_taken)
         ? globalThis.Number(object.iterations_taken)
         : 0,
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
     };
   },
 
@@ -1736,6 +2309,9 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     if (message.iterationsTaken !== 0) {
       obj.iterationsTaken = Math.round(message.iterationsTaken);
     }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
     return obj;
   },
 
@@ -1752,6 +2328,7 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     message.helpedLessonIds = object.helpedLessonIds?.map((e) => e) || [];
     message.resolvedFailureIds = object.resolvedFailureIds?.map((e) => e) || [];
     message.iterationsTaken = object.iterationsTaken ?? 0;
+    message.scope = object.scope ?? "";
     return message;
   },
 };
@@ -1992,7 +2569,7 @@ export const GetLessonResponse: MessageFns<GetLessonResponse> = {
 };
 
 function createBaseListLessonsRequest(): ListLessonsRequest {
-  return { pageSize: 0, pageToken: "", language: 0, tags: [], errorSignature: "" };
+  return { pageSize: 0, pageToken: "", language: 0, tags: [], errorSignature: "", scope: "", status: 0 };
 }
 
 export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
@@ -2011,6 +2588,12 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     }
     if (message.errorSignature !== "") {
       writer.uint32(42).string(message.errorSignature);
+    }
+    if (message.scope !== "") {
+      writer.uint32(50).string(message.scope);
+    }
+    if (message.status !== 0) {
+      writer.uint32(56).int32(message.status);
     }
     return writer;
   },
@@ -2068,6 +2651,22 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
             message.errorSignature = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2099,6 +2698,8 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
         : isSet(object.error_signature)
         ? globalThis.String(object.error_signature)
         : "",
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      status: isSet(object.status) ? lessonStatusFromJSON(object.status) : 0,
     };
   },
 
@@ -2119,6 +2720,12 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     if (message.errorSignature !== "") {
       obj.errorSignature = message.errorSignature;
     }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.status !== 0) {
+      obj.status = lessonStatusToJSON(message.status);
+    }
     return obj;
   },
 
@@ -2132,6 +2739,514 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     message.language = object.language ?? 0;
     message.tags = object.tags?.map((e) => e) || [];
     message.errorSignature = object.errorSignature ?? "";
+    message.scope = object.scope ?? "";
+    message.status = object.status ?? 0;
+    return message;
+  },
+};
+
+function createBaseForgetLessonRequest(): ForgetLessonRequest {
+  return { lessonId: "" };
+}
+
+export const ForgetLessonRequest: MessageFns<ForgetLessonRequest> = {
+  encode(message: ForgetLessonRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.lessonId !== "") {
+      writer.uint32(10).string(message.lessonId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForgetLessonRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForgetLessonRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.lessonId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ForgetLessonRequest {
+    return {
+      lessonId: isSet(object.lessonId)
+        ? globalThis.String(object.lessonId)
+        : isSet(object.lesson_id)
+        ? globalThis.String(object.lesson_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ForgetLessonRequest): unknown {
+    const obj: any = {};
+    if (message.lessonId !== "") {
+      obj.lessonId = message.lessonId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ForgetLessonRequest>, I>>(base?: I): ForgetLessonRequest {
+    return ForgetLessonRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForgetLessonRequest>, I>>(object: I): ForgetLessonRequest {
+    const message = createBaseForgetLessonRequest();
+    message.lessonId = object.lessonId ?? "";
+    return message;
+  },
+};
+
+function createBaseForgetLessonResponse(): ForgetLessonResponse {
+  return { lesson: undefined };
+}
+
+export const ForgetLessonResponse: MessageFns<ForgetLessonResponse> = {
+  encode(message: ForgetLessonResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.lesson !== undefined) {
+      Lesson.encode(message.lesson, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForgetLessonResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForgetLessonResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.lesson = Lesson.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ForgetLessonResponse {
+    return { lesson: isSet(object.lesson) ? Lesson.fromJSON(object.lesson) : undefined };
+  },
+
+  toJSON(message: ForgetLessonResponse): unknown {
+    const obj: any = {};
+    if (message.lesson !== undefined) {
+      obj.lesson = Lesson.toJSON(message.lesson);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ForgetLessonResponse>, I>>(base?: I): ForgetLessonResponse {
+    return ForgetLessonResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForgetLessonResponse>, I>>(object: I): ForgetLessonResponse {
+    const message = createBaseForgetLessonResponse();
+    message.lesson = (object.lesson !== undefined && object.lesson !== null)
+      ? Lesson.fromPartial(object.lesson)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseImportLessonsRequest(): ImportLessonsRequest {
+  return { formatVersion: 0, lessons: [], scope: "" };
+}
+
+export const ImportLessonsRequest: MessageFns<ImportLessonsRequest> = {
+  encode(message: ImportLessonsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.formatVersion !== 0) {
+      writer.uint32(8).int32(message.formatVersion);
+    }
+    for (const v of message.lessons) {
+      Lesson.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.scope !== "") {
+      writer.uint32(26).string(message.scope);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportLessonsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportLessonsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.formatVersion = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.lessons.push(Lesson.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportLessonsRequest {
+    return {
+      formatVersion: isSet(object.formatVersion)
+        ? globalThis.Number(object.formatVersion)
+        : isSet(object.format_version)
+        ? globalThis.Number(object.format_version)
+        : 0,
+      lessons: globalThis.Array.isArray(object?.lessons) ? object.lessons.map((e: any) => Lesson.fromJSON(e)) : [],
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+    };
+  },
+
+  toJSON(message: ImportLessonsRequest): unknown {
+    const obj: any = {};
+    if (message.formatVersion !== 0) {
+      obj.formatVersion = Math.round(message.formatVersion);
+    }
+    if (message.lessons?.length) {
+      obj.lessons = message.lessons.map((e) => Lesson.toJSON(e));
+    }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportLessonsRequest>, I>>(base?: I): ImportLessonsRequest {
+    return ImportLessonsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportLessonsRequest>, I>>(object: I): ImportLessonsRequest {
+    const message = createBaseImportLessonsRequest();
+    message.formatVersion = object.formatVersion ?? 0;
+    message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
+    message.scope = object.scope ?? "";
+    return message;
+  },
+};
+
+function createBaseImportLessonsResponse(): ImportLessonsResponse {
+  return { imported: 0, skipped: 0 };
+}
+
+export const ImportLessonsResponse: MessageFns<ImportLessonsResponse> = {
+  encode(message: ImportLessonsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.imported !== 0) {
+      writer.uint32(8).int32(message.imported);
+    }
+    if (message.skipped !== 0) {
+      writer.uint32(16).int32(message.skipped);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportLessonsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportLessonsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.imported = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.skipped = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportLessonsResponse {
+    return {
+      imported: isSet(object.imported) ? globalThis.Number(object.imported) : 0,
+      skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
+    };
+  },
+
+  toJSON(message: ImportLessonsResponse): unknown {
+    const obj: any = {};
+    if (message.imported !== 0) {
+      obj.imported = Math.round(message.imported);
+    }
+    if (message.skipped !== 0) {
+      obj.skipped = Math.round(message.skipped);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportLessonsResponse>, I>>(base?: I): ImportLessonsResponse {
+    return ImportLessonsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportLessonsResponse>, I>>(object: I): ImportLessonsResponse {
+    const message = createBaseImportLessonsResponse();
+    message.imported = object.imported ?? 0;
+    message.skipped = object.skipped ?? 0;
+    return message;
+  },
+};
+
+function createBaseReindexLessonsRequest(): ReindexLessonsRequest {
+  return { batchSize: 0 };
+}
+
+export const ReindexLessonsRequest: MessageFns<ReindexLessonsRequest> = {
+  encode(message: ReindexLessonsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchSize !== 0) {
+      writer.uint32(8).int32(message.batchSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReindexLessonsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReindexLessonsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.batchSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReindexLessonsRequest {
+    return {
+      batchSize: isSet(object.batchSize)
+        ? globalThis.Number(object.batchSize)
+        : isSet(object.batch_size)
+        ? globalThis.Number(object.batch_size)
+        : 0,
+    };
+  },
+
+  toJSON(message: ReindexLessonsRequest): unknown {
+    const obj: any = {};
+    if (message.batchSize !== 0) {
+      obj.batchSize = Math.round(message.batchSize);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReindexLessonsRequest>, I>>(base?: I): ReindexLessonsRequest {
+    return ReindexLessonsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReindexLessonsRequest>, I>>(object: I): ReindexLessonsRequest {
+    const message = createBaseReindexLessonsRequest();
+    message.batchSize = object.batchSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseReindexLessonsResponse(): ReindexLessonsResponse {
+  return { embedder: "", reindexed: 0, remaining: 0 };
+}
+
+export const ReindexLessonsResponse: MessageFns<ReindexLessonsResponse> = {
+  encode(message: ReindexLessonsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.embedder !== "") {
+      writer.uint32(10).string(message.embedder);
+    }
+    if (message.reindexed !== 0) {
+      writer.uint32(16).int32(message.reindexed);
+    }
+    if (message.remaining !== 0) {
+      writer.uint32(24).int64(message.remaining);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReindexLessonsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReindexLessonsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.embedder = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.reindexed = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.remaining = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReindexLessonsResponse {
+    return {
+      embedder: isSet(object.embedder) ? globalThis.String(object.embedder) : "",
+      reindexed: isSet(object.reindexed) ? globalThis.Number(object.reindexed) : 0,
+      remaining: isSet(object.remaining) ? globalThis.Number(object.remaining) : 0,
+    };
+  },
+
+  toJSON(message: ReindexLessonsResponse): unknown {
+    const obj: any = {};
+    if (message.embedder !== "") {
+      obj.embedder = message.embedder;
+    }
+    if (message.reindexed !== 0) {
+      obj.reindexed = Math.round(message.reindexed);
+    }
+    if (message.remaining !== 0) {
+      obj.remaining = Math.round(message.remaining);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReindexLessonsResponse>, I>>(base?: I): ReindexLessonsResponse {
+    return ReindexLessonsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReindexLessonsResponse>, I>>(object: I): ReindexLessonsResponse {
+    const message = createBaseReindexLessonsResponse();
+    message.embedder = object.embedder ?? "";
+    message.reindexed = object.reindexed ?? 0;
+    message.remaining = object.remaining ?? 0;
     return message;
   },
 };
@@ -2282,6 +3397,39 @@ export const MemoryServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** ForgetLesson deletes a lesson, its evidence and its vector. */
+    forgetLesson: {
+      name: "ForgetLesson",
+      requestType: ForgetLessonRequest as typeof ForgetLessonRequest,
+      requestStream: false,
+      responseType: ForgetLessonResponse as typeof ForgetLessonResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * ImportLessons stores lessons exported from another installation,
+     * embedding them with this installation's embedder.
+     */
+    importLessons: {
+      name: "ImportLessons",
+      requestType: ImportLessonsRequest as typeof ImportLessonsRequest,
+      requestStream: false,
+      responseType: ImportLessonsResponse as typeof ImportLessonsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * ReindexLessons embeds lessons that have no vector from the current
+     * embedder (after the embedder changed), a batch at a time.
+     */
+    reindexLessons: {
+      name: "ReindexLessons",
+      requestType: ReindexLessonsRequest as typeof ReindexLessonsRequest,
+      requestStream: false,
+      responseType: ReindexLessonsResponse as typeof ReindexLessonsResponse,
+      responseStream: false,
+      options: {},
+    },
     /** Health reports the service's health (vector store, embedding model). */
     health: {
       name: "Health",
@@ -2357,6 +3505,46 @@ export const MemoryServiceService = {
     responseSerialize: (value: ListLessonsResponse): Buffer => Buffer.from(ListLessonsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListLessonsResponse => ListLessonsResponse.decode(value),
   },
+  /** ForgetLesson deletes a lesson, its evidence and its vector. */
+  forgetLesson: {
+    path: "/ratchet.v1.MemoryService/ForgetLesson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ForgetLessonRequest): Buffer => Buffer.from(ForgetLessonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ForgetLessonRequest => ForgetLessonRequest.decode(value),
+    responseSerialize: (value: ForgetLessonResponse): Buffer =>
+      Buffer.from(ForgetLessonResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ForgetLessonResponse => ForgetLessonResponse.decode(value),
+  },
+  /**
+   * ImportLessons stores lessons exported from another installation,
+   * embedding them with this installation's embedder.
+   */
+  importLessons: {
+    path: "/ratchet.v1.MemoryService/ImportLessons" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImportLessonsRequest): Buffer => Buffer.from(ImportLessonsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImportLessonsRequest => ImportLessonsRequest.decode(value),
+    responseSerialize: (value: ImportLessonsResponse): Buffer =>
+      Buffer.from(ImportLessonsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImportLessonsResponse => ImportLessonsResponse.decode(value),
+  },
+  /**
+   * ReindexLessons embeds lessons that have no vector from the current
+   * embedder (after the embedder changed), a batch at a time.
+   */
+  reindexLessons: {
+    path: "/ratchet.v1.MemoryService/ReindexLessons" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReindexLessonsRequest): Buffer =>
+      Buffer.from(ReindexLessonsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReindexLessonsRequest => ReindexLessonsRequest.decode(value),
+    responseSerialize: (value: ReindexLessonsResponse): Buffer =>
+      Buffer.from(ReindexLessonsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReindexLessonsResponse => ReindexLessonsResponse.decode(value),
+  },
   /** Health reports the service's health (vector store, embedding model). */
   health: {
     path: "/ratchet.v1.MemoryService/Health" as const,
@@ -2386,6 +3574,18 @@ export interface MemoryServiceServer extends UntypedServiceImplementation {
   getLesson: handleUnaryCall<GetLessonRequest, GetLessonResponse>;
   /** ListLessons pages through lessons, newest first. */
   listLessons: handleUnaryCall<ListLessonsRequest, ListLessonsResponse>;
+  /** ForgetLesson deletes a lesson, its evidence and its vector. */
+  forgetLesson: handleUnaryCall<ForgetLessonRequest, ForgetLessonResponse>;
+  /**
+   * ImportLessons stores lessons exported from another installation,
+   * embedding them with this installation's embedder.
+   */
+  importLessons: handleUnaryCall<ImportLessonsRequest, ImportLessonsResponse>;
+  /**
+   * ReindexLessons embeds lessons that have no vector from the current
+   * embedder (after the embedder changed), a batch at a time.
+   */
+  reindexLessons: handleUnaryCall<ReindexLessonsRequest, ReindexLessonsResponse>;
   /** Health reports the service's health (vector store, embedding model). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
 }
@@ -2476,6 +3676,60 @@ export interface MemoryServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListLessonsResponse) => void,
+  ): ClientUnaryCall;
+  /** ForgetLesson deletes a lesson, its evidence and its vector. */
+  forgetLesson(
+    request: ForgetLessonRequest,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  forgetLesson(
+    request: ForgetLessonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  forgetLesson(
+    request: ForgetLessonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ImportLessons stores lessons exported from another installation,
+   * embedding them with this installation's embedder.
+   */
+  importLessons(
+    request: ImportLessonsRequest,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  importLessons(
+    request: ImportLessonsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  importLessons(
+    request: ImportLessonsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ReindexLessons embeds lessons that have no vector from the current
+   * embedder (after the embedder changed), a batch at a time.
+   */
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
+  ): ClientUnaryCall;
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
+  ): ClientUnaryCall;
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
   ): ClientUnaryCall;
   /** Health reports the service's health (vector store, embedding model). */
   health(

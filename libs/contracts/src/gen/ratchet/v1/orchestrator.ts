@@ -24,12 +24,27 @@ import { Budget, Language, languageFromJSON, languageToJSON, SourceFile } from "
 import { TaskEvent } from "./events";
 import { HealthRequest, HealthResponse } from "./health";
 import {
+  ForgetLessonRequest,
+  ForgetLessonResponse,
+  GetLessonRequest,
+  GetLessonResponse,
+  ImportLessonsRequest,
+  ImportLessonsResponse,
+  ListLessonsRequest,
+  ListLessonsResponse,
+  ReindexLessonsRequest,
+  ReindexLessonsResponse,
+} from "./memory";
+import {
   ApprovalDecision,
   approvalDecisionFromJSON,
   approvalDecisionToJSON,
   ApprovalGate,
   ApprovalPolicy,
   Iteration,
+  MemoryUse,
+  memoryUseFromJSON,
+  memoryUseToJSON,
   Task,
   TaskStatus,
   taskStatusFromJSON,
@@ -121,6 +136,14 @@ export interface SubmitTaskRequest {
    * decide (the planner judges whether it asks to change them).
    */
   testEdits: TestEdits;
+  /**
+   * Project key: lessons are stored in and retrieved from this scope (plus
+   * the global one). Letters, digits and . _ / : @ - only, at most 200
+   * characters; empty for the global scope only.
+   */
+  project: string;
+  /** How the task uses memory; unset retrieves and stores lessons. */
+  memory: MemoryUse;
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -271,6 +294,8 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     requestId: "",
     testCommand: [],
     testEdits: 0,
+    project: "",
+    memory: 0,
   };
 }
 
@@ -305,6 +330,12 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     }
     if (message.testEdits !== 0) {
       writer.uint32(80).int32(message.testEdits);
+    }
+    if (message.project !== "") {
+      writer.uint32(90).string(message.project);
+    }
+    if (message.memory !== 0) {
+      writer.uint32(96).int32(message.memory);
     }
     return writer;
   },
@@ -405,6 +436,22 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.testEdits = reader.int32() as any;
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.project = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.memory = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -464,6 +511,8 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
         : isSet(object.test_edits)
         ? testEditsFromJSON(object.test_edits)
         : 0,
+      project: isSet(object.project) ? globalThis.String(object.project) : "",
+      memory: isSet(object.memory) ? memoryUseFromJSON(object.memory) : 0,
     };
   },
 
@@ -505,6 +554,12 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.testEdits !== 0) {
       obj.testEdits = testEditsToJSON(message.testEdits);
     }
+    if (message.project !== "") {
+      obj.project = message.project;
+    }
+    if (message.memory !== 0) {
+      obj.memory = memoryUseToJSON(message.memory);
+    }
     return obj;
   },
 
@@ -535,6 +590,8 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     message.requestId = object.requestId ?? "";
     message.testCommand = object.testCommand?.map((e) => e) || [];
     message.testEdits = object.testEdits ?? 0;
+    message.project = object.project ?? "";
+    message.memory = object.memory ?? 0;
     return message;
   },
 };
@@ -2077,6 +2134,51 @@ export const OrchestratorServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** ListLessons pages through stored lessons with their standing. */
+    listLessons: {
+      name: "ListLessons",
+      requestType: ListLessonsRequest as typeof ListLessonsRequest,
+      requestStream: false,
+      responseType: ListLessonsResponse as typeof ListLessonsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** GetLesson returns one lesson with its evidence and statistics. */
+    getLesson: {
+      name: "GetLesson",
+      requestType: GetLessonRequest as typeof GetLessonRequest,
+      requestStream: false,
+      responseType: GetLessonResponse as typeof GetLessonResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** ForgetLesson deletes a lesson. */
+    forgetLesson: {
+      name: "ForgetLesson",
+      requestType: ForgetLessonRequest as typeof ForgetLessonRequest,
+      requestStream: false,
+      responseType: ForgetLessonResponse as typeof ForgetLessonResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** ImportLessons stores a batch of exported lessons. */
+    importLessons: {
+      name: "ImportLessons",
+      requestType: ImportLessonsRequest as typeof ImportLessonsRequest,
+      requestStream: false,
+      responseType: ImportLessonsResponse as typeof ImportLessonsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** ReindexLessons re-embeds a batch of lessons with the current embedder. */
+    reindexLessons: {
+      name: "ReindexLessons",
+      requestType: ReindexLessonsRequest as typeof ReindexLessonsRequest,
+      requestStream: false,
+      responseType: ReindexLessonsResponse as typeof ReindexLessonsResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2170,6 +2272,60 @@ export const OrchestratorServiceService = {
     responseSerialize: (value: HealthResponse): Buffer => Buffer.from(HealthResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): HealthResponse => HealthResponse.decode(value),
   },
+  /** ListLessons pages through stored lessons with their standing. */
+  listLessons: {
+    path: "/ratchet.v1.OrchestratorService/ListLessons" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListLessonsRequest): Buffer => Buffer.from(ListLessonsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListLessonsRequest => ListLessonsRequest.decode(value),
+    responseSerialize: (value: ListLessonsResponse): Buffer => Buffer.from(ListLessonsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListLessonsResponse => ListLessonsResponse.decode(value),
+  },
+  /** GetLesson returns one lesson with its evidence and statistics. */
+  getLesson: {
+    path: "/ratchet.v1.OrchestratorService/GetLesson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetLessonRequest): Buffer => Buffer.from(GetLessonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetLessonRequest => GetLessonRequest.decode(value),
+    responseSerialize: (value: GetLessonResponse): Buffer => Buffer.from(GetLessonResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetLessonResponse => GetLessonResponse.decode(value),
+  },
+  /** ForgetLesson deletes a lesson. */
+  forgetLesson: {
+    path: "/ratchet.v1.OrchestratorService/ForgetLesson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ForgetLessonRequest): Buffer => Buffer.from(ForgetLessonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ForgetLessonRequest => ForgetLessonRequest.decode(value),
+    responseSerialize: (value: ForgetLessonResponse): Buffer =>
+      Buffer.from(ForgetLessonResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ForgetLessonResponse => ForgetLessonResponse.decode(value),
+  },
+  /** ImportLessons stores a batch of exported lessons. */
+  importLessons: {
+    path: "/ratchet.v1.OrchestratorService/ImportLessons" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImportLessonsRequest): Buffer => Buffer.from(ImportLessonsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImportLessonsRequest => ImportLessonsRequest.decode(value),
+    responseSerialize: (value: ImportLessonsResponse): Buffer =>
+      Buffer.from(ImportLessonsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImportLessonsResponse => ImportLessonsResponse.decode(value),
+  },
+  /** ReindexLessons re-embeds a batch of lessons with the current embedder. */
+  reindexLessons: {
+    path: "/ratchet.v1.OrchestratorService/ReindexLessons" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReindexLessonsRequest): Buffer =>
+      Buffer.from(ReindexLessonsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReindexLessonsRequest => ReindexLessonsRequest.decode(value),
+    responseSerialize: (value: ReindexLessonsResponse): Buffer =>
+      Buffer.from(ReindexLessonsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReindexLessonsResponse => ReindexLessonsResponse.decode(value),
+  },
 } as const;
 
 export interface OrchestratorServiceServer extends UntypedServiceImplementation {
@@ -2196,6 +2352,16 @@ export interface OrchestratorServiceServer extends UntypedServiceImplementation 
   approve: handleUnaryCall<ApproveRequest, ApproveResponse>;
   /** Health reports the orchestrator's health (database, bus, services). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
+  /** ListLessons pages through stored lessons with their standing. */
+  listLessons: handleUnaryCall<ListLessonsRequest, ListLessonsResponse>;
+  /** GetLesson returns one lesson with its evidence and statistics. */
+  getLesson: handleUnaryCall<GetLessonRequest, GetLessonResponse>;
+  /** ForgetLesson deletes a lesson. */
+  forgetLesson: handleUnaryCall<ForgetLessonRequest, ForgetLessonResponse>;
+  /** ImportLessons stores a batch of exported lessons. */
+  importLessons: handleUnaryCall<ImportLessonsRequest, ImportLessonsResponse>;
+  /** ReindexLessons re-embeds a batch of lessons with the current embedder. */
+  reindexLessons: handleUnaryCall<ReindexLessonsRequest, ReindexLessonsResponse>;
 }
 
 export interface OrchestratorServiceClient extends Client {
@@ -2324,6 +2490,86 @@ export interface OrchestratorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: HealthResponse) => void,
+  ): ClientUnaryCall;
+  /** ListLessons pages through stored lessons with their standing. */
+  listLessons(
+    request: ListLessonsRequest,
+    callback: (error: ServiceError | null, response: ListLessonsResponse) => void,
+  ): ClientUnaryCall;
+  listLessons(
+    request: ListLessonsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListLessonsResponse) => void,
+  ): ClientUnaryCall;
+  listLessons(
+    request: ListLessonsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListLessonsResponse) => void,
+  ): ClientUnaryCall;
+  /** GetLesson returns one lesson with its evidence and statistics. */
+  getLesson(
+    request: GetLessonRequest,
+    callback: (error: ServiceError | null, response: GetLessonResponse) => void,
+  ): ClientUnaryCall;
+  getLesson(
+    request: GetLessonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetLessonResponse) => void,
+  ): ClientUnaryCall;
+  getLesson(
+    request: GetLessonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetLessonResponse) => void,
+  ): ClientUnaryCall;
+  /** ForgetLesson deletes a lesson. */
+  forgetLesson(
+    request: ForgetLessonRequest,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  forgetLesson(
+    request: ForgetLessonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  forgetLesson(
+    request: ForgetLessonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ForgetLessonResponse) => void,
+  ): ClientUnaryCall;
+  /** ImportLessons stores a batch of exported lessons. */
+  importLessons(
+    request: ImportLessonsRequest,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  importLessons(
+    request: ImportLessonsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  importLessons(
+    request: ImportLessonsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImportLessonsResponse) => void,
+  ): ClientUnaryCall;
+  /** ReindexLessons re-embeds a batch of lessons with the current embedder. */
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
+  ): ClientUnaryCall;
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
+  ): ClientUnaryCall;
+  reindexLessons(
+    request: ReindexLessonsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReindexLessonsResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -478,6 +478,55 @@ export function approvalDecisionToJSON(object: ApprovalDecision): string {
   }
 }
 
+/** MemoryUse says how a task uses long-term memory. */
+export enum MemoryUse {
+  /**
+   * MEMORY_USE_UNSPECIFIED - Retrieve lessons of its project and the global scope, and store what it
+   * learns in its project's scope.
+   */
+  MEMORY_USE_UNSPECIFIED = 0,
+  /**
+   * MEMORY_USE_PROJECT_ONLY - Retrieve lessons of its project only (not the global ones), and store
+   * what it learns there: a measurement that starts from an empty memory.
+   */
+  MEMORY_USE_PROJECT_ONLY = 1,
+  /** MEMORY_USE_OFF - Neither retrieve nor store lessons. */
+  MEMORY_USE_OFF = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function memoryUseFromJSON(object: any): MemoryUse {
+  switch (object) {
+    case 0:
+    case "MEMORY_USE_UNSPECIFIED":
+      return MemoryUse.MEMORY_USE_UNSPECIFIED;
+    case 1:
+    case "MEMORY_USE_PROJECT_ONLY":
+      return MemoryUse.MEMORY_USE_PROJECT_ONLY;
+    case 2:
+    case "MEMORY_USE_OFF":
+      return MemoryUse.MEMORY_USE_OFF;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return MemoryUse.UNRECOGNIZED;
+  }
+}
+
+export function memoryUseToJSON(object: MemoryUse): string {
+  switch (object) {
+    case MemoryUse.MEMORY_USE_UNSPECIFIED:
+      return "MEMORY_USE_UNSPECIFIED";
+    case MemoryUse.MEMORY_USE_PROJECT_ONLY:
+      return "MEMORY_USE_PROJECT_ONLY";
+    case MemoryUse.MEMORY_USE_OFF:
+      return "MEMORY_USE_OFF";
+    case MemoryUse.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /**
  * TestEdits says whether the model may change a task's acceptance tests
  * (a workspace's own tests): they are protected unless the goal asks to
@@ -643,6 +692,13 @@ export interface Task {
   testCommand: string[];
   /** Whether the model may edit the acceptance tests, as submitted. */
   testEdits: TestEdits;
+  /**
+   * Project key: the scope its lessons are stored in and retrieved from
+   * (with the global scope); empty for the global scope only.
+   */
+  project: string;
+  /** How the task uses memory, as submitted. */
+  memory: MemoryUse;
 }
 
 export interface Task_LabelsEntry {
@@ -1204,6 +1260,8 @@ function createBaseTask(): Task {
     resumeCount: 0,
     testCommand: [],
     testEdits: 0,
+    project: "",
+    memory: 0,
   };
 }
 
@@ -1286,6 +1344,12 @@ export const Task: MessageFns<Task> = {
     }
     if (message.testEdits !== 0) {
       writer.uint32(208).int32(message.testEdits);
+    }
+    if (message.project !== "") {
+      writer.uint32(218).string(message.project);
+    }
+    if (message.memory !== 0) {
+      writer.uint32(224).int32(message.memory);
     }
     return writer;
   },
@@ -1514,6 +1578,22 @@ export const Task: MessageFns<Task> = {
             message.testEdits = reader.int32() as any;
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.project = reader.string();
+            continue;
+          }
+          case 28: {
+            if (tag !== 224) {
+              break;
+            }
+
+            message.memory = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1635,6 +1715,8 @@ export const Task: MessageFns<Task> = {
         : isSet(object.test_edits)
         ? testEditsFromJSON(object.test_edits)
         : 0,
+      project: isSet(object.project) ? globalThis.String(object.project) : "",
+      memory: isSet(object.memory) ? memoryUseFromJSON(object.memory) : 0,
     };
   },
 
@@ -1724,6 +1806,12 @@ export const Task: MessageFns<Task> = {
     if (message.testEdits !== 0) {
       obj.testEdits = testEditsToJSON(message.testEdits);
     }
+    if (message.project !== "") {
+      obj.project = message.project;
+    }
+    if (message.memory !== 0) {
+      obj.memory = memoryUseToJSON(message.memory);
+    }
     return obj;
   },
 
@@ -1770,6 +1858,8 @@ export const Task: MessageFns<Task> = {
     message.resumeCount = object.resumeCount ?? 0;
     message.testCommand = object.testCommand?.map((e) => e) || [];
     message.testEdits = object.testEdits ?? 0;
+    message.project = object.project ?? "";
+    message.memory = object.memory ?? 0;
     return message;
   },
 };

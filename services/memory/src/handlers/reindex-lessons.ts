@@ -1,0 +1,42 @@
+import type { ReindexLessonsRequest, ReindexLessonsResponse } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { lessonText, type MemoryDeps } from './deps';
+
+const defaultBatch = 200;
+const maxBatch = 1_000;
+
+/**
+ * ReindexLessons: embeds up to a batch of lessons whose vector is not from
+ * the current embedder and replaces their vectors, so after the embedder
+ * changes every lesson becomes findable again; until then retrieval skips
+ * them rather than compare vectors of different embedders.
+ *
+ * @throws AppError INVALID_ARGUMENT for a batch size outside 0..1000; the
+ *   embedder's errors (an endpoint that is down is UNAVAILABLE).
+ */
+export function reindexLessonsHandler(deps: MemoryDeps) {
+  return async (request: ReindexLessonsRequest): Promise<ReindexLessonsResponse> => {
+    if (request.batchSize < 0 || request.batchSize > maxBatch) throw new AppError(ErrorCode.INVALID_ARGUMENT, `batch_size is ${request.batchSize}; use 1 to ${maxBatch} (0 for ${defaultBatch})`);
+    const reindexed = await reindexBatch(deps, request.batchSize === 0 ? defaultBatch : request.batchSize);
+    return { embedder: deps.embedder.id, reindexed, remaining: await deps.store.countToEmbed(deps.embedder.id) };
+  };
+}
+
+/** Embeds one batch of lessons lacking a vector from the current embedder; returns how many. */
+export async function reindexBatch(deps: MemoryDeps, size: number): Promise<number> {
+  const batch = await deps.store.toEmbed(deps.embedder.id, size);
+  if (batch.length === 0) return 0;
+  const vectors = await deps.embedder.embed(batch.map((lesson) => lessonText(lesson.title, lesson.body, lesson.errorSignature)));
+  await deps.vectors.upsert(
+    batch.map((lesson, index) => ({
+      id: lesson.id,
+      vector: vectors[index] as Float32Array,
+      payload: { kind: lesson.kind, language: lesson.language, scope: lesson.scope, embedder: deps.embedder.id },
+    })),
+  );
+  await deps.store.setEmbedder(
+    batch.map((lesson) => lesson.id),
+    deps.embedder.id,
+  );
+  return batch.length;
+}
