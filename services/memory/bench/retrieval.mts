@@ -1,0 +1,554 @@
+// Retrieval quality and search latency of the memory service in embedded
+// mode (PGlite with pgvector), one run on this machine.
+//
+// 1. Quality: the labelled set next to this file (retrieval-set.yaml) is
+//    recorded into a fresh memory service through its handlers
+//    (RecordFailure for lessons, RecordSuccess for success patterns) with the
+//    default hashing embedder; every query then goes through RetrieveLessons
+//    (limit 5, min_score 0, the labelled lesson's language). Reported: the
+//    share of queries whose lesson comes first and within the first 3, by
+//    query kind, and every query whose lesson is not in the first 3 with
+//    what ranked instead. Goal: top 3 >= 90 %.
+// 2. Latency: RetrieveLessons (top 5) at 1k, 10k and 100k stored lessons,
+//    p50 and p95 over up to 200 queries (the labelled ones plus synthetic
+//    goals). Synthetic lessons are bulk-loaded with multi-row INSERTs straight
+//    into the service's tables: each row copies the columns the service
+//    filled for a template lesson of the same language and kind (recorded
+//    through the handlers), so the load follows the migrations as they are;
+//    secondary indexes are dropped for the load and rebuilt after it, as a
+//    restore would. Each statement a retrieval ran is then replayed alone,
+//    and the costliest is EXPLAINed at the largest size.
+//    Goal: under 5 ms p50 at 100k.
+//
+// Only PGlite: the Postgres on this machine (Debian's 15) has no pgvector.
+//
+// Run with `npm run bench` (builds first) or, after
+// `npx nx run @ratchet/memory:build`,
+// `node services/memory/bench/retrieval.mts [--sizes=1000,10000,100000] [--queries=200]`.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { CallContext } from '@ratchet/bus';
+import { Language, ListLessonsRequest, RecordFailureRequest, RecordSuccessRequest, RetrieveLessonsRequest } from '@ratchet/contracts';
+import { openPglite, type Database, type Queryable, type QueryResult } from '@ratchet/db';
+import { parse as parseYaml } from 'yaml';
+// The bench runs the built package (node cannot run the TypeScript sources
+// directly), so it imports the package by name rather than by relative path.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { createMemoryService, HashingEmbedder, type MemoryService } from '@ratchet/memory';
+
+const option = (name: string, fallback: string) => process.argv.find((argument) => argument.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const sizes = option('sizes', '1000,10000,100000').split(',').map(Number);
+const queryCount = Number(option('queries', '200'));
+/** A size stops taking queries after this long (with at least `minQueries` done), so a slow search cannot stretch the run. */
+const sizeBudgetMs = 45_000;
+const minQueries = 20;
+const limit = 5;
+
+const languages = { python: Language.LANGUAGE_PYTHON, typescript: Language.LANGUAGE_TYPESCRIPT, javascript: Language.LANGUAGE_JAVASCRIPT } as const;
+type LanguageName = keyof typeof languages;
+const QueryKind = { ERROR: 'error', GOAL: 'goal' } as const;
+type QueryKind = (typeof QueryKind)[keyof typeof QueryKind];
+
+interface SetLesson {
+  readonly key: string;
+  readonly kind: 'lesson' | 'success-pattern';
+  readonly language: LanguageName;
+  readonly title: string;
+  readonly body: string;
+  readonly errorSignature: string;
+  readonly tags: readonly string[];
+}
+
+interface SetQuery {
+  readonly lesson: string;
+  readonly kind: QueryKind;
+  readonly text: string;
+  readonly language: LanguageName;
+}
+
+// The handlers ignore the context outside the bus; a long deadline keeps anything that reads it content.
+const context: CallContext = { requestId: 'bench', deadline: Date.now() + 3_600_000, signal: new AbortController().signal, headers: {} };
+
+const percentile = (values: readonly number[], p: number) => [...values].sort((left, right) => left - right)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))] ?? 0;
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+const percent = (part: number, whole: number) => `${whole === 0 ? 0 : Math.round((100 * part) / whole)} %`;
+const oneLine = (text: string, max: number) => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 3)}...`;
+};
+
+/**
+ * Reads and checks the labelled set: unique keys, known languages, every
+ * query labelled with a stored lesson, and no two lessons of a language
+ * with the same signature (the memory would file the second as evidence).
+ *
+ * @throws Error naming the entry that is wrong.
+ */
+function loadSet(file: string): { lessons: SetLesson[]; queries: SetQuery[] } {
+  const raw = parseYaml(readFileSync(file, 'utf8')) as { lessons: Record<string, unknown>[]; queries: Record<string, unknown>[] };
+  const lessons = raw.lessons.map((entry): SetLesson => {
+    const key = String(entry['key']);
+    const language = String(entry['language']);
+    if (!(language in languages)) throw new Error(`${file}: lesson ${key} has language ${language}; use python, typescript or javascript`);
+    const kind = entry['kind'] === 'success-pattern' ? 'success-pattern' : 'lesson';
+    const title = String(entry['title'] ?? '');
+    if (kind === 'lesson' && title === '') throw new Error(`${file}: lesson ${key} has no title`);
+    return { key, kind, language: language as LanguageName, title, body: String(entry['body']), errorSignature: String(entry['error_signature'] ?? ''), tags: (entry['tags'] as string[] | undefined) ?? [] };
+  });
+  const byKey = new Map(lessons.map((lesson) => [lesson.key, lesson]));
+  if (byKey.size !== lessons.length) throw new Error(`${file}: lesson keys are not unique`);
+  const signatures = new Set<string>();
+  for (const lesson of lessons) {
+    if (lesson.errorSignature === '') continue;
+    const key = `${lesson.language} ${lesson.errorSignature}`;
+    if (signatures.has(key)) throw new Error(`${file}: lesson ${lesson.key} repeats the ${lesson.language} signature ${lesson.errorSignature}`);
+    signatures.add(key);
+  }
+  const queries = raw.queries.map((entry, index): SetQuery => {
+    const lesson = byKey.get(String(entry['lesson']));
+    if (lesson === undefined) throw new Error(`${file}: query ${index + 1} is labelled with ${String(entry['lesson'])}, which is not a lesson of the set`);
+    if (entry['kind'] !== QueryKind.ERROR && entry['kind'] !== QueryKind.GOAL) throw new Error(`${file}: query ${index + 1} has kind ${String(entry['kind'])}; use error or goal`);
+    return { lesson: lesson.key, kind: entry['kind'], text: String(entry['text']).trim(), language: lesson.language };
+  });
+  return { lessons, queries };
+}
+
+/** Ids of stored lessons by body, per language: RecordSuccess does not return the pattern it creates. */
+async function idsByBody(memory: MemoryService, language: Language): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  let pageToken = '';
+  do {
+    const page = await memory.implementation.listLessons(ListLessonsRequest.fromPartial({ language, pageSize: 100, pageToken }), context);
+    for (const lesson of page.lessons) ids.set(lesson.body.trim(), lesson.id);
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '');
+  return ids;
+}
+
+/**
+ * Records a lesson of the set through the service's handlers and returns its id.
+ *
+ * @throws Error when the service merged it into another lesson instead of storing it.
+ */
+async function record(memory: MemoryService, lesson: SetLesson, taskId: string): Promise<string> {
+  const language = languages[lesson.language];
+  if (lesson.kind === 'lesson') {
+    const response = await memory.implementation.recordFailure(
+      RecordFailureRequest.fromPartial({
+        taskId,
+        iteration: 1,
+        goal: 'retrieval bench',
+        language,
+        candidateLesson: { title: lesson.title, body: lesson.body, errorSignature: lesson.errorSignature, tags: [...lesson.tags], language },
+      }),
+      context,
+    );
+    if (!response.lessonCreated || response.lesson === undefined) throw new Error(`lesson ${lesson.key} was filed as evidence on an existing lesson (same signature and language?)`);
+    return response.lesson.id;
+  }
+  await memory.implementation.recordSuccess(RecordSuccessRequest.fromPartial({ taskId, iteration: 1, goal: 'retrieval bench', language, fixSummary: lesson.body, iterationsTaken: 1 }), context);
+  const id = (await idsByBody(memory, language)).get(lesson.body.trim());
+  if (id === undefined) throw new Error(`success pattern ${lesson.key} is not among the stored lessons after RecordSuccess (merged into a similar one?)`);
+  return id;
+}
+
+// ---------------------------------------------------------------------------
+// 1. Quality
+// ---------------------------------------------------------------------------
+
+interface Ranked {
+  readonly query: SetQuery;
+  /** 1-based rank of the labelled lesson; 0 when it is not returned. */
+  readonly rank: number;
+  readonly returned: readonly { key: string; score: number }[];
+}
+
+async function measureQuality(set: { lessons: SetLesson[]; queries: SetQuery[] }): Promise<Ranked[]> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ratchet-memory-quality-'));
+  const db = await openPglite({ dataDir, vector: true });
+  try {
+    const memory = await createMemoryService({ db });
+    const keyOf = new Map<string, string>();
+    const idOf = new Map<string, string>();
+    for (const lesson of set.lessons) {
+      const id = await record(memory, lesson, `bench-${lesson.key}`);
+      keyOf.set(id, lesson.key);
+      idOf.set(lesson.key, id);
+    }
+    const ranked: Ranked[] = [];
+    for (const query of set.queries) {
+      const response = await memory.implementation.retrieveLessons(RetrieveLessonsRequest.fromPartial({ taskId: 'bench-query', query: query.text, language: languages[query.language], limit, minScore: 0 }), context);
+      const ids = response.lessons.map((scored) => scored.lesson?.id ?? '');
+      ranked.push({
+        query,
+        rank: ids.indexOf(idOf.get(query.lesson) ?? '') + 1,
+        returned: response.lessons.map((scored) => ({ key: keyOf.get(scored.lesson?.id ?? '') ?? '?', score: scored.score })),
+      });
+    }
+    await memory.close();
+    return ranked;
+  } finally {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function reportQuality(set: { lessons: SetLesson[]; queries: SetQuery[] }, ranked: readonly Ranked[]): { top1: number; top3: number; top5: number } {
+  const share = (rows: readonly Ranked[], within: number) => rows.filter((row) => row.rank > 0 && row.rank <= within).length;
+  const line = (name: string, rows: readonly Ranked[]) => `| ${name} | ${rows.length} | ${percent(share(rows, 1), rows.length)} | ${percent(share(rows, 3), rows.length)} | ${percent(share(rows, 5), rows.length)} |`;
+  console.log(`\nRetrieval quality: ${set.queries.length} labelled queries over ${set.lessons.length} lessons, hashing embedder, RetrieveLessons limit ${limit}, min_score 0, same language\n`);
+  console.log('| queries | n | top 1 | top 3 | top 5 |\n|---|---|---|---|---|');
+  console.log(line('all', ranked));
+  console.log(line('error output', ranked.filter((row) => row.query.kind === QueryKind.ERROR)));
+  console.log(line('goal or failure summary', ranked.filter((row) => row.query.kind === QueryKind.GOAL)));
+  for (const language of Object.keys(languages) as LanguageName[]) console.log(line(language, ranked.filter((row) => row.query.language === language)));
+  const misses = ranked.filter((row) => row.rank === 0 || row.rank > 3);
+  console.log(`\nMisses (labelled lesson not in the top 3): ${misses.length}`);
+  for (const miss of misses) {
+    const instead = miss.returned
+      .slice(0, 3)
+      .map((item) => `${item.key} ${round(item.score, 2)}`)
+      .join(', ');
+    console.log(`- [${miss.query.kind}] "${oneLine(miss.query.text, 90)}" -> ${miss.query.lesson} (${miss.rank === 0 ? 'not in the top 5' : `rank ${miss.rank}`}); ranked: ${instead}`);
+  }
+  const top3 = share(ranked, 3) / ranked.length;
+  console.log(`\ntop 3 goal >= 90 %: ${top3 >= 0.9 ? 'met' : 'NOT met'}`);
+  return { top1: share(ranked, 1) / ranked.length, top3, top5: share(ranked, 5) / ranked.length };
+}
+
+// ---------------------------------------------------------------------------
+// 2. Latency
+// ---------------------------------------------------------------------------
+
+/** Database that notes the statements run through it, so a retrieval's statements can be replayed and explained. */
+class RecordingDatabase implements Database {
+  recording = false;
+  readonly statements = new Map<string, { params: readonly unknown[]; calls: number }>();
+  readonly inner: Database;
+
+  constructor(inner: Database) {
+    this.inner = inner;
+  }
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
+    this.note(sql, params);
+    return this.inner.query<R>(sql, params);
+  }
+
+  execute(sql: string): Promise<void> {
+    return this.inner.execute(sql);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.inner.transaction((tx) =>
+      fn({
+        query: <R,>(sql: string, params: readonly unknown[] = []) => {
+          this.note(sql, params);
+          return tx.query<R>(sql, params);
+        },
+        execute: (sql: string) => tx.execute(sql),
+      }),
+    );
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private note(sql: string, params: readonly unknown[]): void {
+    if (!this.recording) return;
+    const known = this.statements.get(sql);
+    this.statements.set(sql, { params, calls: (known?.calls ?? 0) + 1 });
+  }
+}
+
+/** Deterministic pseudo-random numbers (mulberry32), so every run loads the same lessons. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const words = (text: string) => text.trim().split(/\s+/);
+const vocabulary = {
+  verbs: words('check validate close open parse serialise escape sort compare await return raise handle normalise convert read write cache retry guard split join encode decode import export quote bind narrow copy reset flush merge group'),
+  things: words(
+    'list dict set tuple string path file directory stream buffer socket request response header cookie token session user order invoice cart price total discount date timestamp timezone duration interval counter index key value record row column table query cursor transaction connection pool lock thread task queue event callback promise coroutine iterator generator fixture mock test assertion module package import export config option flag argument environment variable template report log message error exception warning signal process child pipe input output encoding json csv yaml xml html url email phone address name title slug tag label category score rank grade matrix grid graph tree node edge heap stack deque cache map array vector number float integer decimal fraction percentage currency',
+  ),
+  qualifiers: words('before use at the boundary in tests on empty input per request once at start after writing in a loop on every call when missing for large inputs across calls by default explicitly in order lazily early with a timeout'),
+  reasons: words('shared state stale data wrong order off by one rounding error lost update silent failure flaky test slow path memory growth type mismatch encoding error missing field duplicate rows race condition deadlock timeout leak'),
+  errors: {
+    python: words('TypeError ValueError KeyError IndexError AttributeError AssertionError RuntimeError ImportError FileNotFoundError ZeroDivisionError UnicodeDecodeError RecursionError'),
+    typescript: words('TypeError RangeError SyntaxError AssertionError ReferenceError Error'),
+    javascript: words('TypeError RangeError SyntaxError AssertionError ReferenceError Error'),
+  },
+  tools: {
+    python: words('pytest argparse json sqlite3 pathlib datetime asyncio dataclasses collections itertools re csv logging subprocess typing'),
+    typescript: words('node:test tsc zod fetch fs/promises path Map Set Promise Date JSON strictNullChecks esm interface generic'),
+    javascript: words('node:test fs path Map Set Promise Date JSON esm commonjs require import Array.prototype.sort setTimeout EventEmitter'),
+  },
+} as const;
+
+/** A synthetic lesson in the reflector's shape: general advice about a tool, a thing and a failure. */
+function syntheticLesson(next: () => number, language: LanguageName): { title: string; body: string; errorSignature: string; tags: string[] } {
+  const pick = <T,>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T;
+  const [verb, thing, other, qualifier, reason, tool] = [pick(vocabulary.verbs), pick(vocabulary.things), pick(vocabulary.things), pick(vocabulary.qualifiers), pick(vocabulary.reasons), pick(vocabulary.tools[language])];
+  const title = `${verb[0]?.toUpperCase()}${verb.slice(1)} the ${thing} ${qualifier}`;
+  const body = `When ${tool} handles a ${thing} with a ${other}, forgetting to ${verb} it ${qualifier} causes ${reason}. ${pick(vocabulary.verbs)} the ${pick(vocabulary.things)} first and test the ${pick(vocabulary.things)} that ${pick(vocabulary.reasons)} would break.`;
+  const errorSignature = next() < 0.7 ? `${pick(vocabulary.errors[language])}: ${thing} '<v>' ${pick(['is not', 'has no', 'cannot be', 'expected'])} ${other} <n>` : '';
+  return { title, body, errorSignature, tags: [thing, tool] };
+}
+
+function syntheticGoal(next: () => number, language: LanguageName): string {
+  const pick = <T,>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T;
+  return `Write a ${language} ${pick(vocabulary.things)} ${pick(['parser', 'CLI', 'service', 'function', 'module', 'report'])} that ${pick(vocabulary.verbs)}s each ${pick(vocabulary.things)} and ${pick(vocabulary.verbs)}s the ${pick(vocabulary.things)} using ${pick(vocabulary.tools[language])}.`;
+}
+
+interface Column {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** Columns a row is written with (not generated, not identity), in table order. */
+async function columnsOf(db: Queryable, table: string): Promise<Column[]> {
+  const result = await db.query<Column>(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a
+     WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity = '' ORDER BY a.attnum`,
+    [table],
+  );
+  if (result.rows.length === 0) throw new Error(`table ${table} not found; the memory migrations changed, update the bench`);
+  return result.rows;
+}
+
+const identifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * A multi-row INSERT into `table` from arrays: the columns in `overrides`
+ * take the expression given (over the unnest columns `u.<name>`), every
+ * other column is copied from the template row `t` named by `u.template`.
+ */
+function bulkInsert(table: string, columns: readonly Column[], overrides: Readonly<Record<string, string>>, arrays: readonly string[]): string {
+  const names = columns.map((column) => identifier(column.name)).join(', ');
+  const values = columns.map((column) => overrides[column.name] ?? `t.${identifier(column.name)}`).join(', ');
+  const unnest = arrays.map((_, index) => `$${index + 1}::text[]`).join(', ');
+  return `INSERT INTO ${table} (${names}) SELECT ${values} FROM unnest(${unnest}) AS u(${arrays.join(', ')}) JOIN ${table} t ON t.id = u.template`;
+}
+
+interface LoadTimes {
+  readonly lessons: number;
+  readonly embedMs: number;
+  readonly insertMs: number;
+  readonly indexMs: number;
+  readonly analyzeMs: number;
+}
+
+/** Secondary indexes of the lesson and vector tables (not those behind constraints): dropped for a bulk load, rebuilt after. */
+async function secondaryIndexes(db: Queryable): Promise<{ name: string; definition: string }[]> {
+  const result = await db.query<{ name: string; definition: string }>(
+    `SELECT format('%I.%I', i.schemaname, i.indexname) AS name, i.indexdef AS definition FROM pg_indexes i
+     WHERE (i.schemaname, i.tablename) IN (('memory', 'lessons'), ('memory_vectors', 'vectors'))
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = format('%I.%I', i.schemaname, i.indexname)::regclass)`,
+  );
+  return result.rows;
+}
+
+interface Loader {
+  /** Adds synthetic lessons until `total` lessons are stored. */
+  grow(total: number): Promise<LoadTimes>;
+  readonly copied: readonly string[];
+}
+
+/**
+ * Records a template lesson and success pattern per language through the
+ * handlers, then loads synthetic ones by copying the templates' rows with
+ * their own id, text and vector.
+ */
+async function bulkLoader(db: Database, memory: MemoryService, embedder: HashingEmbedder): Promise<Loader> {
+  const templates = new Map<string, string>();
+  for (const language of Object.keys(languages) as LanguageName[]) {
+    const lessonTemplate = { key: `template-${language}`, kind: 'lesson' as const, language, title: `Template lesson for ${language}`, body: `Bulk-loaded ${language} lessons copy this one's columns.`, errorSignature: `BenchTemplate: ${language}`, tags: [] };
+    templates.set(`${language} lesson`, await record(memory, lessonTemplate, `bench-template-${language}`));
+    const patternTemplate = { ...lessonTemplate, key: `template-${language}-pattern`, kind: 'success-pattern' as const, body: `Bulk-loaded ${language} success patterns copy the columns of this template.` };
+    templates.set(`${language} success-pattern`, await record(memory, patternTemplate, `bench-template-${language}-pattern`));
+  }
+  const lessonColumns = await columnsOf(db, 'memory.lessons');
+  const vectorColumns = await columnsOf(db, 'memory_vectors.vectors');
+  const typeOf = (columns: readonly Column[], name: string) => {
+    const column = columns.find((item) => item.name === name);
+    if (column === undefined) throw new Error(`no column ${name} in the memory tables; the migrations changed, update the bench`);
+    return column.type;
+  };
+  const lessonOverrides = Object.fromEntries(['id', 'title', 'body', 'error_signature', 'tags'].map((name) => [name, `u.${name}::${typeOf(lessonColumns, name)}`]));
+  typeOf(vectorColumns, 'embedding');
+  // Integers parse far faster than floats in PGlite; l2_normalize restores the embedder's unit vector to within 1e-6.
+  const vectorOverrides = { id: 'u.id::text', embedding: 'l2_normalize(u.embedding::int[]::vector)' };
+  const insertLessons = bulkInsert('memory.lessons', lessonColumns, lessonOverrides, ['template', 'id', 'title', 'body', 'error_signature', 'tags']);
+  const insertVectors = bulkInsert('memory_vectors.vectors', vectorColumns, vectorOverrides, ['template', 'id', 'embedding']);
+  const next = random(42);
+  let stored = Number((await db.query<{ count: string }>('SELECT count(*) AS count FROM memory.lessons')).rows[0]?.count ?? 0);
+  const batch = 2_000;
+  return {
+    copied: [...lessonColumns.filter((column) => lessonOverrides[column.name] === undefined).map((column) => `lessons.${column.name}`), ...vectorColumns.filter((column) => !(column.name in vectorOverrides)).map((column) => `vectors.${column.name}`)],
+    async grow(total) {
+      const started = stored;
+      const indexes = await secondaryIndexes(db);
+      for (const index of indexes) await db.execute(`DROP INDEX ${index.name}`);
+      let embedMs = 0;
+      let insertMs = 0;
+      while (stored < total) {
+        let mark = performance.now();
+        const rows = Array.from({ length: Math.min(batch, total - stored) }, (_, offset) => {
+          // Half Python, the rest TypeScript and JavaScript; one in six a success pattern.
+          const draw = next();
+          const language: LanguageName = draw < 0.5 ? 'python' : draw < 0.8 ? 'typescript' : 'javascript';
+          const kind = next() < 1 / 6 ? 'success-pattern' : 'lesson';
+          const lesson = syntheticLesson(next, language);
+          return { template: templates.get(`${language} ${kind}`) as string, id: `synthetic-${stored + offset}`, ...lesson, title: kind === 'lesson' ? lesson.title : `Worked: ${lesson.title}` };
+        });
+        const vectors = await embedder.embed(rows.map((row) => [row.title, row.body, row.errorSignature].filter((part) => part !== '').join('\n')));
+        const integers = vectors.map((vector) => `{${Array.from(vector, (value) => Math.round(value * 1e6)).join(',')}}`);
+        embedMs += performance.now() - mark;
+        mark = performance.now();
+        await db.transaction(async (tx) => {
+          await tx.query(insertLessons, [rows.map((row) => row.template), rows.map((row) => row.id), rows.map((row) => row.title), rows.map((row) => row.body), rows.map((row) => row.errorSignature), rows.map((row) => JSON.stringify(row.tags))]);
+          await tx.query(insertVectors, [rows.map((row) => row.template), rows.map((row) => row.id), integers]);
+        });
+        insertMs += performance.now() - mark;
+        stored += rows.length;
+      }
+      let mark = performance.now();
+      // HNSW and GIN builds need the room; PGlite's default is small.
+      await db.execute(`SET maintenance_work_mem = '512MB'`);
+      for (const index of indexes) await db.execute(index.definition);
+      const indexMs = performance.now() - mark;
+      mark = performance.now();
+      await db.execute('ANALYZE memory.lessons; ANALYZE memory_vectors.vectors');
+      return { lessons: stored - started, embedMs, insertMs, indexMs, analyzeMs: performance.now() - mark };
+    },
+  };
+}
+
+interface SizeResult {
+  readonly lessons: number;
+  readonly load: LoadTimes;
+  readonly queries: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly statements: readonly { sql: string; callsPerQuery: number; replayMs: number; params: readonly unknown[] }[];
+}
+
+async function measureLatency(set: { queries: SetQuery[] }): Promise<{ results: SizeResult[]; copied: readonly string[]; explained: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ratchet-memory-latency-'));
+  const inner = await openPglite({ dataDir, vector: true });
+  const db = new RecordingDatabase(inner);
+  try {
+    const memory = await createMemoryService({ db });
+    const loader = await bulkLoader(inner, memory, new HashingEmbedder());
+    const next = random(7);
+    const languageNames = Object.keys(languages) as LanguageName[];
+    const queries = [
+      ...set.queries.map((query) => ({ text: query.text, language: query.language })),
+      ...Array.from({ length: Math.max(0, queryCount - set.queries.length) }, (_, index) => {
+        const language = languageNames[index % languageNames.length] as LanguageName;
+        return { text: syntheticGoal(next, language), language };
+      }),
+    ].slice(0, queryCount);
+    const retrieve = (query: { text: string; language: LanguageName }) =>
+      memory.implementation.retrieveLessons(RetrieveLessonsRequest.fromPartial({ taskId: 'bench-latency', query: query.text, language: languages[query.language], limit, minScore: 0 }), context);
+    const results: SizeResult[] = [];
+    for (const size of sizes) {
+      const load = await loader.grow(size);
+      console.log(`  loaded ${load.lessons} lessons: ${round(load.embedMs / 1000)} s embedding, ${round(load.insertMs / 1000)} s inserting, ${round(load.indexMs / 1000)} s rebuilding indexes, ${round(load.analyzeMs / 1000)} s analyze`);
+      for (const query of queries.slice(0, 5)) await retrieve(query);
+      db.statements.clear();
+      db.recording = true;
+      const timings: number[] = [];
+      const started = performance.now();
+      for (const query of queries) {
+        if (timings.length >= minQueries && performance.now() - started > sizeBudgetMs) break;
+        const mark = performance.now();
+        await retrieve(query);
+        timings.push(performance.now() - mark);
+      }
+      db.recording = false;
+      // Each statement alone, with the parameters of its last call: where a retrieval's time goes.
+      const statements: SizeResult['statements'][number][] = [];
+      for (const [sql, { params, calls }] of db.statements) {
+        const replays: number[] = [];
+        for (let run = 0; run < 5; run += 1) {
+          const mark = performance.now();
+          await inner.query(sql, params);
+          replays.push(performance.now() - mark);
+        }
+        statements.push({ sql, callsPerQuery: calls / timings.length, replayMs: percentile(replays, 50), params });
+      }
+      statements.sort((left, right) => right.replayMs * right.callsPerQuery - left.replayMs * left.callsPerQuery);
+      results.push({ lessons: size, load, queries: timings.length, p50: percentile(timings, 50), p95: percentile(timings, 95), statements });
+      console.log(`  ${size} lessons: p50 ${round(percentile(timings, 50), 2)} ms over ${timings.length} queries`);
+    }
+    const costliest = results.at(-1)?.statements[0];
+    const explained =
+      costliest === undefined
+        ? ''
+        : (await inner.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${costliest.sql}`, costliest.params)).rows
+            .map((row) => row['QUERY PLAN'])
+            .join('\n')
+            .replace(/'\[[^\]]{40,}\]'/g, "'[...]'");
+    await memory.close();
+    return { results, copied: loader.copied, explained };
+  } finally {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function reportLatency(latency: { results: SizeResult[]; copied: readonly string[]; explained: string }): void {
+  console.log('\nRetrieveLessons latency (top 5, min_score 0, same language), PGlite with pgvector in a temp dir; ms\n');
+  console.log('| stored lessons | queries | p50 | p95 | load: embed s | insert s | index rebuild s | analyze s |\n|---|---|---|---|---|---|---|---|');
+  for (const result of latency.results) {
+    console.log(
+      `| ${result.lessons} | ${result.queries} | ${round(result.p50, 2)} | ${round(result.p95, 2)} | ${round(result.load.embedMs / 1000)} | ${round(result.load.insertMs / 1000)} | ${round(result.load.indexMs / 1000)} | ${round(result.load.analyzeMs / 1000)} |`,
+    );
+  }
+  console.log('(loads are cumulative: each size adds the lessons above the previous one)');
+  console.log(`Copied from the template rows: ${latency.copied.join(', ')}`);
+  for (const result of latency.results) {
+    console.log(`\nStatements of a retrieval at ${result.lessons} lessons, each replayed alone (median of 5):\n`);
+    console.log('| statement | calls per retrieval | ms |\n|---|---|---|');
+    for (const statement of result.statements) console.log(`| ${oneLine(statement.sql, 110).replaceAll('|', '\\|')} | ${round(statement.callsPerQuery, 2)} | ${round(statement.replayMs, 2)} |`);
+  }
+  const largest = latency.results.at(-1);
+  if (largest !== undefined) {
+    console.log(`\nEXPLAIN ANALYZE of the costliest statement at ${largest.lessons} lessons:\n${latency.explained}`);
+    const goal = largest.lessons >= 100_000 ? `; goal < 5 ms p50 at 100k: ${largest.p50 < 5 ? 'met' : 'NOT met'}` : '';
+    console.log(`\np50 at ${largest.lessons} lessons: ${round(largest.p50, 2)} ms${goal}`);
+  }
+}
+
+const set = loadSet(path.join(import.meta.dirname, 'retrieval-set.yaml'));
+let mark = performance.now();
+const ranked = await measureQuality(set);
+const quality = reportQuality(set, ranked);
+console.log(`(quality: ${round((performance.now() - mark) / 1000)} s)`);
+console.log('\nLoading and measuring latency (PGlite only: the Postgres here, Debian 15, has no pgvector)');
+mark = performance.now();
+const latency = await measureLatency(set);
+reportLatency(latency);
+console.log(`(latency: ${round((performance.now() - mark) / 1000)} s)`);
+console.log(
+  JSON.stringify({
+    bench: 'memory-retrieval',
+    quality: { queries: ranked.length, lessons: set.lessons.length, top1: round(quality.top1, 3), top3: round(quality.top3, 3), top5: round(quality.top5, 3), misses: ranked.filter((row) => row.rank === 0 || row.rank > 3).map((row) => ({ query: oneLine(row.query.text, 60), lesson: row.query.lesson, rank: row.rank })) },
+    latency: latency.results.map((result) => ({ lessons: result.lessons, queries: result.queries, p50Ms: round(result.p50, 2), p95Ms: round(result.p95, 2), loadMs: { embed: Math.round(result.load.embedMs), insert: Math.round(result.load.insertMs), indexes: Math.round(result.load.indexMs), analyze: Math.round(result.load.analyzeMs) } })),
+  }),
+);
