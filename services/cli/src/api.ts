@@ -22,7 +22,8 @@ import { openPglite } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
-import { createEmbedder, createMemoryService, type MemoryService } from '@ratchet/memory';
+import { createRedactor, loadRedactionRules } from '@ratchet/agent';
+import { createEmbedder, createMemoryService, learningOptionsOf, type MemoryService } from '@ratchet/memory';
 import { toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { startEmbedded } from './embedded';
@@ -199,7 +200,8 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
   try {
     store = await TaskStore.open(db);
     // Lessons are read and managed here directly: no task runs, so no other service is needed.
-    memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), reindexOnStart: false });
+    const redactor = createRedactor(loadRedactionRules(configDir));
+    memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), ...learningOptionsOf(config.learning), redact: (text) => redactor.redact(text).text, reindexOnStart: false });
   } catch (error) {
     await db.close();
     throw error;

@@ -5,7 +5,7 @@ import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from
 import { coderConfigSection, sandboxConfigSection } from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
-import { embedderConfigSection } from '@ratchet/memory';
+import { embedderConfigSection, learningConfigSection } from '@ratchet/memory';
 import { z } from 'zod';
 import { workspaceConfigSection } from './workspace/settings';
 
@@ -17,6 +17,7 @@ export const cliConfigSchema = extendConfigSchema({
   sandbox: sandboxConfigSection,
   coder: coderConfigSection,
   embedder: embedderConfigSection,
+  learning: learningConfigSection,
   storage: configSection({
     /** Where embedded mode keeps its database (PGlite). Default ~/.ratchet/data. */
     dataDir: z.string().min(1).optional(),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadDefinitionExtractor, loadPrompts, sandboxLimitsOf } from '@ratchet/agent';
+import { createRedactor, loadDefinitionExtractor, loadPrompts, loadRedactionRules, sandboxLimitsOf } from '@ratchet/agent';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
@@ -15,7 +15,7 @@ import {
 import { createCoderService } from '@ratchet/coder';
 import { openPglite } from '@ratchet/db';
 import { createRoleModels, type RoleModels } from '@ratchet/llm';
-import { createEmbedder, createMemoryService } from '@ratchet/memory';
+import { createEmbedder, createMemoryService, learningOptionsOf } from '@ratchet/memory';
 import { agentClients, createOrchestratorService, loopSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
@@ -79,7 +79,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
-    const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder) });
+    const redactor = createRedactor(loadRedactionRules(options.configDir));
+    const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), ...learningOptionsOf(config.learning), redact: (text) => redactor.redact(text).text });
     closers.push(() => memory.close());
     const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
 

@@ -17,6 +17,7 @@ import type {
   RetrieveLessonsRequest,
   RetrieveLessonsResponse,
 } from '@ratchet/contracts';
+import { createRedactor } from '@ratchet/agent';
 import type { Database } from '@ratchet/db';
 import { LessonStore } from './adapters/lesson-store';
 import { PgVectorStore } from './adapters/pgvector-store';
@@ -44,6 +45,8 @@ export { defaultStandingPolicy, isRetired, standingOf, weightOf } from './domain
 export type { LessonOutcomes, Standing, StandingPolicy } from './domain/standing';
 export { GLOBAL_SCOPE, scopeOf } from './domain/scope';
 export { LESSON_EXPORT_VERSION } from './handlers/import-lessons';
+export { learningConfigSection, learningOptionsOf } from './learning-config';
+export type { LearningSettings } from './learning-config';
 
 export interface MemoryServiceOptions {
   /** Lesson metadata lives here (schema `memory`); the caller owns it. */
@@ -57,7 +60,7 @@ export interface MemoryServiceOptions {
   readonly standing?: StandingPolicy;
   /** Most lessons kept per scope; default 10,000. */
   readonly maxLessonsPerScope?: number;
-  /** Removes secrets from text before it is stored. Default: none removed. */
+  /** Removes secrets from text before it is stored. Default: the built-in redaction rules (config/redaction.yaml adds to them where the caller loads it). */
   readonly redact?: (text: string) => string;
   /** Re-embed lessons lacking a vector from the embedder in the background after start; default true. */
   readonly reindexOnStart?: boolean;
@@ -84,6 +87,9 @@ export interface MemoryService {
   close(): Promise<void>;
 }
 
+const builtInRedactor = createRedactor();
+const defaultRedact = (text: string) => builtInRedactor.redact(text).text;
+
 /**
  * The memory service's RPCs, ready for `hostService`: lessons with evidence,
  * found by similarity (embedder + vector store) or by error signature.
@@ -98,7 +104,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     now: options.now ?? (() => new Date()),
     standing: options.standing ?? defaultStandingPolicy,
     maxLessonsPerScope: options.maxLessonsPerScope ?? 10_000,
-    redact: options.redact ?? ((text: string) => text),
+    redact: options.redact ?? defaultRedact,
   };
   // After the embedder changed, lessons are re-embedded a batch at a time; retrieval skips them meanwhile.
   let closing = false;

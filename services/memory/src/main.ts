@@ -1,12 +1,12 @@
 import path from 'node:path';
-import { databaseConfigSection } from '@ratchet/agent';
+import { configDirectoryOf, createRedactor, databaseConfigSection, loadRedactionRules } from '@ratchet/agent';
 import { configSection, extendConfigSchema } from '@ratchet/config';
 import { MemoryServiceDefinition } from '@ratchet/contracts';
 import { openPglite, openPostgresWithRetry, type Database } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
-import { createEmbedder, createMemoryService, embedderConfigSection, PgVectorStore } from './index';
+import { createEmbedder, createMemoryService, embedderConfigSection, learningConfigSection, learningOptionsOf, PgVectorStore } from './index';
 
 const schema = extendConfigSchema({
   database: databaseConfigSection,
@@ -20,6 +20,7 @@ const schema = extendConfigSchema({
     vectorDataDir: z.string().min(1).default('data/memory-vectors'),
   }),
   embedder: embedderConfigSection,
+  learning: learningConfigSection,
 });
 
 // Lessons and their evidence in Postgres (schema memory); vectors per memory.vectors.
@@ -40,7 +41,16 @@ main({
       const embedder = createEmbedder(config.embedder);
       // The id, not the settings: the settings may carry an API key.
       logger.info({ embedder: embedder.id }, 'lessons are embedded with this embedder');
-      const memory = await createMemoryService({ db, vectors: await PgVectorStore.open(vectorDb ?? db), embedder });
+      // Checked at start: a bad redaction.yaml stops the service rather than store secrets.
+      const redactor = createRedactor(loadRedactionRules(configDirectoryOf()));
+      const memory = await createMemoryService({
+        db,
+        vectors: await PgVectorStore.open(vectorDb ?? db),
+        embedder,
+        ...learningOptionsOf(config.learning),
+        redact: (text) => redactor.redact(text).text,
+        onReindexError: (error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 're-embedding lessons stopped; ratchet lessons reindex resumes it'),
+      });
       return {
         implementation: memory.implementation,
         checks: [{ name: 'postgres', required: true, check: async () => (await db.query('SELECT 1'), { ok: true, detail: 'connected' }) }],

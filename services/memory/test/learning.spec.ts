@@ -125,6 +125,19 @@ describe('memory that earns its place', () => {
     expect(rows.rows[0]?.text).toContain('[REDACTED:key]');
   });
 
+  it('redacts with the built-in rules when no redactor is given', async () => {
+    const plain = await createMemoryService({ db, reindexOnStart: false, now: () => tick() });
+    const key = `sk-proj-${'Zx9Qw2Er7Ty4'.repeat(3)}`;
+    const recorded = await plain.implementation.recordFailure(
+      failure('secret-builtin', 1, { candidateLesson: { title: 'Pass the key to the client', body: `client = OpenAI(api_key="${key}") failed with 401`, errorSignature: '', tags: [], language: python }, goal: `use ${key}` }),
+    );
+    expect(JSON.stringify(recorded.lesson)).not.toContain(key);
+    expect(recorded.lesson?.body).toMatch(/api_key="?\[REDACTED:[a-z-]+\]/);
+    const stored = await db.query<{ goal: string }>("SELECT goal FROM memory.failures WHERE task_id = 'secret-builtin'");
+    expect(stored.rows[0]?.goal).not.toContain(key);
+    await plain.close();
+  });
+
   it('exports and imports lessons between installations, and refuses another format version', async () => {
     const page = await api().listLessons({ pageSize: 500, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'git:example/alpha', status: 0 }, context);
     expect(page.lessons.length).toBeGreaterThan(0);
