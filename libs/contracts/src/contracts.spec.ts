@@ -158,6 +158,9 @@ describe('service definitions', () => {
       'RecordSuccess',
       'GetLesson',
       'ListLessons',
+      'ForgetLesson',
+      'ImportLessons',
+      'ReindexLessons',
       'Health',
     ]);
     expect(OrchestratorServiceDefinition.fullName).toBe('ratchet.v1.OrchestratorService');
@@ -170,6 +173,11 @@ describe('service definitions', () => {
       'ResumeTask',
       'Approve',
       'Health',
+      'ListLessons',
+      'GetLesson',
+      'ForgetLesson',
+      'ImportLessons',
+      'ReindexLessons',
     ]);
   });
 
