@@ -1,0 +1,112 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseLanguageName, testConvention } from '@ratchet/agent';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { collectWorkspace } from '../workspace/collect';
+import type { WorkspaceSettings } from '../workspace/settings';
+import type { BenchTask } from './task';
+
+// Workspace suites: SUITE_DIR/<task>/task.yaml plus the task's files. The
+// files are collected and split exactly as `ratchet run --workspace` does:
+// the project's own tests are its acceptance tests, the rest its workspace.
+
+/** The file in each task folder that says what to do. */
+export const taskFileName = 'task.yaml';
+
+const taskFileSchema = z.strictObject({
+  /** What to do, as for `ratchet run`. */
+  goal: z.string().trim().min(1, 'goal is empty'),
+  /** How the project runs its tests, a shell command line run from its root (as --test-command). */
+  test_command: z.string().trim().min(1, 'test_command is empty; leave it out to run the tests by the language convention').optional(),
+  /** python (default), typescript or javascript. */
+  language: z.string().optional(),
+  /** Attempts for this task, 1 to 100; --max-iterations overrides it. */
+  max_iterations: z.number().int().min(1).max(100).optional(),
+});
+
+/** A folder's task, or why it cannot be one (for the suite-level error). */
+type Loaded = { readonly task: BenchTask; readonly notes: readonly string[] } | { readonly problem: string };
+
+/**
+ * Loads every task folder of `dir` (sub-directories not starting with `.`,
+ * in name order); files beside them (a README) are ignored.
+ *
+ * @returns the tasks and notes for the user (files a workspace did not send, and why).
+ * @throws AppError INVALID_ARGUMENT listing every folder without task.yaml,
+ *   with a task.yaml that is not YAML, lacks a goal or has unknown keys, with
+ *   no tests and no test_command, or whose files cannot be collected; or when
+ *   `dir` has no task folders.
+ */
+export async function loadDirectorySuite(dir: string, settings: WorkspaceSettings): Promise<{ tasks: BenchTask[]; notes: string[] }> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const folders = entries
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
+    .map((entry) => entry.name)
+    .sort();
+  if (folders.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${dir} has no task folders: expected ${path.join(dir, '<task>', taskFileName)} with a goal, beside the task's files`);
+  const loaded: Loaded[] = [];
+  for (const folder of folders) loaded.push(await loadTaskFolder(dir, folder, settings));
+  const problems = loaded.flatMap((entry) => ('problem' in entry ? [entry.problem] : []));
+  if (problems.length > 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${dir} has ${problems.length} bad task folder(s):\n  ${problems.join('\n  ')}`);
+  return {
+    tasks: loaded.flatMap((entry) => ('task' in entry ? [entry.task] : [])),
+    notes: loaded.flatMap((entry) => ('notes' in entry ? entry.notes : [])),
+  };
+}
+
+async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSettings): Promise<Loaded> {
+  const taskDir = path.join(dir, folder);
+  const where = `${folder}/${taskFileName}`;
+  let text: string;
+  try {
+    text = await readFile(path.join(taskDir, taskFileName), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { problem: code === 'ENOENT' ? `${folder}: no ${taskFileName}; add one with at least a goal (and test_command unless its tests run by the language convention)` : `${where}: cannot read it (${String(error)})` };
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch (error) {
+    return { problem: `${where} is not valid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  const parsed = taskFileSchema.safeParse(data ?? {});
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : issue.message}`));
+    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations)` };
+  }
+  const spec = parsed.data;
+  let language;
+  try {
+    language = parseLanguageName(spec.language ?? 'python');
+  } catch (error) {
+    return { problem: `${where}: ${AppError.from(error).message}` };
+  }
+  let collected;
+  try {
+    collected = await collectWorkspace(taskDir, settings);
+  } catch (error) {
+    return { problem: `${folder}: ${AppError.from(error).message}` };
+  }
+  // As `ratchet run --workspace`: the project's own tests are its acceptance tests, never edited by the model.
+  const convention = testConvention(language);
+  const files = collected.files.filter((file) => file.path !== taskFileName);
+  const acceptanceTests = files.filter((file) => convention.isTestPath(file.path));
+  const workspace = files.filter((file) => !convention.isTestPath(file.path));
+  if (acceptanceTests.length === 0 && spec.test_command === undefined) {
+    return { problem: `${folder}: no tests to tell a pass from a failure; add test files (${convention.fileRule.split(' ')[0]}) or test_command to its ${taskFileName}` };
+  }
+  const task: BenchTask = {
+    id: folder,
+    goal: spec.goal,
+    language,
+    workspace,
+    acceptanceTests,
+    // A command line as the user would type it in the project's root, as --test-command.
+    testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],
+    ...(spec.max_iterations === undefined ? {} : { maxIterations: spec.max_iterations }),
+  };
+  return { task, notes: collected.skipped.map((skipped) => `${folder}: not sent: ${skipped.path} (${skipped.reason})`) };
+}

@@ -1,0 +1,19 @@
+import type { LanguageName } from '@ratchet/agent';
+import type { SourceFile } from '@ratchet/contracts';
+
+/** One task of a suite, ready to submit (or an input error to report). */
+export interface BenchTask {
+  /** Unique in the suite: the JSONL task_id or the folder name. */
+  readonly id: string;
+  readonly goal: string;
+  readonly language: LanguageName;
+  readonly workspace: readonly SourceFile[];
+  /** The suite's tests: the only tests the task runs, never edited by the model. */
+  readonly acceptanceTests: readonly SourceFile[];
+  /** A workspace's own test command (`sh -c LINE`), or empty for the language's runner. */
+  readonly testCommand: readonly string[];
+  /** The task's own budget of attempts; --max-iterations overrides it. */
+  readonly maxIterations?: number;
+  /** Set when the task cannot run, saying why; the other tasks still run. */
+  readonly inputError?: string;
+}
