@@ -1,6 +1,7 @@
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { Command, CommanderError } from 'commander';
+import { runBench, type BenchOptions } from './bench/run-bench';
 import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
 import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
@@ -127,6 +128,27 @@ function program(): Command {
         .option('--json', 'one JSON object'),
     ),
   ).action(async (taskId: string, options: Parameters<typeof showTask>[1]) => showTask(taskId, options));
+
+  remote(
+    dataDir(
+      command
+        .command('bench')
+        .description(
+          'run a suite of tasks with the configured model and report pass@1, iterations, model calls, tokens and cost by role, time and lessons; rerun the same command to go on after a stop. Exits 0 when the run completed (whatever passed), 65 when some tasks had input errors',
+        )
+        .argument('<suite>', 'a JSONL file with task_id, prompt, test and entry_point on each line (HumanEval files work as they are), or a directory of task folders, each with a task.yaml (goal, test_command, language, max_iterations) and its files')
+        .option('--limit <n>', 'only the first N tasks of the suite')
+        .option('--concurrency <n>', 'tasks in flight at once (default 1)')
+        .option('--max-iterations <n>', "attempts per task (default: the task's max_iterations, else orchestrator.maxIterations)")
+        .option('--memory <mode>', 'fresh: a memory that starts empty (default); shared: your lessons, and it keeps what the run learns; off: no lessons')
+        .option('--repeat <n>', 'run the suite N times (default 1)')
+        .option('--compare-memory', 'run the suite with memory off, then twice over one empty memory (cold, warm), and report what learning changed')
+        .option('--out <dir>', 'the run directory: results.jsonl, report.md, and embedded data (default .ratchet-bench/<suite name>)')
+        .option('--json', 'print the report and every result as one JSON object on stdout'),
+    ),
+  ).action(async (suite: string, options: BenchOptions) => {
+    process.exitCode = (await runBench(suite, options)).exitCode;
+  });
 
   const lessons = command.command('lessons').description('what Ratchet has learnt: lessons from failures and fixes, and what worked, with why each ranks where it does');
   remote(
