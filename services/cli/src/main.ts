@@ -140,7 +140,7 @@ function program(): Command {
         .option('--limit <n>', 'only the first N tasks of the suite')
         .option('--concurrency <n>', 'tasks in flight at once (default 1)')
         .option('--max-iterations <n>', "attempts per task (default: the task's max_iterations, else orchestrator.maxIterations)")
-        .option('--memory <mode>', 'fresh: a memory that starts empty (default); shared: your lessons, and it keeps what the run learns; off: no lessons')
+        .option('--memory <mode>', 'fresh: a memory that starts empty (default); shared: your global lessons, keeping what it learns in project bench/<suite>; off: no lessons')
         .option('--repeat <n>', 'run the suite N times (default 1)')
         .option('--compare-memory', 'run the suite with memory off, then twice over one empty memory (cold, warm), and report what learning changed')
         .option('--out <dir>', 'the run directory: results.jsonl, report.md, and embedded data (default .ratchet-bench/<suite name>)')
