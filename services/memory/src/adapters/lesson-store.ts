@@ -65,6 +65,8 @@ export class LessonStore {
 
   static async open(db: Database): Promise<LessonStore> {
     await migrate(db, 'memory', memoryMigrations);
+    // PGlite has no autovacuum: without statistics the planner takes a scope filter for one row and scans every lesson. Sampled, so cheap on Postgres too.
+    await db.query('ANALYZE memory.lessons, memory.evidence, memory.outcomes');
     return new LessonStore(db);
   }
 
