@@ -1,4 +1,5 @@
 export { errorSignature, splitErrorMessage } from './error-signature';
+export { failureSignature } from './failure-signature';
 export { citedLessonIds, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatReflections, formatTestReport } from './format';
 export { languageFromProto, LanguageName, languageToProto, parseLanguageName, testConvention } from './language';
 export type { TestConvention } from './language';

@@ -124,6 +124,37 @@ describe('ratchet run (embedded)', () => {
     expect(model.remaining).toBe(0);
   });
 
+  it("brings back an earlier task's lesson by its failure signature while reflecting, though none of its words match", async () => {
+    const dataDir = path.join(dir, 'signature-data');
+    const lesson = { title: 'Check the sign of arithmetic results', body: 'A result with the wrong sign points at the operator used.', tags: ['arithmetic'] };
+    const reflection = (rootCause: string) => JSON.stringify({ rootCause, hypothesis: 'fixing it makes the test pass', fixDirection: `fix: ${rootCause}`, confidence: 0.7, replanRecommended: false, lesson, relevantLessonIds: [] });
+    const first = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', badCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
+      { role: 'reflector', reply: reflection('add subtracts') },
+      { role: 'coder', reply: codeReply('calc.py', goodCalc) },
+    ]);
+    const firstOutput = new RecordedOutput();
+    const added = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'signature-first'), dataDir, models: first.models }, firstOutput);
+    expect(added.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    expect(firstOutput.all).toContain(`lesson stored: "${lesson.title}"`);
+
+    // Another goal failing the same way (pytest reports `assert -1 == 1`, signature `assert -<n> == <n>` as before), in words the lesson does not use.
+    const second = scripted([
+      { role: 'planner', reply: planReply('ledger.py', 'tests/test_ledger.py') },
+      { role: 'coder', reply: codeReply('ledger.py', 'def balance(entries):\n    return -sum(entries)\n') },
+      { role: 'tester', reply: testsReply('tests/test_ledger.py', 'from ledger import balance\n\n\ndef test_balance():\n    assert balance([4, -3]) == 1\n') },
+      { role: 'reflector', expect: [lesson.title, lesson.body], reply: reflection('balance negates the sum') },
+      { role: 'coder', reply: codeReply('ledger.py', 'def balance(entries):\n    return sum(entries)\n') },
+    ]);
+    const ledger = await runGoal('compute the balance of an account', { lang: 'python', out: path.join(dir, 'signature-second'), dataDir, models: second.models }, new RecordedOutput());
+    expect(ledger.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    // Searched by the goal alone (before planning) it was not found: the signature is what brought it back.
+    expect(ledger.task.lessons.map((found) => found.title)).not.toContain(lesson.title);
+    expect(second.model.remaining).toBe(0);
+  });
+
   it('rewrites a generated test the coder and the reflector find wrong, in the same iteration, without a re-plan', async () => {
     const wrongTest = test('assert add(2, 3) == 6');
     const dispute = { path: 'tests/test_calc.py', testName: 'test_add', reason: 'the goal is to add two numbers: add(2, 3) is 5, not 6' };

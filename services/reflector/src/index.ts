@@ -5,7 +5,6 @@ import type { RoleModel } from '@ratchet/llm';
 import { reflectHandler } from './handlers/reflect';
 export { outputForPrompt } from './handlers/reflect';
 
-export { failureSignature } from './domain/failure-signature';
 export { reflectionReplySchema } from './domain/reflection-reply';
 
 export interface ReflectorServiceOptions {

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { failureSignature, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createReflectorService, failureSignature, outputForPrompt } from '../src';
+import { createReflectorService, outputForPrompt } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 

@@ -18,7 +18,7 @@ import {
   MemoryUse,
   TestEdits,
 } from '@ratchet/contracts';
-import { mergeFiles } from '@ratchet/agent';
+import { failureSignature, mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
 import { IterationErrorCode } from '../domain/iteration-errors';
@@ -291,7 +291,10 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const replyFailure = iteration.error?.code === IterationErrorCode.MODEL_REPLY_INVALID;
       const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
       const memoryOff = task.memory === MemoryUse.MEMORY_USE_OFF;
-      const similar = replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings) }, service(signal));
+      // The signature the reflector files its lesson under: the same failure seen before finds that lesson exactly.
+      const errorSignature = failureSignature(iteration.testReport, iteration.error, iteration.safetyFindings);
+      const similar =
+        replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings), errorSignature }, service(signal));
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
       const code = changedFiles(task, iteration);
       const response = await clients.reflector.reflect(

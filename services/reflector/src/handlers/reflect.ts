@@ -2,6 +2,7 @@ import {
   assertPlaceholders,
   citedLessonIds,
   callRole,
+  failureSignature,
   formatDisputes,
   formatFiles,
   formatFindings,
@@ -16,7 +17,6 @@ import type { CallContext } from '@ratchet/bus';
 import type { ReflectRequest, ReflectResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
-import { failureSignature } from '../domain/failure-signature';
 import { reflectionReplySchema } from '../domain/reflection-reply';
 
 const placeholders = ['goal', 'plan', 'files', 'testReport', 'safetyFindings', 'stderr', 'previousReflections', 'lessons', 'testDisputes'];

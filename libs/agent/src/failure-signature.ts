@@ -1,4 +1,4 @@
-import { errorSignature, splitErrorMessage } from '@ratchet/agent';
+import { errorSignature, splitErrorMessage } from './error-signature';
 import type { ErrorDetail, SafetyFinding, TestReport } from '@ratchet/contracts';
 import { TestCaseStatus } from '@ratchet/contracts';
 
