@@ -62,6 +62,13 @@ export interface MemoryServiceOptions {
   readonly maxLessonsPerScope?: number;
   /** Removes secrets from text before it is stored. Default: the built-in redaction rules (config/redaction.yaml adds to them where the caller loads it). */
   readonly redact?: (text: string) => string;
+  /**
+   * Search the vectors for candidates, not only score those the keywords and
+   * signatures found. Default: only when the embedder is not lexical (a
+   * model's). A measurement can turn it on for the hashing embedder to see
+   * what scoring candidates only loses.
+   */
+  readonly searchVectors?: boolean;
   /** Re-embed lessons lacking a vector from the embedder in the background after start; default true. */
   readonly reindexOnStart?: boolean;
   /** Told when background re-embedding fails (it stops; `ReindexLessons` resumes it). */
@@ -105,6 +112,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     standing: options.standing ?? defaultStandingPolicy,
     maxLessonsPerScope: options.maxLessonsPerScope ?? 10_000,
     redact: options.redact ?? defaultRedact,
+    ...(options.searchVectors === undefined ? {} : { searchVectors: options.searchVectors }),
   };
   // After the embedder changed, lessons are re-embedded a batch at a time; retrieval skips them meanwhile.
   let closing = false;

@@ -189,3 +189,83 @@ describe('memory that earns its place', () => {
     await small.close();
   });
 });
+
+describe('keyword relevance weighed by rarity', () => {
+  let db: Database;
+  let memory: MemoryService;
+  beforeAll(async () => {
+    db = await openPglite({ vector: true });
+    memory = await createMemoryService({ db });
+  });
+  afterAll(async () => {
+    await memory.close();
+    await db.close();
+  });
+  const context = {} as never;
+  const lesson = (taskId: string, title: string, body: string, tags: string[] = []) =>
+    memory.implementation.recordFailure(
+      {
+        taskId,
+        iteration: 1,
+        goal: 'g',
+        language: python,
+        // No error and no signature: only the lesson's own words are searched, and no two lessons are filed as one.
+        error: undefined,
+        failureSummary: '',
+        candidateLesson: { title, body, errorSignature: '', tags, language: python },
+        retrievedLessonIds: [],
+        scope: '',
+        appliedLessonIds: [],
+      },
+      context,
+    );
+  const counts = async () =>
+    new Map((await db.query<{ lexeme: string; lessons: number }>("SELECT lexeme, lessons FROM memory.terms WHERE lexeme IN ('test', 'fixtur', 'backoff', 'settings.yaml', 'arithmet')")).rows.map((row) => [row.lexeme, Number(row.lessons)]));
+  const total = async () => Number((await db.query<{ lessons: number }>('SELECT lessons FROM memory.term_totals')).rows[0]?.lessons);
+
+  it('ranks the lesson sharing the rare word above those sharing only common ones, and searches tags', async () => {
+    const common = [];
+    for (const name of ['first', 'second', 'third', 'fourth', 'fifth', 'sixth']) common.push(await lesson(`common-${name}`, `Name the ${name} test after its behaviour`, `A test name says what the test checks, the ${name} case.`));
+    const rare = await lesson('rare', 'Reset shared state between runs', 'Give each test a fresh fixture instead of module state.');
+    const tagged = await lesson('tagged', 'Sum with integers', 'Keep amounts as whole cents.', ['arithmetic']);
+    const found = await memory.implementation.retrieveLessons(
+      { taskId: 'q', query: 'the test fails when run after another test: the fixture kept state', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false },
+      context,
+    );
+    expect(found.lessons[0]?.lesson?.id).toBe(rare.lesson?.id);
+    expect(found.lessons.map((scored) => scored.lesson?.id)).not.toContain(tagged.lesson?.id);
+    const byTag = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'arithmetic with money', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false }, context);
+    expect(byTag.lessons[0]?.lesson?.id).toBe(tagged.lesson?.id);
+    expect(common.every((recorded) => recorded.lessonCreated)).toBe(true);
+  });
+
+  it('keeps word counts in step with inserts, imports, forgets and text changes', async () => {
+    const before = await counts();
+    const lessons = await total();
+    expect(before.get('test')).toBe(7);
+    expect(before.get('fixtur')).toBe(1);
+    const quoted = await lesson('quoted', 'Read settings.yaml relative to the module', 'Resolve the path from __file__, not the working directory.', ['backoff']);
+    expect((await counts()).get('settings.yaml')).toBe(1);
+    expect(await total()).toBe(lessons + 1);
+    // A word with punctuation is found as stored (quoted for tsquery, never parsed again).
+    const found = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'where is settings.yaml', language: python, errorSignature: '', tags: [], limit: 1, minScore: 0, scope: '', scopeOnly: false }, context);
+    expect(found.lessons[0]?.lesson?.id).toBe(quoted.lesson?.id);
+
+    const exported = (await memory.implementation.getLesson({ lessonId: quoted.lesson!.id }, context)).lesson!;
+    await memory.implementation.forgetLesson({ lessonId: quoted.lesson!.id }, context);
+    expect((await counts()).get('settings.yaml')).toBe(0);
+    expect((await counts()).get('backoff')).toBe(0);
+    expect(await total()).toBe(lessons);
+    const imported = await memory.implementation.importLessons({ formatVersion: LESSON_EXPORT_VERSION, lessons: [exported], scope: '' }, context);
+    expect(imported.imported).toBe(1);
+    expect((await counts()).get('settings.yaml')).toBe(1);
+    expect(await total()).toBe(lessons + 1);
+
+    // Statistics updates do not touch the counts; a text change moves them.
+    await db.query('UPDATE memory.lessons SET times_retrieved = times_retrieved + 1');
+    expect(await counts()).toEqual(new Map([...before, ['settings.yaml', 1], ['backoff', 1]]));
+    await db.query("UPDATE memory.lessons SET title = 'Read the file relative to the module', tags = '[]' WHERE id = $1", [quoted.lesson!.id]);
+    expect((await counts()).get('settings.yaml')).toBe(0);
+    expect((await counts()).get('backoff')).toBe(0);
+  });
+});

@@ -53,6 +53,16 @@ export function vectorStoreContract(name: string, open: () => Promise<{ store: V
       await store.delete(['d']);
     });
 
+    it('scores the given points exactly, only those of the embedder', async () => {
+      await store.upsert([{ id: 'e', vector: unit(0, 1, 0, 0, 0), payload: { kind: 'lesson', language: 'python', scope: 'global', embedder: 'e2' } }]);
+      const scores = await store.scores(unit(1, 1, 0, 0), ['a', 'b', 'e', 'zz'], 'e1');
+      expect([...scores.keys()].sort()).toEqual(['a', 'b']);
+      expect(scores.get('a')).toBeCloseTo(Math.SQRT1_2, 5);
+      expect(scores.get('b')).toBeCloseTo((0.9 + 0.1) / Math.hypot(0.9, 0.1) / Math.SQRT2, 5);
+      expect(await store.scores(unit(1, 0, 0, 0), [], 'e1')).toEqual(new Map());
+      await store.delete(['e']);
+    });
+
     it('replaces a point on upsert and forgets deleted ones', async () => {
       await store.upsert([{ id: 'c', vector: unit(1, 0, 0, 0), payload: { kind: 'success-pattern', language: 'python', scope: 'global', embedder: 'e1' } }]);
       expect((await store.search(unit(1, 0, 0, 0), { limit: 10, minScore: 0.999, embedder: 'e1' })).map((hit) => hit.id).sort()).toEqual(['a', 'c']);

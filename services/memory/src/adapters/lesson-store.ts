@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Language, languageFromJSON, languageToJSON, LessonKind as LessonKindProto, LessonStatus, type Lesson, type LessonEvidence } from '@ratchet/contracts';
 import { migrate, type Database, type Queryable } from '@ratchet/db';
+import { lexemeQuery, type KeywordPlan, type TermCount } from '../domain/ranking';
 import type { LessonOutcomes } from '../domain/standing';
 import { memoryMigrations } from './migrations';
 
@@ -66,7 +67,7 @@ export class LessonStore {
   static async open(db: Database): Promise<LessonStore> {
     await migrate(db, 'memory', memoryMigrations);
     // PGlite has no autovacuum: without statistics the planner takes a scope filter for one row and scans every lesson. Sampled, so cheap on Postgres too.
-    await db.query('ANALYZE memory.lessons, memory.evidence, memory.outcomes');
+    await db.query('ANALYZE memory.lessons, memory.evidence, memory.outcomes, memory.terms');
     return new LessonStore(db);
   }
 
@@ -207,21 +208,41 @@ export class LessonStore {
     return result.rows.map((row) => row.id);
   }
 
-  /**
-   * Full-text matches for the keyword half of hybrid ranking: lessons of
-   * `kind` in `scopes` (and `language` or any) sharing words with the query,
-   * with their relevance in 0..1 (ts_rank_cd normalised as rank/(rank+1),
-   * scaled so the best possible overlap approaches 1).
-   */
-  async keywordMatches(terms: readonly string[], filter: { kind: LessonKind; language: Language; scopes: readonly string[] }, limit: number): Promise<{ id: string; score: number }[]> {
-    if (terms.length === 0) return [];
-    const result = await this.db.query<{ id: string; score: number }>(
-      `SELECT id, ts_rank_cd(search, query, 32) AS score FROM memory.lessons, to_tsquery('english', $1) query
-       WHERE search @@ query AND kind = $2 AND ($3 = '' OR language = $3 OR language = 'LANGUAGE_UNSPECIFIED') AND scope = ANY($4::text[])
-       ORDER BY score DESC LIMIT $5`,
-      [terms.join(' | '), filter.kind, languageKey(filter.language), [...filter.scopes], limit],
+  /** The query's words as the search column stems them, with how many lessons hold each, and how many lessons there are: one statement. */
+  async termCounts(query: string): Promise<{ counts: TermCount[]; lessons: number }> {
+    const result = await this.db.query<{ lexeme: string; lessons: number | null; total: number | null }>(
+      `SELECT q.lexeme, t.lessons, (SELECT lessons FROM memory.term_totals) AS total
+       FROM unnest(tsvector_to_array(to_tsvector('english', $1))) q(lexeme) LEFT JOIN memory.terms t ON t.lexeme = q.lexeme`,
+      [query],
     );
-    return result.rows.map((row) => ({ id: row.id, score: Math.min(1, 2 * Number(row.score)) }));
+    return { counts: result.rows.map((row) => ({ lexeme: row.lexeme, lessons: Number(row.lessons ?? 0) })), lessons: Number(result.rows[0]?.total ?? 0) };
+  }
+
+  /**
+   * The keyword half of hybrid ranking: lessons in `scopes` (and `language`
+   * or any) holding one of the plan's searched words, each scored by the
+   * weights of the plan's words it holds over their total (0..1), the best
+   * `limit` of each kind.
+   */
+  async keywordCandidates(plan: KeywordPlan, filter: { language: Language; scopes: readonly string[] }, limit: number): Promise<{ id: string; kind: LessonKind; score: number }[]> {
+    if (plan.searched.length === 0 || plan.total <= 0) return [];
+    const result = await this.db.query<{ id: string; kind: LessonKind; score: number }>(
+      `SELECT id, kind, score FROM (
+         SELECT id, kind, score, row_number() OVER (PARTITION BY kind ORDER BY score DESC, id) AS place FROM (
+           SELECT id, kind, (SELECT coalesce(sum(q.weight), 0) FROM unnest($2::tsquery[], $3::float8[]) q(word, weight) WHERE search @@ q.word) AS score
+           FROM memory.lessons WHERE search @@ $1::tsquery AND ($4 = '' OR language = $4 OR language = 'LANGUAGE_UNSPECIFIED') AND scope = ANY($5::text[])
+         ) matched
+       ) ranked WHERE place <= $6`,
+      [
+        plan.searched.map(lexemeQuery).join(' | '),
+        plan.scored.map((term) => lexemeQuery(term.lexeme)),
+        plan.scored.map((term) => term.weight),
+        languageKey(filter.language),
+        [...filter.scopes],
+        limit,
+      ],
+    );
+    return result.rows.map((row) => ({ id: row.id, kind: row.kind, score: Math.min(1, Number(row.score) / plan.total) }));
   }
 
   /** Lessons' standing inputs: status, helpfulness and when each was last active, by id. */

@@ -96,4 +96,47 @@ export const memoryMigrations: readonly Migration[] = [
       CREATE INDEX outcomes_comparable ON outcomes (language, scope, created_at);
     `,
   },
+  {
+    // Keyword relevance weighs a shared word by how rare it is (inverse document frequency), which needs how many lessons
+    // hold each word: kept up to date by triggers, so a search reads a few rows instead of counting. Tags are words the
+    // reflector chose to describe its lesson, so they are searched too. Inserts and deletes count per statement (a bulk
+    // import is one upsert); words are locked in order, so two concurrent writers cannot deadlock.
+    id: '0003_keyword_terms',
+    sql: `
+      ALTER TABLE lessons DROP COLUMN search;
+      ALTER TABLE lessons ADD COLUMN search tsvector GENERATED ALWAYS AS (
+        to_tsvector('english', title || ' ' || body || ' ' || translate(error_signature, ':_.', '   ') || ' ' || translate(tags::text, '[]",', '    '))) STORED;
+      CREATE INDEX lessons_search ON lessons USING gin (search);
+
+      CREATE TABLE terms (lexeme text PRIMARY KEY, lessons integer NOT NULL);
+      CREATE TABLE term_totals (id boolean PRIMARY KEY DEFAULT true CHECK (id), lessons integer NOT NULL);
+      INSERT INTO terms SELECT lexeme, count(*) FROM lessons, unnest(tsvector_to_array(search)) lexeme GROUP BY lexeme;
+      INSERT INTO term_totals SELECT true, count(*) FROM lessons;
+
+      CREATE FUNCTION count_terms(lexemes text[], delta integer) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO memory.terms (lexeme, lessons) SELECT lexeme, delta * count(*) FROM unnest(lexemes) lexeme GROUP BY lexeme ORDER BY lexeme
+        ON CONFLICT (lexeme) DO UPDATE SET lessons = memory.terms.lessons + EXCLUDED.lessons;
+      $$;
+      CREATE FUNCTION terms_inserted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        PERFORM memory.count_terms(array(SELECT lexeme FROM new_rows, unnest(tsvector_to_array(search)) lexeme), 1);
+        UPDATE memory.term_totals SET lessons = lessons + (SELECT count(*) FROM new_rows);
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION terms_deleted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        PERFORM memory.count_terms(array(SELECT lexeme FROM old_rows, unnest(tsvector_to_array(search)) lexeme), -1);
+        UPDATE memory.term_totals SET lessons = lessons - (SELECT count(*) FROM old_rows);
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION terms_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        PERFORM memory.count_terms(tsvector_to_array(OLD.search), -1);
+        PERFORM memory.count_terms(tsvector_to_array(NEW.search), 1);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER lessons_terms_inserted AFTER INSERT ON lessons REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION terms_inserted();
+      CREATE TRIGGER lessons_terms_deleted AFTER DELETE ON lessons REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION terms_deleted();
+      -- Row level, so it can name its columns: counting and the retrieval statistics update lessons far more often than their text changes.
+      CREATE TRIGGER lessons_terms_updated AFTER UPDATE OF title, body, error_signature, tags ON lessons
+        FOR EACH ROW WHEN (OLD.search IS DISTINCT FROM NEW.search) EXECUTE FUNCTION terms_updated();
+    `,
+  },
 ];

@@ -68,6 +68,8 @@ type TransientFailure =
 export class OpenAiEmbedder implements Embedder {
   /** `openai:<model>`, plus `@<dimensions>` when they are configured. */
   readonly id: string;
+  /** A model's vectors carry meaning beyond the words: they are searched, not only scored. */
+  readonly lexical = false;
   private readonly url: string;
   /** The URL as messages show it: without the query, which may carry credentials. */
   private readonly shownUrl: string;

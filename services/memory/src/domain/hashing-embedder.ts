@@ -3,6 +3,12 @@ export interface Embedder {
   readonly dimension: number;
   /** Names the model and its settings; vectors of different ids are not comparable. */
   readonly id: string;
+  /**
+   * Its vectors are made of the text's words, so a lesson sharing no word
+   * with a query is not near it: retrieval then finds candidates by keywords
+   * and scores their vectors, instead of searching every vector.
+   */
+  readonly lexical: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
@@ -15,6 +21,7 @@ export interface Embedder {
  */
 export class HashingEmbedder implements Embedder {
   readonly id: string;
+  readonly lexical = true;
 
   constructor(readonly dimension = 512) {
     if (!Number.isInteger(dimension) || dimension < 16) throw new RangeError(`dimension must be an integer >= 16, got ${dimension}`);

@@ -39,6 +39,8 @@ export interface VectorStore {
   upsert(points: readonly VectorPoint[]): Promise<void>;
   /** Nearest points by cosine similarity, best first. */
   search(vector: Float32Array, options: VectorSearch): Promise<VectorHit[]>;
+  /** Cosine similarity of `vector` to each of `ids` that has a point made by `embedder` (exact; for scoring candidates found otherwise). */
+  scores(vector: Float32Array, ids: readonly string[], embedder: string): Promise<Map<string, number>>;
   delete(ids: readonly string[]): Promise<void>;
   /** Of `ids`, those with no point made by `embedder` (to re-embed). */
   missing(ids: readonly string[], embedder: string): Promise<string[]>;

@@ -15,6 +15,8 @@ export interface MemoryDeps {
   readonly maxLessonsPerScope: number;
   /** Removes secrets from text before it is stored. */
   readonly redact: (text: string) => string;
+  /** Search the vectors for candidates too; default: when the embedder is not lexical. */
+  readonly searchVectors?: boolean;
 }
 
 /** The text a lesson is found by: what it says and the error it is about. */

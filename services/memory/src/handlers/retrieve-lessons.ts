@@ -1,7 +1,7 @@
 import { Language, languageToJSON, type RetrieveLessonsRequest, type RetrieveLessonsResponse, type ScoredLesson } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { LessonKind } from '../adapters/lesson-store';
-import { keywordTerms, relevanceOf, type Candidate } from '../domain/ranking';
+import { keywordPlan, relevanceOf, vectorWeightOf, type Candidate } from '../domain/ranking';
 import { searchScopes } from '../domain/scope';
 import { isRetired, weightOf } from '../domain/standing';
 import { successSlots } from '../domain/success-pattern';
@@ -15,8 +15,11 @@ const overFetch = 3;
 /**
  * RetrieveLessons: the lessons most relevant to `query` (a goal or an error
  * text) in the task's scope and the global one (or its own only), hybrid
- * ranked: an exact `error_signature` match first, then vector similarity
- * lifted by keyword relevance; each relevance is weighted by the lesson's
+ * ranked: an exact `error_signature` match first, then the weighted mean of
+ * vector similarity and keyword relevance (words weighed by rarity,
+ * `keywordPlan`); with a lexical embedder the candidates come from the
+ * keywords and the signature and only their vectors are scored, with a model
+ * embedder the nearest vectors are candidates too. Each relevance is weighted by the lesson's
  * standing and age, and retired lessons are not offered. Failure lessons and
  * success patterns are ranked apart and share the limit (`successSlots`:
  * success patterns get a third), so a run of stored successes cannot push
@@ -43,23 +46,29 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
       for (const id of await deps.store.idsBySignature(signature, request.language, scopes, limit)) add(id, LessonKind.LESSON, { signature: true });
     }
     if (request.query.trim() !== '') {
-      const [vector] = await deps.embedder.embed([request.query]);
-      const terms = keywordTerms(request.query);
-      const kinds = [LessonKind.LESSON, LessonKind.SUCCESS_PATTERN] as const;
-      const searches = kinds.flatMap((kind) => [
-        deps.vectors
-          .search(vector as Float32Array, { limit: limit * overFetch, minScore: 0, embedder: deps.embedder.id, filter: { kind, scopes, ...(language === undefined ? {} : { language }) } })
-          .then((hits) => hits.forEach((hit) => add(hit.id, kind, { vector: hit.score }))),
+      const [vector] = (await deps.embedder.embed([request.query])) as [Float32Array];
+      const terms = await deps.store.termCounts(request.query);
+      const searches: Promise<void>[] = [
         deps.store
-          .keywordMatches(terms, { kind, language: request.language, scopes }, limit * overFetch)
-          .then((hits) => hits.forEach((hit) => add(hit.id, kind, { keyword: hit.score }))),
-      ]);
+          .keywordCandidates(keywordPlan(terms.counts, terms.lessons), { language: request.language, scopes }, limit * overFetch)
+          .then((hits) => hits.forEach((hit) => add(hit.id, hit.kind, { keyword: hit.score }))),
+      ];
+      // A lexical embedder's vectors find nothing the words do not: its candidates come from the keywords and signatures.
+      if (deps.searchVectors ?? !deps.embedder.lexical) {
+        for (const kind of [LessonKind.LESSON, LessonKind.SUCCESS_PATTERN]) {
+          const filter = { kind, scopes, ...(language === undefined ? {} : { language }) };
+          searches.push(deps.vectors.search(vector, { limit: limit * overFetch, minScore: 0, embedder: deps.embedder.id, filter }).then((hits) => hits.forEach((hit) => add(hit.id, kind, { vector: hit.score }))));
+        }
+      }
       await Promise.all(searches);
+      const unscored = [...candidates.values()].filter((candidate) => candidate.vector === 0).map((candidate) => candidate.id);
+      for (const [id, score] of await deps.vectors.scores(vector, unscored, deps.embedder.id)) add(id, (candidates.get(id) as { kind: LessonKind }).kind, { vector: score });
     }
+    const vectorWeight = vectorWeightOf(deps.embedder);
     const standings = await deps.store.standings([...candidates.keys()]);
     const now = deps.now();
     const ranked = [...candidates.values()].flatMap((candidate) => {
-      const relevance = relevanceOf(candidate);
+      const relevance = relevanceOf(candidate, vectorWeight);
       const standing = standings.get(candidate.id);
       if (standing === undefined || relevance < request.minScore) return [];
       const weight = weightOf(standing.status, standing.helpfulness, standing.lastActiveAt, now, deps.standing);
