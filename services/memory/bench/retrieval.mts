@@ -186,6 +186,8 @@ interface QualityVariant {
   readonly minScore: number;
   /** Search the vectors for candidates too (the service does only for a model embedder). */
   readonly searchVectors?: boolean;
+  /** Another weight of vector similarity against keyword relevance than the service's. */
+  readonly vectorWeight?: number;
 }
 
 /**
@@ -212,7 +214,11 @@ async function measureQuality(set: { lessons: SetLesson[]; queries: SetQuery[] }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ratchet-memory-quality-'));
   const db = await openPglite({ dataDir, vector: true });
   try {
-    const memory = await createMemoryService({ db, ...(variant.searchVectors === undefined ? {} : { searchVectors: variant.searchVectors }) });
+    const memory = await createMemoryService({
+      db,
+      ...(variant.searchVectors === undefined ? {} : { searchVectors: variant.searchVectors }),
+      ...(variant.vectorWeight === undefined ? {} : { vectorWeight: variant.vectorWeight }),
+    });
     const keyOf = new Map<string, string>();
     const idOf = new Map<string, string>();
     for (const lesson of set.lessons) {
@@ -701,6 +707,8 @@ const variants: QualityVariant[] = [
   { name: 'min_score 0.2 (a task\'s default)', signatures: true, minScore: 0.2 },
   { name: 'no signatures sent', signatures: false, minScore: 0 },
   { name: 'vector candidates searched too', signatures: true, minScore: 0, searchVectors: true },
+  // The weight of vector similarity (the service's is 0.35 for the hashing embedder), on a coarse grid.
+  ...[0, 0.2, 0.5, 0.65, 0.8].map((vectorWeight) => ({ name: `vector weight ${vectorWeight}`, signatures: true, minScore: 0, vectorWeight })),
 ];
 const ranked = await measureQuality(set, served);
 const quality = reportQuality(set, served, ranked);

@@ -69,6 +69,8 @@ export interface MemoryServiceOptions {
    * what scoring candidates only loses.
    */
   readonly searchVectors?: boolean;
+  /** How much vector similarity counts against keyword relevance, 0..1; default `vectorWeightOf(embedder)`. */
+  readonly vectorWeight?: number;
   /** Re-embed lessons lacking a vector from the embedder in the background after start; default true. */
   readonly reindexOnStart?: boolean;
   /** Told when background re-embedding fails (it stops; `ReindexLessons` resumes it). */
@@ -103,6 +105,7 @@ const defaultRedact = (text: string) => builtInRedactor.redact(text).text;
  * Runs its migrations; does not close `db`.
  */
 export async function createMemoryService(options: MemoryServiceOptions): Promise<MemoryService> {
+  if (options.vectorWeight !== undefined && !(options.vectorWeight >= 0 && options.vectorWeight <= 1)) throw new RangeError(`vectorWeight is ${options.vectorWeight}; use 0 to 1`);
   const store = await LessonStore.open(options.db);
   const deps = {
     store,
@@ -113,6 +116,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     maxLessonsPerScope: options.maxLessonsPerScope ?? 10_000,
     redact: options.redact ?? defaultRedact,
     ...(options.searchVectors === undefined ? {} : { searchVectors: options.searchVectors }),
+    ...(options.vectorWeight === undefined ? {} : { vectorWeight: options.vectorWeight }),
   };
   // After the embedder changed, lessons are re-embedded a batch at a time; retrieval skips them meanwhile.
   let closing = false;

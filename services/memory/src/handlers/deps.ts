@@ -17,6 +17,8 @@ export interface MemoryDeps {
   readonly redact: (text: string) => string;
   /** Search the vectors for candidates too; default: when the embedder is not lexical. */
   readonly searchVectors?: boolean;
+  /** How much vector similarity counts against keyword relevance; default: by the embedder (`vectorWeightOf`). */
+  readonly vectorWeight?: number;
 }
 
 /** The text a lesson is found by: what it says and the error it is about. */

@@ -64,7 +64,7 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
       const unscored = [...candidates.values()].filter((candidate) => candidate.vector === 0).map((candidate) => candidate.id);
       for (const [id, score] of await deps.vectors.scores(vector, unscored, deps.embedder.id)) add(id, (candidates.get(id) as { kind: LessonKind }).kind, { vector: score });
     }
-    const vectorWeight = vectorWeightOf(deps.embedder);
+    const vectorWeight = deps.vectorWeight ?? vectorWeightOf(deps.embedder);
     const standings = await deps.store.standings([...candidates.keys()]);
     const now = deps.now();
     const ranked = [...candidates.values()].flatMap((candidate) => {
