@@ -33,11 +33,14 @@
 //    run with index scans off, to show what the index loses.
 //    Goal: under 5 ms p50 at 100k.
 //
-// Only PGlite: the Postgres on this machine (Debian's 15) has no pgvector.
+// Latency runs twice: on PGlite for lessons and vectors (embedded mode), and
+// on a Postgres started for the run with the vectors in PGlite (distributed
+// mode with `memory.vectors: pglite`): the Postgres on this machine (Debian's
+// 15) has no pgvector, so pgvector on Postgres is not measured.
 //
 // Run with `npm run bench` (builds first) or, after
 // `npx nx run @ratchet/memory:build`,
-// `node services/memory/bench/retrieval.mts [--sizes=1000,10000,100000] [--queries=200]`.
+// `node services/memory/bench/retrieval.mts [--sizes=1000,10000,100000] [--queries=200] [--stores=pglite,postgres]`.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,7 +48,8 @@ import { performance } from 'node:perf_hooks';
 import type { CallContext } from '@ratchet/bus';
 import { failureSignature, splitErrorMessage } from '@ratchet/agent';
 import { Language, languageToJSON, ListLessonsRequest, RecordFailureRequest, RecordSuccessRequest, RetrieveLessonsRequest, TestCaseStatus, TestReport } from '@ratchet/contracts';
-import { openPglite, type Database, type Queryable, type QueryResult } from '@ratchet/db';
+import { openPglite, openPostgres, type Database, type Queryable, type QueryResult } from '@ratchet/db';
+import { startPostgres } from '@ratchet/testing';
 import { parse as parseYaml } from 'yaml';
 // The bench runs the built package (node cannot run the TypeScript sources
 // directly), so it imports the package by name rather than by relative path.
@@ -461,7 +465,7 @@ interface Loader {
  * handlers, then loads synthetic ones by copying the templates' rows with
  * their own id, text and vector.
  */
-async function bulkLoader(db: Database, memory: MemoryService, embedder: HashingEmbedder): Promise<Loader> {
+async function bulkLoader(db: Database, vectorDb: Database, memory: MemoryService, embedder: HashingEmbedder): Promise<Loader> {
   const templates = new Map<string, string>();
   for (const language of Object.keys(languages) as LanguageName[]) {
     const lessonTemplate = { key: `template-${language}`, kind: 'lesson' as const, language, title: `Template lesson for ${language}`, body: `Bulk-loaded ${language} lessons copy this one's columns.`, errorSignature: `BenchTemplate: ${language}`, tags: [] };
@@ -470,7 +474,7 @@ async function bulkLoader(db: Database, memory: MemoryService, embedder: Hashing
     templates.set(`${language} success-pattern`, await record(memory, patternTemplate, `bench-template-${language}-pattern`));
   }
   const lessonColumns = await columnsOf(db, 'memory.lessons');
-  const vectorColumns = await columnsOf(db, 'memory_vectors.vectors');
+  const vectorColumns = await columnsOf(vectorDb, 'memory_vectors.vectors');
   const typeOf = (columns: readonly Column[], name: string) => {
     const column = columns.find((item) => item.name === name);
     if (column === undefined) throw new Error(`no column ${name} in the memory tables; the migrations changed, update the bench`);
@@ -489,8 +493,10 @@ async function bulkLoader(db: Database, memory: MemoryService, embedder: Hashing
     copied: [...lessonColumns.filter((column) => lessonOverrides[column.name] === undefined).map((column) => `lessons.${column.name}`), ...vectorColumns.filter((column) => !(column.name in vectorOverrides)).map((column) => `vectors.${column.name}`)],
     async grow(total) {
       const started = stored;
-      const indexes = await secondaryIndexes(db);
-      for (const index of indexes) await db.execute(`DROP INDEX ${index.name}`);
+      // One list per database (the same one twice when vectors live with the lessons).
+      const databases = vectorDb === db ? [db] : [db, vectorDb];
+      const indexes = (await Promise.all(databases.map(async (owner) => (await secondaryIndexes(owner)).map((index) => ({ ...index, owner }))))).flat();
+      for (const index of indexes) await index.owner.execute(`DROP INDEX ${index.name}`);
       let embedMs = 0;
       let insertMs = 0;
       while (stored < total) {
@@ -507,10 +513,17 @@ async function bulkLoader(db: Database, memory: MemoryService, embedder: Hashing
         const integers = vectors.map((vector) => `{${Array.from(vector, (value) => Math.round(value * 1e6)).join(',')}}`);
         embedMs += performance.now() - mark;
         mark = performance.now();
-        await db.transaction(async (tx) => {
-          await tx.query(insertLessons, [rows.map((row) => row.template), rows.map((row) => row.id), rows.map((row) => row.title), rows.map((row) => row.body), rows.map((row) => row.errorSignature), rows.map((row) => JSON.stringify(row.tags))]);
-          await tx.query(insertVectors, [rows.map((row) => row.template), rows.map((row) => row.id), integers]);
-        });
+        const lessonRows = [rows.map((row) => row.template), rows.map((row) => row.id), rows.map((row) => row.title), rows.map((row) => row.body), rows.map((row) => row.errorSignature), rows.map((row) => JSON.stringify(row.tags))];
+        const vectorRows = [rows.map((row) => row.template), rows.map((row) => row.id), integers];
+        if (vectorDb === db) {
+          await db.transaction(async (tx) => {
+            await tx.query(insertLessons, lessonRows);
+            await tx.query(insertVectors, vectorRows);
+          });
+        } else {
+          await db.query(insertLessons, lessonRows);
+          await vectorDb.query(insertVectors, vectorRows);
+        }
         insertMs += performance.now() - mark;
         stored += rows.length;
       }
@@ -520,9 +533,9 @@ async function bulkLoader(db: Database, memory: MemoryService, embedder: Hashing
         // An HNSW graph of 100k 512-dimension vectors takes about 300 MB to build in memory. Only for it: with 512 MB
         // for every index, the HNSW build after the GIN one ended in a PGlite PANIC (XLogBeginInsert was already called).
         const hnsw = / USING hnsw /i.test(index.definition);
-        if (hnsw) await db.execute(`SET maintenance_work_mem = '512MB'`);
-        await db.execute(index.definition);
-        if (hnsw) await db.execute('RESET maintenance_work_mem');
+        if (hnsw) await index.owner.execute(`SET maintenance_work_mem = '512MB'`);
+        await index.owner.execute(index.definition);
+        if (hnsw) await index.owner.execute('RESET maintenance_work_mem');
         rebuilt.push({ name: index.name, ms: performance.now() - mark });
       }
       // No ANALYZE here: PGlite has no autovacuum, so the planner's statistics are whatever the service keeps up itself.
@@ -548,6 +561,8 @@ interface SizeResult {
 
 interface Statement {
   readonly sql: string;
+  /** The database it ran on. */
+  readonly on: Queryable;
   readonly callsPerQuery: number;
   readonly medianMs: number;
   readonly maxMs: number;
@@ -555,18 +570,33 @@ interface Statement {
   readonly slowest: readonly unknown[];
 }
 
-async function measureLatency(set: { lessons: SetLesson[]; queries: SetQuery[] }): Promise<{ results: SizeResult[]; copied: readonly string[]; explained: string }> {
+/**
+ * Where a latency run keeps the lessons: PGlite for lessons and vectors
+ * (embedded mode), or Postgres for the lessons with the vectors in PGlite
+ * (distributed mode with `memory.vectors: pglite`, for a Postgres without
+ * pgvector, as on this machine).
+ */
+const Store = { PGLITE: 'pglite', POSTGRES: 'postgres' } as const;
+type Store = (typeof Store)[keyof typeof Store];
+const storeNames: Record<Store, string> = { pglite: 'PGlite (lessons and vectors)', postgres: 'Postgres 15 (lessons) + PGlite (vectors)' };
+
+async function measureLatency(set: { lessons: SetLesson[]; queries: SetQuery[] }, store: Store): Promise<{ results: SizeResult[]; copied: readonly string[]; explained: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ratchet-memory-latency-'));
-  const inner = await openPglite({ dataDir, vector: true });
+  const server = store === Store.POSTGRES ? await startPostgres() : undefined;
+  const vectorInner = await openPglite({ dataDir, vector: true });
+  const inner = server === undefined ? vectorInner : await openPostgres({ connectionString: server.connectionString });
   const db = new RecordingDatabase(inner);
+  const vectorDb = inner === vectorInner ? db : new RecordingDatabase(vectorInner);
+  const recorders = [...new Set([db, vectorDb])];
+  const open = async () => createMemoryService({ db, vectors: await PgVectorStore.open(vectorDb) });
   try {
-    let memory = await createMemoryService({ db });
+    let memory = await open();
     const embedder = new HashingEmbedder();
     // The labelled lessons are stored too, so each size also says whether they are still found among the synthetic ones.
     const idOf = new Map<string, string>();
     for (const lesson of set.lessons) idOf.set(lesson.key, await record(memory, lesson, `bench-latency-${lesson.key}`));
     const kindOf = new Map(set.lessons.map((lesson) => [lesson.key, lesson.kind]));
-    const loader = await bulkLoader(inner, memory, embedder);
+    const loader = await bulkLoader(inner, vectorInner, memory, embedder);
     const next = random(7);
     const languageNames = Object.keys(languages) as LanguageName[];
     const queries: { text: string; language: LanguageName; kind?: QueryKind; lesson?: string }[] = [
@@ -587,13 +617,15 @@ async function measureLatency(set: { lessons: SetLesson[]; queries: SetQuery[] }
       // Then a new process opens the memory, so what the service does on start (migrations, statistics, re-embedding) happens as it would.
       await memory.close();
       let mark = performance.now();
-      memory = await createMemoryService({ db });
+      memory = await open();
       await memory.reindexed;
       const openMs = performance.now() - mark;
       console.log(`  loaded ${load.lessons} lessons: ${round(load.embedMs / 1000)} s embedding, ${round(load.insertMs / 1000)} s inserting, ${round(load.indexMs / 1000)} s rebuilding indexes; service opened in ${Math.round(openMs)} ms`);
       for (const query of queries.slice(0, 5)) await retrieve(query);
-      db.statements.clear();
-      db.recording = true;
+      for (const recorder of recorders) {
+        recorder.statements.clear();
+        recorder.recording = true;
+      }
       const timings: number[] = [];
       let labelledTop3 = 0;
       const started = performance.now();
@@ -605,34 +637,36 @@ async function measureLatency(set: { lessons: SetLesson[]; queries: SetQuery[] }
         timings.push(performance.now() - mark);
         if (query.lesson !== undefined && response.lessons.slice(0, 3).some((scored) => scored.lesson?.id === idOf.get(query.lesson ?? ''))) labelledTop3 += 1;
       }
-      db.recording = false;
+      for (const recorder of recorders) recorder.recording = false;
       // Each statement alone, once per kept parameter set: where a retrieval's time goes.
       const statements: Statement[] = [];
-      for (const [sql, { calls, samples }] of db.statements) {
-        const replays = [];
-        for (const params of samples) {
-          mark = performance.now();
-          await inner.query(sql, params);
-          replays.push({ ms: performance.now() - mark, params });
+      for (const recorder of recorders) {
+        for (const [sql, { calls, samples }] of recorder.statements) {
+          const replays = [];
+          for (const params of samples) {
+            mark = performance.now();
+            await recorder.inner.query(sql, params);
+            replays.push({ ms: performance.now() - mark, params });
+          }
+          const slowest = replays.reduce((worst, replay) => (replay.ms > worst.ms ? replay : worst));
+          statements.push({ sql, on: recorder.inner, callsPerQuery: calls / timings.length, medianMs: percentile(replays.map((replay) => replay.ms), 50), maxMs: slowest.ms, slowest: slowest.params });
         }
-        const slowest = replays.reduce((worst, replay) => (replay.ms > worst.ms ? replay : worst));
-        statements.push({ sql, callsPerQuery: calls / timings.length, medianMs: percentile(replays.map((replay) => replay.ms), 50), maxMs: slowest.ms, slowest: slowest.params });
       }
       statements.sort((left, right) => right.medianMs * right.callsPerQuery - left.medianMs * left.callsPerQuery);
       // What an approximate index loses: each labelled query's vector search as a retrieval makes it (15 of the labelled
       // lesson's kind), on the service's store, with index scans and without (the planner then has exact plans only).
       // On the store rather than whole retrievals, because those also differ where keyword scores tie.
-      const store = await PgVectorStore.open(inner);
+      const vectorStore = await PgVectorStore.open(vectorInner);
       const vectors = { searches: 0, found: 0, expected: 0, labelledIndexed: 0, labelledExact: 0 };
-      const approximateIndexes = await inner.query(`SELECT 1 FROM pg_indexes WHERE schemaname = 'memory_vectors' AND indexdef ~* 'USING (hnsw|ivfflat)'`);
+      const approximateIndexes = await vectorInner.query(`SELECT 1 FROM pg_indexes WHERE schemaname = 'memory_vectors' AND indexdef ~* 'USING (hnsw|ivfflat)'`);
       // Without an approximate index every search is exact already; comparing would only cost time.
       for (const query of approximateIndexes.rows.length === 0 ? [] : set.queries) {
         const [vector] = await embedder.embed([query.text]);
         const options = { limit: 3 * limit, minScore: 0, embedder: embedder.id, filter: { kind: kindOf.get(query.lesson) ?? 'lesson', language: languageToJSON(languages[query.language]), scopes: ['global'] } };
-        const approximate = (await store.search(vector as Float32Array, options)).map((hit) => hit.id);
-        await inner.execute('SET enable_indexscan = off');
-        const exact = new Set((await store.search(vector as Float32Array, options)).map((hit) => hit.id));
-        await inner.execute('RESET enable_indexscan');
+        const approximate = (await vectorStore.search(vector as Float32Array, options)).map((hit) => hit.id);
+        await vectorInner.execute('SET enable_indexscan = off');
+        const exact = new Set((await vectorStore.search(vector as Float32Array, options)).map((hit) => hit.id));
+        await vectorInner.execute('RESET enable_indexscan');
         vectors.searches += 1;
         vectors.found += approximate.filter((id) => exact.has(id)).length;
         vectors.expected += exact.size;
@@ -656,20 +690,21 @@ async function measureLatency(set: { lessons: SetLesson[]; queries: SetQuery[] }
     const explained =
       costliest === undefined
         ? ''
-        : (await inner.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${costliest.sql}`, costliest.slowest)).rows
+        : (await costliest.on.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${costliest.sql}`, costliest.slowest)).rows
             .map((row) => row['QUERY PLAN'])
             .join('\n')
             .replace(/'\[[^\]]{40,}\]'/g, "'[...]'");
     await memory.close();
     return { results, copied: loader.copied, explained };
   } finally {
-    await db.close();
+    for (const recorder of recorders) await recorder.close();
+    await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function reportLatency(latency: { results: SizeResult[]; copied: readonly string[]; explained: string }): void {
-  console.log('\nRetrieveLessons latency (top 5, min_score 0, same language), PGlite with pgvector in a temp dir; ms\n');
+function reportLatency(store: Store, latency: { results: SizeResult[]; copied: readonly string[]; explained: string }): void {
+  console.log(`\nRetrieveLessons latency (top 5, min_score 0, same language), ${storeNames[store]}, in temp dirs; ms\n`);
   console.log('| stored lessons | queries | p50 | p95 | labelled top 3 | labelled lesson in vector top 15: index / exact | vector recall@15 | load: embed s | insert s | index rebuild s | service open ms |\n|---|---|---|---|---|---|---|---|---|---|---|');
   for (const result of latency.results) {
     const { searches, found, expected, labelledIndexed, labelledExact } = result.vectors;
@@ -693,7 +728,7 @@ function reportLatency(latency: { results: SizeResult[]; copied: readonly string
   if (largest !== undefined) {
     console.log(`\nEXPLAIN ANALYZE of the costliest statement at ${largest.lessons} lessons, with its slowest parameters:\n${latency.explained}`);
     const goal = largest.lessons >= 100_000 ? `; goal < 5 ms p50 at 100k: ${largest.p50 < 5 ? 'met' : 'NOT met'}` : '';
-    console.log(`\np50 at ${largest.lessons} lessons: ${round(largest.p50, 2)} ms${goal}`);
+    console.log(`\np50 at ${largest.lessons} lessons on ${storeNames[store]}: ${round(largest.p50, 2)} ms${goal}`);
   }
 }
 
@@ -726,15 +761,22 @@ for (const variant of variants) {
   console.log(`| ${variant.name} | ${kindShare(rows)} | ${kindShare(rows, QueryKind.ERROR)} | ${kindShare(rows, QueryKind.GOAL)} |`);
 }
 console.log(`(quality: ${round((performance.now() - mark) / 1000)} s)`);
-console.log('\nLoading and measuring latency (PGlite only: the Postgres here, Debian 15, has no pgvector)');
-mark = performance.now();
-const latency = await measureLatency(set);
-reportLatency(latency);
-console.log(`(latency: ${round((performance.now() - mark) / 1000)} s)`);
+// The Postgres of this machine (Debian's 15) has no pgvector: there, the vectors stay in PGlite, as memory.vectors: pglite does.
+const stores = option('stores', 'pglite,postgres').split(',') as Store[];
+const latencies: { store: Store; results: SizeResult[] }[] = [];
+for (const store of stores) {
+  if (!Object.values(Store).includes(store)) throw new Error(`--stores: ${store} is not pglite or postgres`);
+  console.log(`\nLoading and measuring latency on ${storeNames[store]}`);
+  mark = performance.now();
+  const latency = await measureLatency(set, store);
+  reportLatency(store, latency);
+  latencies.push({ store, results: latency.results });
+  console.log(`(latency: ${round((performance.now() - mark) / 1000)} s)`);
+}
 console.log(
   JSON.stringify({
     bench: 'memory-retrieval',
     quality: { queries: ranked.length, lessons: set.lessons.length, top1: round(quality.top1, 3), top3: round(quality.top3, 3), top5: round(quality.top5, 3), changes: changed.map((change) => ({ ...change, top3: round(change.top3, 3) })), misses: ranked.filter((row) => row.rank === 0 || row.rank > 3).map((row) => ({ query: oneLine(row.query.text, 60), lesson: row.query.lesson, rank: row.rank })) },
-    latency: latency.results.map((result) => ({ lessons: result.lessons, queries: result.queries, p50Ms: round(result.p50, 2), p95Ms: round(result.p95, 2), labelledTop3: round(result.labelledTop3, 3), vectors: result.vectors, loadMs: { embed: Math.round(result.load.embedMs), insert: Math.round(result.load.insertMs), indexes: Math.round(result.load.indexMs) }, openMs: Math.round(result.openMs) })),
+    latency: latencies.flatMap(({ store, results }) => results.map((result) => ({ store, lessons: result.lessons, queries: result.queries, p50Ms: round(result.p50, 2), p95Ms: round(result.p95, 2), labelledTop3: round(result.labelledTop3, 3), vectors: result.vectors, loadMs: { embed: Math.round(result.load.embedMs), insert: Math.round(result.load.insertMs), indexes: Math.round(result.load.indexMs) }, openMs: Math.round(result.openMs) }))),
   }),
 );
