@@ -61,8 +61,9 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
         }
       }
       await Promise.all(searches);
-      const unscored = [...candidates.values()].filter((candidate) => candidate.vector === 0).map((candidate) => candidate.id);
-      for (const [id, score] of await deps.vectors.scores(vector, unscored, deps.embedder.id)) add(id, (candidates.get(id) as { kind: LessonKind }).kind, { vector: score });
+      const unscored = [...candidates.values()].filter((candidate) => candidate.vector === 0);
+      const scores = await deps.vectors.scores(vector, unscored.map((candidate) => candidate.id), deps.embedder.id);
+      for (const candidate of unscored) add(candidate.id, candidate.kind, { vector: scores.get(candidate.id) ?? 0 });
     }
     const vectorWeight = deps.vectorWeight ?? vectorWeightOf(deps.embedder);
     const standings = await deps.store.standings([...candidates.keys()]);

@@ -294,7 +294,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       // The signature the reflector files its lesson under: the same failure seen before finds that lesson exactly.
       const errorSignature = failureSignature(iteration.testReport, iteration.error, iteration.safetyFindings);
       const similar =
-        replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings), errorSignature }, service(signal));
+        replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings, errorSignature) }, service(signal));
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
       const code = changedFiles(task, iteration);
       const response = await clients.reflector.reflect(
@@ -380,11 +380,11 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
   };
 }
 
-/** How a task searches memory: its project's scope and the global one (or its project's only), its language, the configured limits. */
-function lessonQuery(task: TaskState['task'], settings: PhaseSettings) {
+/** How a task searches memory: its project's scope and the global one (or its project's only), its language, the configured limits, and the failure's signature while reflecting. */
+function lessonQuery(task: TaskState['task'], settings: PhaseSettings, errorSignature = '') {
   return {
     language: task.language,
-    errorSignature: '',
+    errorSignature,
     tags: [],
     limit: settings.lessonLimit,
     minScore: settings.lessonMinScore,
