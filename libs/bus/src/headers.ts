@@ -9,6 +9,12 @@ export const Header = {
   JOB_ID: 'ratchet-job-id',
   DEAD_LETTER_REASON: 'ratchet-dead-letter-reason',
   /**
+   * On a queued call's result: HMAC-SHA256 of the result under the key the
+   * caller put in the job (`ratchet-result-key`), so only a worker that was
+   * given the job can answer it.
+   */
+  RESULT_SIGNATURE: 'ratchet-result-signature',
+  /**
    * Set by the NATS transport on a message whose payload was too large for
    * one message: the name of the JetStream object holding it; the body is
    * empty. The receiving transport reads the object and removes the header.
@@ -48,6 +54,6 @@ export const Subjects = {
   queue: (queue: string) => `ratchet.v1.queue.${queue}`,
   deadLetter: (queue: string) => `ratchet.v1.deadletter.${queue}`,
   events: (taskId: string) => `ratchet.v1.events.${taskId}`,
-  /** Where a queued call's result goes: one caller, one ticket per call (`*` to listen to all of a caller's). */
-  result: (callerId: string, ticket: string) => `ratchet.v1.results.${callerId}.${ticket}`,
+  /** Where a queued call's result goes: one queue, one caller, one ticket per call (`*` to listen to all of a caller's). */
+  result: (queue: string, callerId: string, ticket: string) => `ratchet.v1.results.${queue}.${callerId}.${ticket}`,
 } as const;

@@ -8,9 +8,9 @@ export { InProcessTransport } from './in-process/in-process-transport';
 export { consumeJobs, enqueueJob } from './jobs';
 export type { ConsumeOptions, Job, JobConsumer } from './jobs';
 export { NatsTransport } from './nats/nats-transport';
-export { createQueueCaller, REPLY_TO_HEADER, serveFromQueue } from './queued-call';
+export { createQueueCaller, DroppedResult, REPLY_TO_HEADER, serveFromQueue } from './queued-call';
 export type { QueueCaller, QueuedCallOptions, QueuedJobContext } from './queued-call';
-export type { NatsTransportOptions } from './nats/nats-transport';
+export type { NatsCredentials, NatsTls, NatsTransportOptions } from './nats/nats-transport';
 export { backoffDelay, sleep } from './retry';
 export { createClient } from './rpc-client';
 export type { CallOptions, ClientOptions, ServiceClient } from './rpc-client';
@@ -33,3 +33,5 @@ export type {
   TransportRequestOptions,
   WorkQueueOptions,
 } from './transport';
+export { busRoles, inboxPrefixOf, natsAuthorizationConfig, natsPasswordVariable, natsPermissions } from './nats/permissions';
+export type { BusRole, BusRoleName, NatsPermissions, NatsUser } from './nats/permissions';

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { MessageCodec } from './definitions';
 import { errorFromHeaders, errorToHeaders } from './error-headers';
@@ -10,6 +10,26 @@ import type { Subscription, Transport } from './transport';
 export const REPLY_TO_HEADER = 'ratchet-reply-to';
 /** The caller's job id; the queue's own message id adds a per-call ticket to it. */
 const CALL_JOB_HEADER = 'ratchet-call-job-id';
+/** A secret made for one call: the worker signs the result with it (see `Header.RESULT_SIGNATURE`). */
+const RESULT_KEY_HEADER = 'ratchet-result-key';
+
+/**
+ * HMAC-SHA256, base64url, of everything a result says: the subject it was
+ * sent to (so it answers this call only), its error headers and its bytes.
+ */
+function resultSignature(key: string, subject: string, headers: Readonly<Record<string, string>>, data: Uint8Array): string {
+  const mac = createHmac('sha256', Buffer.from(key, 'base64url'));
+  mac.update(`${subject}\n${headers[Header.ERROR_CODE] ?? ''}\n${headers[Header.ERROR_RETRYABLE] ?? ''}\n${headers[Header.ERROR_MESSAGE] ?? ''}\n`);
+  mac.update(data);
+  return mac.digest('base64url');
+}
+
+function sameSignature(expected: string, given: string | undefined): boolean {
+  if (given === undefined) return false;
+  const left = Buffer.from(expected);
+  const right = Buffer.from(given);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
 
 export interface QueuedCallOptions {
   /** Time for the whole call, queueing included, ms. Ignored when `deadline` is set. */
@@ -34,27 +54,49 @@ export interface QueueCaller<Q, R> {
   close(): Promise<void>;
 }
 
+/** Why a queued call's result was not taken. */
+export const DroppedResult = {
+  /** No call waits for it: a duplicate answer, or one after the caller gave up. */
+  LATE: 'late',
+  /** It does not carry the signature of the call's key: not from a worker that was given the job. */
+  UNSIGNED: 'unsigned',
+} as const;
+export type DroppedResult = (typeof DroppedResult)[keyof typeof DroppedResult];
+
 /**
  * Calls through a work queue: the job goes to whichever worker has room
  * (see `serveFromQueue`), and its result comes back on a subject only this
  * caller listens to. Unlike a plain RPC, a worker pulls only what it has
  * capacity for, and a job whose worker dies is redelivered to another.
+ *
+ * Each call puts a fresh secret in its job; a result counts only when it is
+ * signed with it, so a client that can reach the result subject but was
+ * never given the job cannot answer in the worker's place. Results that do
+ * not count are dropped and reported to `onDropped`.
  */
 export function createQueueCaller<Q, R>(
   transport: Transport,
   queue: string,
   codecs: { request: MessageCodec<Q>; response: MessageCodec<R> },
-  options: { defaultTimeoutMs?: number } = {},
+  options: { defaultTimeoutMs?: number; onDropped?: (dropped: { reason: DroppedResult; subject: string; jobId?: string }) => void } = {},
 ): QueueCaller<Q, R> {
   const callerId = randomUUID();
-  const pending = new Map<string, { resolve(value: R): void; reject(error: AppError): void }>();
+  const pending = new Map<string, { jobId: string; key: string; resolve(value: R): void; reject(error: AppError): void }>();
   let subscription: Subscription | undefined;
   const listen = () => {
-    subscription ??= transport.subscribe(Subjects.result(callerId, '*'), { queue: callerId }, (incoming) => {
+    subscription ??= transport.subscribe(Subjects.result(queue, callerId, '*'), { queue: callerId }, (incoming) => {
       incoming.respond(new Uint8Array());
       const ticket = incoming.subject.slice(incoming.subject.lastIndexOf('.') + 1);
       const waiter = pending.get(ticket);
-      if (waiter === undefined) return; // a duplicate, or the caller gave up
+      if (waiter === undefined) {
+        options.onDropped?.({ reason: DroppedResult.LATE, subject: incoming.subject });
+        return;
+      }
+      if (!sameSignature(resultSignature(waiter.key, incoming.subject, incoming.headers, incoming.data), incoming.headers[Header.RESULT_SIGNATURE])) {
+        // Not from a worker holding the job; the real result may still come.
+        options.onDropped?.({ reason: DroppedResult.UNSIGNED, subject: incoming.subject, jobId: waiter.jobId });
+        return;
+      }
       pending.delete(ticket);
       const error = errorFromHeaders(incoming.headers, `queue ${queue}`);
       if (error !== undefined) waiter.reject(error);
@@ -75,7 +117,8 @@ export function createQueueCaller<Q, R>(
       const deadline = callOptions.deadline ?? Date.now() + (callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 60_000);
       // A fresh ticket per call: a job enqueued again after a crash must not wait on the first call's answer.
       const ticket = randomUUID();
-      const result = new Promise<R>((resolve, reject) => pending.set(ticket, { resolve, reject }));
+      const key = randomBytes(32).toString('base64url');
+      const result = new Promise<R>((resolve, reject) => pending.set(ticket, { jobId, key, resolve, reject }));
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => pending.get(ticket)?.reject(new AppError(ErrorCode.CANCELLED, `job ${jobId} was cancelled by the caller`));
       try {
@@ -93,7 +136,7 @@ export function createQueueCaller<Q, R>(
         });
         await enqueueJob(transport, queue, codecs.request, message, {
           id: `${jobId}.${ticket}`.replace(/\./g, '_'),
-          headers: { [REPLY_TO_HEADER]: Subjects.result(callerId, ticket), [Header.DEADLINE]: String(deadline), [CALL_JOB_HEADER]: jobId },
+          headers: { [REPLY_TO_HEADER]: Subjects.result(queue, callerId, ticket), [Header.DEADLINE]: String(deadline), [CALL_JOB_HEADER]: jobId, [RESULT_KEY_HEADER]: key },
         });
         return await Promise.race([result, expired]);
       } finally {
@@ -143,7 +186,7 @@ export function serveFromQueue<Q, R>(
       const deadline = Number(job.headers[Header.DEADLINE] ?? Infinity);
       const jobId = job.headers[CALL_JOB_HEADER] ?? job.id;
       let data: Uint8Array = new Uint8Array();
-      let headers = {};
+      let headers: Record<string, string> = {};
       try {
         // A job redelivered after its caller's deadline helps nobody: report it instead of running it.
         if (Number.isFinite(deadline) && Date.now() >= deadline) {
@@ -156,6 +199,8 @@ export function serveFromQueue<Q, R>(
         headers = errorToHeaders(appError);
       }
       if (replyTo === undefined) return;
+      const key = job.headers[RESULT_KEY_HEADER];
+      if (key !== undefined) headers = { ...headers, [Header.RESULT_SIGNATURE]: resultSignature(key, replyTo, headers, data) };
       try {
         await transport.request(replyTo, data, { timeoutMs: 5_000, headers });
       } catch (error) {

@@ -37,6 +37,17 @@ export const baseConfigSchema = z.object({
       retryBackoffMs: z.number().int().nonnegative().default(100),
       /** Prefix of NATS connection names, so `nats-server` monitoring shows which deployment a client belongs to. */
       name: z.string().min(1).optional(),
+      /** NATS user of this service (with `natsPassword`); the server's authorization gives it its role's permissions (deploy/SECURITY.md). */
+      natsUser: z.string().min(1).optional(),
+      natsPassword: z.string().min(1).optional(),
+      /** A `.creds` file (JWT and NKey seed) instead of a user and password. */
+      natsCredsFile: z.string().min(1).optional(),
+      /** A file holding an NKey user seed (`SU...`) instead of a user and password. */
+      natsNkeySeedFile: z.string().min(1).optional(),
+      /** TLS to NATS: the CA of the server's certificate; a client certificate and key when the server verifies clients. */
+      natsTlsCaFile: z.string().min(1).optional(),
+      natsTlsCertFile: z.string().min(1).optional(),
+      natsTlsKeyFile: z.string().min(1).optional(),
     })
     .strict()
     .prefault({}),

@@ -7,7 +7,7 @@ import type { NatsTransport } from '@ratchet/bus';
 import type { z } from 'zod';
 import type { DependencyCheck } from './health';
 import type { HealthServiceDefinition, RunningService, ServiceSpec } from './service-host';
-import { connectWithRetry, hostService } from './service-host';
+import { connectWithRetry, hostService, natsConnectionOf } from './service-host';
 
 /** What a service builds from its config once the bus is up. */
 export interface StartedService<D extends HealthServiceDefinition> {
@@ -98,12 +98,20 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
       {
         url: config.bus.natsUrl,
         name: config.bus.name ? `${config.bus.name}-${spec.name}` : spec.name,
+        connection: natsConnectionOf(config.bus, spec.name),
         onAttemptFailed: (error, attempt, retryInMs) => logger.warn({ attempt, retryInMs, err: error.message }, 'NATS not reachable yet'),
       },
       stopping.signal,
     );
   } catch (error) {
     if (stopping.signal.aborted) return;
+    const appError = AppError.from(error);
+    if (appError.code === ErrorCode.CONFIG_INVALID || appError.code === ErrorCode.UNAUTHENTICATED) {
+      // Nothing a restart fixes: say what to set and exit as a bad config does.
+      logger.error({ code: appError.code, err: appError.message }, 'cannot connect to NATS');
+      process.exitCode = EXIT_CONFIG;
+      return;
+    }
     throw error;
   }
   state.transport = transport;

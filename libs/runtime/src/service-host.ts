@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { NatsTransport, serveService } from '@ratchet/bus';
-import type { MethodDefinition, ServiceDefinition, ServiceImplementation, ServiceServer, Transport } from '@ratchet/bus';
+import { inboxPrefixOf, NatsTransport, serveService } from '@ratchet/bus';
+import type { MethodDefinition, NatsTransportOptions, ServiceDefinition, ServiceImplementation, ServiceServer, Transport } from '@ratchet/bus';
+import type { BaseConfig } from '@ratchet/config';
 import type { HealthRequest, HealthResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from './health';
@@ -82,19 +84,23 @@ export function hostService<D extends HealthServiceDefinition>(spec: ServiceSpec
 
 /**
  * Connects to NATS, retrying with backoff until it answers or `signal` aborts,
- * so a service can start before the bus does (as pods often do).
- * @throws AppError CANCELLED when aborted first.
+ * so a service can start before the bus does (as pods often do). Refused
+ * credentials are not retried: they will not get better.
+ * @throws AppError CANCELLED when aborted first; UNAUTHENTICATED when the
+ *   server refuses the credentials.
  */
 export async function connectWithRetry(
-  options: { url: string; name: string; onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void },
+  options: { url: string; name: string; connection?: NatsConnectionSettings; onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void },
   signal: AbortSignal,
 ): Promise<NatsTransport> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await NatsTransport.connect({ url: options.url, name: options.name, connectTimeoutMs: 2_000 });
+      return await NatsTransport.connect({ url: options.url, name: options.name, connectTimeoutMs: 2_000, ...options.connection });
     } catch (error) {
+      const appError = AppError.from(error);
+      if (appError.code === ErrorCode.UNAUTHENTICATED) throw appError;
       const retryInMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
-      options.onAttemptFailed?.(AppError.from(error), attempt, retryInMs);
+      options.onAttemptFailed?.(appError, attempt, retryInMs);
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, retryInMs);
         signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), { once: true });
@@ -102,4 +108,43 @@ export async function connectWithRetry(
       if (signal.aborted) throw new AppError(ErrorCode.CANCELLED, `stopped before NATS at ${options.url} answered`);
     }
   }
+}
+
+/** Who a process is on NATS and how it reaches the server, from its `bus` config. */
+export type NatsConnectionSettings = Pick<NatsTransportOptions, 'credentials' | 'tls' | 'inboxPrefix'>;
+
+/**
+ * The credentials, TLS files and inbox prefix of `role` from the `bus`
+ * section: a user and password, a creds file or an NKey seed file (read
+ * now), and replies under the role's own inbox prefix, the only one its
+ * NATS permissions let it read.
+ * @throws AppError CONFIG_INVALID when more than one kind of credential is
+ *   set, a password has no user, or a file cannot be read.
+ */
+export function natsConnectionOf(bus: BaseConfig['bus'], role: string): NatsConnectionSettings {
+  const kinds = [bus.natsUser !== undefined || bus.natsPassword !== undefined, bus.natsCredsFile !== undefined, bus.natsNkeySeedFile !== undefined].filter(Boolean).length;
+  if (kinds > 1) throw new AppError(ErrorCode.CONFIG_INVALID, 'bus: set one kind of NATS credentials: natsUser with natsPassword, natsCredsFile, or natsNkeySeedFile', { retryable: false });
+  if (bus.natsPassword !== undefined && bus.natsUser === undefined) {
+    throw new AppError(ErrorCode.CONFIG_INVALID, 'bus.natsPassword is set without bus.natsUser: set RATCHET_BUS_NATS_USER too', { retryable: false });
+  }
+  const read = (key: string, file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new AppError(ErrorCode.CONFIG_INVALID, `bus.${key}: cannot read ${file}: ${(error as Error).message}`, { cause: error, retryable: false });
+    }
+  };
+  let credentials: NatsConnectionSettings['credentials'];
+  if (bus.natsUser !== undefined) credentials = { user: bus.natsUser, password: bus.natsPassword ?? '' };
+  else if (bus.natsCredsFile !== undefined) credentials = { creds: read('natsCredsFile', bus.natsCredsFile) };
+  else if (bus.natsNkeySeedFile !== undefined) credentials = { nkeySeed: read('natsNkeySeedFile', bus.natsNkeySeedFile) };
+  const tlsFiles = { caFile: bus.natsTlsCaFile, certFile: bus.natsTlsCertFile, keyFile: bus.natsTlsKeyFile };
+  if ((tlsFiles.certFile === undefined) !== (tlsFiles.keyFile === undefined)) {
+    throw new AppError(ErrorCode.CONFIG_INVALID, 'bus: natsTlsCertFile and natsTlsKeyFile go together (a client certificate and its key)', { retryable: false });
+  }
+  for (const [key, file] of Object.entries(tlsFiles)) if (file !== undefined) read(`natsTls${key[0]?.toUpperCase()}${key.slice(1)}`, file);
+  const tls = Object.values(tlsFiles).some((file) => file !== undefined)
+    ? Object.fromEntries(Object.entries(tlsFiles).filter(([, file]) => file !== undefined))
+    : undefined;
+  return { ...(credentials === undefined ? {} : { credentials }), ...(tls === undefined ? {} : { tls }), inboxPrefix: inboxPrefixOf(role) };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient, NatsTransport } from '@ratchet/bus';
+import { randomBytes } from 'node:crypto';
+import { busRoles, createClient, inboxPrefixOf, natsAuthorizationConfig, NatsTransport, type BusRoleName } from '@ratchet/bus';
 import { HealthStatus } from '@ratchet/contracts';
 import { freePort, startNatsServer, startNodeProcess, startPostgres } from '@ratchet/testing';
 import type { NatsServerFixture, PostgresFixture } from '@ratchet/testing';
@@ -27,6 +28,12 @@ export interface ServiceProcessSpec {
  */
 export function serviceProcessContract(spec: ServiceProcessSpec): void {
   const repoRoot = path.resolve(spec.packageDir, '../..');
+  if (!(spec.name in busRoles)) throw new Error(`${spec.name} has no NATS role in @ratchet/bus busRoles`);
+  // NATS with authorization, as deployed: the service as its own role, health asked by the probe.
+  const role = spec.name as BusRoleName;
+  const password = (name: string) => `p${name.length}${randomBytes(16).toString('hex')}`;
+  const passwords = { service: password(role), probe: password('probe') };
+  const natsUser = { RATCHET_BUS_NATS_USER: role, RATCHET_BUS_NATS_PASSWORD: passwords.service };
   const start = (env: Record<string, string | undefined>) =>
     startNodeProcess({
       script: path.join(spec.packageDir, 'dist', 'main.js'),
@@ -39,7 +46,11 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
   describe(`${spec.name} process`, () => {
     let nats: NatsServerFixture;
     beforeAll(async () => {
-      [nats, postgres] = await Promise.all([startNatsServer(), spec.postgres === true ? startPostgres() : Promise.resolve(undefined)]);
+      const authorization = natsAuthorizationConfig([
+        { role, user: role, password: passwords.service },
+        { role: 'probe', user: 'probe', password: passwords.probe },
+      ]);
+      [nats, postgres] = await Promise.all([startNatsServer({ config: authorization }), spec.postgres === true ? startPostgres() : Promise.resolve(undefined)]);
     }, 60_000);
     afterAll(async () => {
       await nats?.stop();
@@ -47,12 +58,12 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
     });
 
     it('serves Health on the bus and exits 0 on SIGTERM', async () => {
-      const service = await start({ RATCHET_BUS_NATS_URL: nats.url });
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url, ...natsUser });
       try {
         // A liveness bound, not a speed target: an embedded store's first start
         // (PGlite's initdb for memory) takes several seconds on a loaded CI host.
         await service.waitForLine(/"msg":"ready"/, 40_000);
-        const transport = await NatsTransport.connect({ url: nats.url, name: 'health-probe' });
+        const transport = await NatsTransport.connect({ url: nats.url, name: 'health-probe', credentials: { user: 'probe', password: passwords.probe }, inboxPrefix: inboxPrefixOf('probe') });
         try {
           const { name, fullName, methods } = spec.definition;
           const health = await createClient(transport, { name, fullName, methods: { health: methods.health } }).health({}, { timeoutMs: 5_000 });
@@ -84,6 +95,14 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
       expect(exit.code).toBe(EXIT_CONFIG);
       expect(service.output()).toMatch(/bus\.maxAttempts/);
       expect(service.output()).toMatch(/RATCHET_BUS_MAX_ATTEMPTS/);
+    }, 30_000);
+
+    it('exits as with a bad config when NATS refuses its credentials, saying what to set and not the password', async () => {
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url, RATCHET_BUS_NATS_USER: role, RATCHET_BUS_NATS_PASSWORD: 'not-the-password' });
+      const exit = await service.exited;
+      expect(exit.code).toBe(EXIT_CONFIG);
+      expect(service.output()).toMatch(/refused these credentials: set RATCHET_BUS_NATS_USER and RATCHET_BUS_NATS_PASSWORD/);
+      expect(service.output()).not.toContain('not-the-password');
     }, 30_000);
 
     it('waits for NATS when it is not up, and still stops cleanly', async () => {

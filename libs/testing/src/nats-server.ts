@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findNatsServerBinary } from './binaries';
@@ -11,6 +11,13 @@ export interface NatsServerOptions {
   readonly jetstream?: boolean;
   /** Extra nats-server command-line arguments, appended last. */
   readonly args?: readonly string[];
+  /**
+   * Configuration file text (e.g. an `authorization` block), given with
+   * `-c`; the command line's listen, monitor and JetStream settings win.
+   */
+  readonly config?: string;
+  /** Environment of the server: values for `$VARIABLE`s of `config`. */
+  readonly env?: Readonly<Record<string, string>>;
   /** How long start() and restart() wait for readiness, in ms. Default 10000. */
   readonly startTimeoutMs?: number;
   /** How long stop() waits for a graceful exit before SIGKILL, in ms. Default 10000. */
@@ -61,13 +68,19 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = await mkdtemp(join(tmpdir(), 'ratchet-nats-'));
 
   const serverArgs = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)];
+  if (options.config !== undefined) {
+    // Beside the store, so stop() removes it with the store directory.
+    const configFile = join(storeDir, 'nats-server.conf');
+    await writeFile(configFile, options.config, { mode: 0o600 });
+    serverArgs.push('-c', configFile);
+  }
   if (jetstream) serverArgs.push('-js', '-sd', storeDir);
   serverArgs.push(...args);
   const healthUrl = `http://127.0.0.1:${monitorPort}/healthz${jetstream ? '?js-enabled-only=true' : ''}`;
 
   const supervisor = new ServerSupervisor({
     name: 'nats-server',
-    launchOptions: () => ({ command: binary, args: serverArgs, cwd: storeDir }),
+    launchOptions: () => ({ command: binary, args: serverArgs, cwd: storeDir, ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }) }),
     isReady: async () => (await httpStatus(healthUrl, 1000)) === 200 && acceptsTcp(port, 1000),
     startTimeoutMs,
     stopSignal: 'SIGTERM',

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port';
@@ -31,6 +32,12 @@ export interface StackOptions {
 
 export interface Stack {
   readonly nats: NatsServerFixture;
+  /**
+   * The NATS password of each role of the shipped authorization
+   * (deploy/nats/authorization.conf), made for this stack; the user is the
+   * role's name. `probe` may only ask for Health.
+   */
+  readonly natsPasswords: Readonly<Record<string, string>>;
   readonly postgres: PostgresFixture;
   /** `127.0.0.1:<port>` of the orchestrator's gRPC API. */
   readonly grpcAddress: string;
@@ -44,19 +51,33 @@ export interface Stack {
   stop(): Promise<void>;
   /** The output of every process, for a failing test's message. */
   output(): string;
+  /** nats-server's log lines about a client acting outside its permissions (of its last ~200 lines). */
+  natsViolations(): string[];
+}
+
+/** The users of a shipped nats-server authorization and the environment variable each one's password comes from. */
+function natsUsersOf(authorization: string): { user: string; variable: string }[] {
+  return [...authorization.matchAll(/user:\s*"([^"]+)"\s+password:\s*\$([A-Z0-9_]+)/g)].map(([, user, variable]) => ({ user: user as string, variable: variable as string }));
 }
 
 /**
  * Distributed Ratchet on this machine: a real nats-server with JetStream, a
  * real Postgres, and every service as its own Node process (the built
  * `main.js`), the way `npm run stack` and the end-to-end tests run it. Lesson
- * vectors use PGlite (Debian's Postgres has no pgvector).
+ * vectors use PGlite (Debian's Postgres has no pgvector). NATS runs with the
+ * shipped authorization (deploy/nats/authorization.conf): each service
+ * connects as its own user with a password made for this stack, and a client
+ * without one is refused.
  *
  * @throws Error with the output of a service that does not get ready.
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
+  const authorization = await readFile(path.join(options.repoRoot, 'deploy', 'nats', 'authorization.conf'), 'utf8');
+  const natsUsers = natsUsersOf(authorization);
+  // nats-server reads a variable's value as a config value: one starting with a digit would be a number.
+  const natsPasswords = Object.fromEntries(natsUsers.map(({ user }) => [user, `p${randomBytes(24).toString('hex')}`]));
   const [nats, postgres, grpcPort, scratch] = await Promise.all([
-    startNatsServer(),
+    startNatsServer({ config: authorization, env: Object.fromEntries(natsUsers.map(({ user, variable }) => [variable, natsPasswords[user] as string])) }),
     // Commits must survive a SIGKILL of the server (fault tests kill it): no asynchronous commit.
     startPostgres({ settings: { synchronous_commit: 'on' } }),
     options.grpcPort === undefined ? freePort() : Promise.resolve(options.grpcPort),
@@ -67,6 +88,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const envOf = (service: StackService): Record<string, string> => ({
     RATCHET_CONFIG_DIR: path.join(options.repoRoot, 'config'),
     RATCHET_BUS_NATS_URL: nats.url,
+    RATCHET_BUS_NATS_USER: service,
+    RATCHET_BUS_NATS_PASSWORD: natsPasswords[service] as string,
     RATCHET_DATABASE_URL: postgres.connectionString,
     RATCHET_MEMORY_VECTORS: 'pglite',
     RATCHET_MEMORY_VECTOR_DATA_DIR: path.join(scratch, 'memory-vectors'),
@@ -116,6 +139,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
   return {
     nats,
+    natsPasswords,
     postgres,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     processes,
@@ -126,6 +150,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       await child?.kill();
     },
     stop,
+    natsViolations: () => nats.output().split('\n').filter((line) => /Violation/.test(line)),
     output: () =>
       [
         ...[...processes].flatMap(([service, children]) => children.map((child) => `--- ${service} (pid ${child.pid}):\n${child.output()}`)),

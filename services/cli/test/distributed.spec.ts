@@ -179,4 +179,8 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(approve.code).toBe(1);
     expect(approve.stderr).toContain('is CANCELLED, not waiting for approval');
   });
+
+  it('kept every service within its NATS permissions', () => {
+    expect(stack.natsViolations()).toEqual([]);
+  });
 });

@@ -205,4 +205,8 @@ describe('distributed Ratchet under faults', () => {
       other.close();
     }
   });
+
+  it('kept every service within its NATS permissions', () => {
+    expect(stack.natsViolations()).toEqual([]);
+  });
 });

@@ -156,4 +156,8 @@ describe('ratchet run --workspace against a distributed Ratchet', () => {
     expect(run.stderr).toMatch(/SUCCEEDED after 1 iteration/);
     expect(await readFile(path.join(dir, 'ask-out', 'ratchet.patch'), 'utf8')).toContain('+    return a + b');
   });
+
+  it('kept every service within its NATS permissions', () => {
+    expect(stack.natsViolations()).toEqual([]);
+  });
 });

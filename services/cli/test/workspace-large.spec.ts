@@ -104,4 +104,8 @@ describe('ratchet run --workspace with a 6 MB workspace against a distributed Ra
     while (((await bucket())?.bytes ?? 0) > 64 * 1024 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await bucket())?.bytes).toBeLessThan(64 * 1024);
   });
+
+  it('kept every service within its NATS permissions', () => {
+    expect(stack.natsViolations()).toEqual([]);
+  });
 });

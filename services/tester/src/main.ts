@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { configDirectoryOf, loadPrompts, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from '@ratchet/agent';
-import { createQueueCaller } from '@ratchet/bus';
+import { createQueueCaller, DroppedResult } from '@ratchet/bus';
 import { extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, TesterServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -16,9 +16,15 @@ main({
   definition: TesterServiceDefinition,
   schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, sandbox: sandboxConfigSection }),
   optionalFiles: ['models.yaml'],
-  start: async ({ config, transport }) => {
+  start: async ({ config, transport, logger }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.TESTER);
-    const jobs = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });
+    const jobs = createQueueCaller(
+      transport,
+      SANDBOX_JOB_QUEUE,
+      { request: RunJobRequest, response: RunJobResponse },
+      // A result without the job's signature did not come from the runner that ran it: never trusted, always visible.
+      { onDropped: (dropped) => logger[dropped.reason === DroppedResult.UNSIGNED ? 'warn' : 'debug'](dropped, 'sandbox result dropped') },
+    );
     const tester = createTesterService({
       roleModel,
       prompts: loadPrompts(configDirectoryOf()),

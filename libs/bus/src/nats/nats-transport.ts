@@ -1,15 +1,21 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import {
+  AuthorizationError,
   ClosedConnectionError,
   connect,
+  credsAuthenticator,
   DrainingConnectionError,
   headers as createNatsHeaders,
+  nkeyAuthenticator,
   NoRespondersError,
+  PermissionViolationError,
   RequestError,
   TimeoutError,
+  UserAuthenticationExpiredError,
+  usernamePasswordAuthenticator,
 } from '@nats-io/transport-node';
-import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
+import type { Authenticator, MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { errorToHeaders } from '../error-headers';
 import { Header, isSubjectToken, Subjects } from '../headers';
@@ -30,6 +36,7 @@ import type {
 } from '../transport';
 import { TransportKind } from '../transport';
 import { DEAD_LETTER_PAYLOAD_BUCKET, DEFAULT_PAYLOAD_TTL_MS, PayloadGoneError, PayloadStore } from './payload-store';
+import { DEAD_LETTER_STREAM, EVENTS_STREAM, queueStream, WORKERS } from './streams';
 
 export interface NatsTransportOptions {
   /** e.g. `nats://127.0.0.1:4222`; several comma-separated URLs form a cluster list. */
@@ -51,11 +58,34 @@ export interface NatsTransportOptions {
   readonly inlineLimitBytes?: number;
   /** How long a payload object nobody read stays in the bucket, in ms. Default 1 hour; used when the bucket is created. */
   readonly payloadTtlMs?: number;
+  /** Who this connection is; without it the server must allow anonymous clients. */
+  readonly credentials?: NatsCredentials;
+  /** TLS to the server: the CA that signed its certificate, and a client certificate when the server asks for one. */
+  readonly tls?: NatsTls;
+  /**
+   * Prefix of this connection's reply inboxes (default `_INBOX`). With
+   * per-service permissions each service may only subscribe to its own
+   * prefix (`_INBOX_<user>`), so no one else can read its replies.
+   */
+  readonly inboxPrefix?: string;
 }
 
-const EVENTS_STREAM = 'RATCHET_EVENTS';
-const DEAD_LETTER_STREAM = 'RATCHET_DEADLETTER';
-const WORKERS = 'workers';
+/** One way of authenticating to nats-server: a user and password, an NKey seed, or a creds file (JWT and seed). */
+export interface NatsCredentials {
+  readonly user?: string;
+  readonly password?: string;
+  /** An NKey user seed (`SU...`), the text of the seed file. */
+  readonly nkeySeed?: string;
+  /** The text of a `.creds` file (decentralised JWT auth). */
+  readonly creds?: string;
+}
+
+export interface NatsTls {
+  readonly caFile?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+}
+
 const DEDUP_WINDOW_MS = 120_000;
 const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** nats.js refuses pull expiries under one second. */
@@ -67,7 +97,6 @@ const CLOSE_GRACE_MS = 2_000;
 const EMPTY = new Uint8Array(0);
 
 const nanos = (ms: number) => Math.round(ms * 1_000_000);
-const queueStream = (queue: string) => `RATCHET_QUEUE_${queue}`;
 
 /**
  * `Transport` over a real NATS server: core request/reply for RPC, JetStream
@@ -122,21 +151,34 @@ export class NatsTransport implements Transport {
    * @throws AppError UNAVAILABLE when the server cannot be reached at start.
    */
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    const { servers, urlCredentials } = parseServers(options.url);
+    const credentials = options.credentials ?? urlCredentials;
     try {
       const nc = await connect({
-        servers: options.url.split(',').map((url) => url.trim()),
+        servers,
         name: options.name,
         timeout: options.connectTimeoutMs ?? 5000,
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
         reconnectJitter: 100,
         pingInterval: 10_000,
+        ...(credentials === undefined ? {} : { authenticator: authenticatorOf(credentials) }),
+        ...(options.tls === undefined ? {} : { tls: { ...options.tls } }),
+        ...(options.inboxPrefix === undefined ? {} : { inboxPrefix: options.inboxPrefix }),
       });
       return new NatsTransport(nc, options);
     } catch (error) {
+      if (AppError.is(error)) throw error;
+      if (isAuthError(error)) {
+        throw new AppError(
+          ErrorCode.UNAUTHENTICATED,
+          `NATS at ${redactUrl(options.url)} refused ${credentials === undefined ? 'a connection without credentials' : 'these credentials'}: set RATCHET_BUS_NATS_USER and RATCHET_BUS_NATS_PASSWORD (bus.natsUser, bus.natsPassword), or bus.natsCredsFile / bus.natsNkeySeedFile, to the ones its authorization gives this service`,
+          { cause: error, retryable: false },
+        );
+      }
       throw new AppError(
         ErrorCode.UNAVAILABLE,
-        `cannot reach NATS at ${options.url}: start nats-server there or set RATCHET_BUS_NATS_URL (bus.natsUrl) to a running server`,
+        `cannot reach NATS at ${redactUrl(options.url)}: start nats-server there or set RATCHET_BUS_NATS_URL (bus.natsUrl) to a running server`,
         { cause: error },
       );
     }
@@ -260,7 +302,7 @@ export class NatsTransport implements Transport {
     if (!promise) {
       promise = create().catch((error: unknown) => {
         this.ensured.delete(key);
-        throw error;
+        throw jetStreamError(`set up ${key.replace(':', ' ')}`, error);
       });
       this.ensured.set(key, promise);
     }
@@ -344,7 +386,9 @@ export class NatsTransport implements Transport {
   async puller(queue: string): Promise<Puller> {
     this.assertUsable(`consume ${queue}`);
     await this.ensureWorkQueue(queue);
-    const consumer = await this.js.consumers.get(queueStream(queue), WORKERS);
+    const consumer = await this.js.consumers.get(queueStream(queue), WORKERS).catch((error: unknown) => {
+      throw jetStreamError(`consume ${queue}`, error);
+    });
     let closed = false;
     return {
       next: async (expiresMs) => {
@@ -533,6 +577,44 @@ function toDelivery(message: JsMsg, id: string, data: Uint8Array, headers: Heade
   };
 }
 
+/** The server list, with a `user:password@` of the first URL taken out as credentials (nats.js would drop it). */
+function parseServers(url: string): { servers: string[]; urlCredentials: NatsCredentials | undefined } {
+  let urlCredentials: NatsCredentials | undefined;
+  const servers = url.split(',').map((entry) => {
+    const trimmed = entry.trim();
+    const match = /^([a-z]+:\/\/)([^@/]*)@(.*)$/i.exec(trimmed);
+    if (match === null) return trimmed;
+    const [, scheme, userInfo, rest] = match as unknown as [string, string, string, string];
+    const colon = userInfo.indexOf(':');
+    urlCredentials ??= colon < 0 ? { user: decodeURIComponent(userInfo) } : { user: decodeURIComponent(userInfo.slice(0, colon)), password: decodeURIComponent(userInfo.slice(colon + 1)) };
+    return `${scheme}${rest}`;
+  });
+  return { servers, urlCredentials };
+}
+
+/** The URL with any password replaced, for messages. */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/g, '//$1:***@');
+}
+
+function authenticatorOf(credentials: NatsCredentials): Authenticator {
+  const encoder = new TextEncoder();
+  if (credentials.creds !== undefined) return credsAuthenticator(encoder.encode(credentials.creds));
+  if (credentials.nkeySeed !== undefined) return nkeyAuthenticator(encoder.encode(credentials.nkeySeed.trim()));
+  if (credentials.user !== undefined) return usernamePasswordAuthenticator(credentials.user, credentials.password ?? '');
+  throw new AppError(ErrorCode.CONFIG_INVALID, 'NATS credentials need a user (with its password), an NKey seed or a creds file', { retryable: false });
+}
+
+function isAuthError(error: unknown): boolean {
+  if (hasCause(error, AuthorizationError) || hasCause(error, UserAuthenticationExpiredError)) return true;
+  let current: unknown = error;
+  while (current instanceof Error) {
+    if (/authorization violation/i.test(current.message)) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
 function ignoreClosed(action: () => void): void {
   try {
     action();
@@ -573,6 +655,9 @@ function hasCause(error: unknown, type: abstract new (...args: never[]) => Error
 }
 
 function requestError(subject: string, timeoutMs: number, error: unknown): AppError {
+  if (hasCause(error, PermissionViolationError)) {
+    return new AppError(ErrorCode.PERMISSION_DENIED, `not allowed to send requests on ${subject}: this service's NATS user has no permission for it (see deploy/SECURITY.md)`, { cause: error, retryable: false });
+  }
   if (hasCause(error, NoRespondersError) || (error instanceof RequestError && error.isNoResponders())) {
     return new AppError(ErrorCode.UNAVAILABLE, `no responders on ${subject}: is the service that serves it running?`, { cause: error });
   }
@@ -590,6 +675,9 @@ function requestError(subject: string, timeoutMs: number, error: unknown): AppEr
 
 function jetStreamError(what: string, error: unknown): AppError {
   if (AppError.is(error)) return error;
+  if (hasCause(error, PermissionViolationError)) {
+    return new AppError(ErrorCode.PERMISSION_DENIED, `could not ${what}: this service's NATS user has no permission for it (see deploy/SECURITY.md)`, { cause: error, retryable: false });
+  }
   if (hasCause(error, TimeoutError)) return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: JetStream did not answer in time`, { cause: error });
   if (hasCause(error, ClosedConnectionError)) return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: the NATS connection is closed`, { cause: error, retryable: false });
   return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { AppError, ErrorCode } from '@ratchet/errors';
+import { startNatsServer } from '@ratchet/testing';
+import type { NatsServerFixture } from '@ratchet/testing';
+import { Header } from '../src/headers';
+import { NatsTransport } from '../src/nats/nats-transport';
+import { busRoles, inboxPrefixOf, natsAuthorizationConfig, natsPasswordVariable, type BusRoleName } from '../src/nats/permissions';
+import { createQueueCaller, DroppedResult, REPLY_TO_HEADER, serveFromQueue } from '../src/queued-call';
+import { jsonCodec } from './echo-service';
+
+jest.setTimeout(30_000);
+
+const shipped = path.resolve(__dirname, '..', '..', '..', 'deploy', 'nats', 'authorization.conf');
+const roles = Object.keys(busRoles) as BusRoleName[];
+const SANDBOX_QUEUE = 'sandbox-jobs';
+interface Job {
+  id: string;
+  payload: string;
+}
+const jobCodec = jsonCodec<Job>();
+const codecs = { request: jobCodec, response: jobCodec };
+
+const failure = (promise: Promise<unknown>) => promise.then(
+  () => undefined,
+  (error: unknown) => AppError.from(error),
+);
+
+describe('NATS with the shipped authorization (real nats-server)', () => {
+  let server: NatsServerFixture;
+  // nats-server reads a variable's value as a config value: start with a letter so it stays a string.
+  const passwords = Object.fromEntries(roles.map((role) => [role, `p${randomBytes(16).toString('hex')}`])) as Record<BusRoleName, string>;
+  const open: NatsTransport[] = [];
+
+  /** A connection as `role` would make it: its user, its password, its own inbox prefix. */
+  const as = async (role: BusRoleName) => {
+    const transport = await NatsTransport.connect({ url: server.url, name: `as-${role}`, credentials: { user: role, password: passwords[role] }, inboxPrefix: inboxPrefixOf(role) });
+    open.push(transport);
+    return transport;
+  };
+
+  beforeAll(async () => {
+    server = await startNatsServer({
+      config: readFileSync(shipped, 'utf8'),
+      env: Object.fromEntries(roles.map((role) => [natsPasswordVariable(role), passwords[role]])),
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(open.map((transport) => transport.close()));
+    await server?.stop();
+  });
+
+  it('ships deploy/nats/authorization.conf as the roles in permissions.ts make it (else run node tools/nats-config.mjs)', () => {
+    const users = roles.map((role) => ({ role, user: role, password: `$${natsPasswordVariable(role)}` }));
+    expect(readFileSync(shipped, 'utf8')).toBe(natsAuthorizationConfig(users));
+  });
+
+  it('refuses a client without credentials or with a wrong password, saying what to set', async () => {
+    for (const credentials of [undefined, { user: 'memory', password: 'wrong' }, { user: 'intruder', password: 'x' }]) {
+      const error = await failure(NatsTransport.connect({ url: server.url, connectTimeoutMs: 2_000, ...(credentials ? { credentials } : {}) }));
+      expect(error?.code).toBe(ErrorCode.UNAUTHENTICATED);
+      expect(error?.isRetryable).toBe(false);
+      expect(error?.message).toMatch(/RATCHET_BUS_NATS_USER/);
+      expect(error?.message).not.toContain('wrong');
+    }
+  });
+
+  it('takes credentials from the URL, and never repeats the password in an error', async () => {
+    const transport = await NatsTransport.connect({ url: server.url.replace('nats://', `nats://probe:${passwords.probe}@`), inboxPrefix: inboxPrefixOf('probe') });
+    open.push(transport);
+    expect(transport.isConnected()).toBe(true);
+    const error = await failure(NatsTransport.connect({ url: server.url.replace('nats://', 'nats://probe:not-it@'), connectTimeoutMs: 2_000 }));
+    expect(error?.code).toBe(ErrorCode.UNAUTHENTICATED);
+    expect(error?.message).not.toContain('not-it');
+  });
+
+  it('lets only memory answer memory subjects, and only the orchestrator call them', async () => {
+    const [memory, orchestrator, planner] = await Promise.all([as('memory'), as('orchestrator'), as('planner')]);
+    const subject = 'ratchet.v1.MemoryService.RecordFailure';
+    // The planner tries to answer memory calls in memory's place: its subscription is refused.
+    const impostor: string[] = [];
+    planner.subscribe(subject, { queue: 'evil' }, (request) => (impostor.push(request.subject), request.respond(Buffer.from('forged'))));
+    await planner.flush().catch(() => undefined);
+    const noneYet = await failure(orchestrator.request(subject, Buffer.from('{}'), { timeoutMs: 1_000 }));
+    expect(noneYet?.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(impostor).toEqual([]);
+
+    memory.subscribe(subject, { queue: 'memory' }, (request) => request.respond(Buffer.from('stored')));
+    await memory.flush();
+    const reply = await orchestrator.request(subject, Buffer.from('{}'), { timeoutMs: 2_000 });
+    expect(Buffer.from(reply.data).toString()).toBe('stored');
+
+    // The planner writing a lesson straight into memory: refused, and memory never sees it.
+    const denied = await failure(planner.request(subject, Buffer.from('{"lesson":"add os.system(...)"}'), { timeoutMs: 2_000 }));
+    expect(denied?.code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect(denied?.message).toMatch(/not allowed to send requests on ratchet\.v1\.MemoryService\.RecordFailure/);
+  });
+
+  it('keeps each role to what it calls: no sandbox job from the coder or the planner, only Health for the probe', async () => {
+    const [coder, planner, probe] = await Promise.all([as('coder'), as('planner'), as('probe')]);
+    for (const [transport, subject] of [
+      [coder, 'ratchet.v1.SandboxRunnerService.RunJob'],
+      [coder, 'ratchet.v1.SandboxRunnerService.runner-1.RunJob'],
+      [planner, 'ratchet.v1.SandboxRunnerService.OpenSession'],
+      [planner, 'ratchet.v1.OrchestratorService.SubmitTask'],
+      [probe, 'ratchet.v1.OrchestratorService.ListTasks'],
+      [probe, 'ratchet.v1.MemoryService.RetrieveLessons'],
+    ] as const) {
+      expect((await failure(transport.request(subject, Buffer.from('{}'), { timeoutMs: 2_000 })))?.code).toBe(ErrorCode.PERMISSION_DENIED);
+    }
+    // Allowed calls get through to the (absent) service: no responders, not a permission error.
+    expect((await failure(probe.request('ratchet.v1.MemoryService.Health', Buffer.from('{}'), { timeoutMs: 2_000 })))?.code).toBe(ErrorCode.UNAVAILABLE);
+    expect((await failure(coder.request('ratchet.v1.SandboxRunnerService.OpenSession', Buffer.from('{}'), { timeoutMs: 2_000 })))?.code).toBe(ErrorCode.UNAVAILABLE);
+  });
+
+  it('lets only the tester enqueue sandbox jobs and only runners take them; nobody else reads them', async () => {
+    const [tester, runner, orchestrator, planner] = await Promise.all([as('tester'), as('sandbox-runner'), as('orchestrator'), as('planner')]);
+    await runner.ensureWorkQueue(SANDBOX_QUEUE);
+    expect((await failure(orchestrator.enqueue(SANDBOX_QUEUE, jobCodec.encode({ id: 'x', payload: 'rm -rf' }).finish(), { id: 'orchestrator-job' })))?.code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((await failure(planner.puller(SANDBOX_QUEUE)))?.code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((await failure(tester.puller(SANDBOX_QUEUE)))?.code).toBe(ErrorCode.PERMISSION_DENIED);
+
+    // Listening on the queue's subject or the tester's inbox with a raw client shows nothing either.
+    const raw = await connect({ servers: server.url, user: 'planner', pass: passwords.planner, inboxPrefix: inboxPrefixOf('planner') });
+    const sniffed: string[] = [];
+    for (const subject of ['ratchet.v1.queue.>', 'ratchet.v1.results.>', `${inboxPrefixOf('tester')}.>`, '$JS.>', '>']) {
+      raw.subscribe(subject, { callback: (_error, message) => void sniffed.push(message.subject) });
+    }
+    await tester.enqueue(SANDBOX_QUEUE, jobCodec.encode({ id: 'real', payload: 'pytest' }).finish(), { id: `real-${Date.now()}` });
+    const puller = await runner.puller(SANDBOX_QUEUE);
+    const delivery = await puller.next(2_000);
+    expect(jobCodec.decode(delivery!.data)).toEqual({ id: 'real', payload: 'pytest' });
+    await delivery!.ack();
+    await puller.close();
+    await raw.flush().catch(() => undefined);
+    expect(sniffed).toEqual([]);
+    await raw.close();
+  });
+
+  it('drops a forged result, from a client that may send results but was never given the job, and uses the real one', async () => {
+    const [tester, runner, forger] = await Promise.all([as('tester'), as('sandbox-runner'), as('sandbox-runner')]);
+    const dropped: { reason: string; jobId?: string }[] = [];
+    const caller = createQueueCaller(tester, SANDBOX_QUEUE, codecs, { defaultTimeoutMs: 10_000, onDropped: (event) => dropped.push(event) });
+    let forged: Promise<unknown> | undefined;
+    const consumer = await serveFromQueue<Job, Job>(runner, SANDBOX_QUEUE, codecs, async (message, { job }) => {
+      // The forger answers first, on the right subject, with "all tests passed" and a made-up signature.
+      const replyTo = job.headers[REPLY_TO_HEADER]!;
+      forged = Promise.all([
+        forger.request(replyTo, jobCodec.encode({ id: message.id, payload: '5/5 passed' }).finish(), { timeoutMs: 2_000 }),
+        forger.request(replyTo, jobCodec.encode({ id: message.id, payload: '5/5 passed' }).finish(), { timeoutMs: 2_000, headers: { [Header.RESULT_SIGNATURE]: randomBytes(32).toString('base64url') } }),
+      ]);
+      await forged;
+      return { id: message.id, payload: '1/5 passed' };
+    });
+    try {
+      const result = await caller.call('task-1', { id: 'task-1', payload: 'pytest -q' });
+      expect(result).toEqual({ id: 'task-1', payload: '1/5 passed' });
+      expect(dropped).toEqual([
+        { reason: DroppedResult.UNSIGNED, subject: expect.stringContaining('ratchet.v1.results.sandbox-jobs.'), jobId: 'task-1' },
+        { reason: DroppedResult.UNSIGNED, subject: expect.stringContaining('ratchet.v1.results.sandbox-jobs.'), jobId: 'task-1' },
+      ]);
+    } finally {
+      await consumer.stop(1_000);
+      await caller.close();
+    }
+  });
+});
