@@ -7,7 +7,7 @@ import { userTestsOnlyLabel } from '@ratchet/orchestrator';
 import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
-import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles } from './files';
+import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles, type OutputDirectoryState } from './files';
 import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent, renderToolStep } from './render';
 import { applyPatchToDirectory } from './workspace/apply';
 import { collectWorkspace, type CollectedWorkspace } from './workspace/collect';
@@ -138,7 +138,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
   // Lessons stay with their project: named, or the workspace's (its git remote, else its directory name); a greenfield goal uses the global scope.
   const project = options.project?.trim() || (workspace === undefined ? '' : await workspaceProjectKey(workspace.dir));
   const outDir = path.resolve(options.out);
-  await checkOutputDirectory(outDir, options.force ?? false);
+  const out = { dir: outDir, state: await checkOutputDirectory(outDir, options.force ?? false) };
   const api = await openApi({ ...options, drive: true, ...(options.yes ? { approveAskedCommands: true } : {}) });
   if (!options.json && api.modelNames !== undefined) {
     const scripted = api.modelNames.some((name) => name.startsWith('scripted:'));
@@ -174,7 +174,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     });
     taskId = task.id;
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
-    return await followToEnd(api, task, stopWatching.signal, outDir, options.json ?? false, output, workspace);
+    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
@@ -197,11 +197,17 @@ async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, j
 }
 
 /** Follows a task until it ends, then finishes it like `run`; a detach (`signal`) returns at once. */
-async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir: string | undefined, json: boolean, output: Output, workspace?: WorkspaceRun): Promise<RunResult> {
+/** Where a run writes its result, and what was there when it started. */
+interface OutputTarget {
+  readonly dir: string;
+  readonly state: OutputDirectoryState;
+}
+
+async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, out: OutputTarget | undefined, json: boolean, output: Output, workspace?: WorkspaceRun): Promise<RunResult> {
   await followEvents(api, task.id, signal, json, output);
   if (signal.aborted) return { task, written: [], detached: true };
-  if (workspace !== undefined && outDir !== undefined) return finishWorkspace(api, task.id, outDir, workspace, json, output);
-  return finish(api, task.id, outDir, json, output);
+  if (workspace !== undefined && out !== undefined) return finishWorkspace(api, task.id, out, workspace, json, output);
+  return finish(api, task.id, out, json, output);
 }
 
 /**
@@ -210,7 +216,8 @@ async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, outDir
  * when it did not pass), and on success applied to the directory
  * (`--apply`) or committed to a new branch (`--branch`).
  */
-async function finishWorkspace(api: TaskApi, taskId: string, outDir: string, workspace: WorkspaceRun, json: boolean, output: Output): Promise<RunResult> {
+async function finishWorkspace(api: TaskApi, taskId: string, out: OutputTarget, workspace: WorkspaceRun, json: boolean, output: Output): Promise<RunResult> {
+  const outDir = out.dir;
   const full = await api.getTask(taskId, TaskView.TASK_VIEW_FULL);
   const final = full.task;
   if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${taskId} vanished`);
@@ -222,7 +229,7 @@ async function finishWorkspace(api: TaskApi, taskId: string, outDir: string, wor
   const { patch, summary } = makePatch(workspace.collected.files, final.resultFiles, deleted);
   const written: string[] = [];
   if (patch !== '') {
-    written.push(...(await writeFiles(outDir, [{ path: patchFileName, content: patch }])));
+    written.push(...(await writeFiles(outDir, [{ path: patchFileName, content: patch }], out.state)));
   }
   const patchFile = path.join(outDir, patchFileName);
   if (!json) {
@@ -254,7 +261,8 @@ async function finishWorkspace(api: TaskApi, taskId: string, outDir: string, wor
  * without passing its last attempt, marked by a FAILING.md that lists the
  * failing tests and how to go on.
  */
-async function finish(api: TaskApi, taskId: string, outDir: string | undefined, json: boolean, output: Output): Promise<RunResult> {
+async function finish(api: TaskApi, taskId: string, out: OutputTarget | undefined, json: boolean, output: Output): Promise<RunResult> {
+  const outDir = out?.dir;
   const full = await api.getTask(taskId, TaskView.TASK_VIEW_FULL);
   const final = full.task;
   if (final === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${taskId} vanished`);
@@ -264,7 +272,7 @@ async function finish(api: TaskApi, taskId: string, outDir: string | undefined, 
     // The user's tests win over a generated file of the same path.
     const files = mergeFiles(final.resultFiles, final.acceptanceTests);
     const marker = succeeded ? [] : [{ path: failingMarker, content: failingReport(final, full.iterations.at(-1)) }];
-    written = await writeFiles(outDir, [...files, ...marker]);
+    written = await writeFiles(outDir, [...files, ...marker], out?.state);
     // A passing result replaces a failing attempt written there before: its marker goes.
     if (succeeded) await rm(path.join(outDir, failingMarker), { force: true });
     if (!json) {
@@ -337,7 +345,7 @@ function failingReport(task: Task, last: Iteration | undefined): string {
  */
 export async function watchTask(taskId: string, options: ConnectOptions & { json?: boolean; out?: string; force?: boolean }, output: Output = consoleOutput): Promise<RunResult> {
   const outDir = options.out === undefined ? undefined : path.resolve(options.out);
-  if (outDir !== undefined) await checkOutputDirectory(outDir, options.force ?? false);
+  const out = outDir === undefined ? undefined : { dir: outDir, state: await checkOutputDirectory(outDir, options.force ?? false) };
   const api = await openApi({ ...options, drive: false });
   const stop = new AbortController();
   const detach = () => {
@@ -353,7 +361,7 @@ export async function watchTask(taskId: string, options: ConnectOptions & { json
       if (task === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${id} vanished`);
       return { task, written: [], detached: true };
     }
-    return await finish(api, id, outDir, options.json ?? false, output);
+    return await finish(api, id, out, options.json ?? false, output);
   } finally {
     process.removeListener('SIGINT', detach);
     await api.close();
@@ -386,7 +394,7 @@ export async function resumeTask(
   const more = options.addIterations === undefined ? 0 : Number(options.addIterations);
   if (!Number.isInteger(more) || more < 0 || more > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--add-iterations ${options.addIterations}: use a whole number from 0 to 100`);
   const outDir = options.out === undefined ? undefined : path.resolve(options.out);
-  if (outDir !== undefined) await checkOutputDirectory(outDir, options.force ?? false);
+  const out = outDir === undefined ? undefined : { dir: outDir, state: await checkOutputDirectory(outDir, options.force ?? false) };
   const remote = serverTarget(options) !== undefined;
   const api = await openApi({ ...options, drive: true });
   const stop = new AbortController();
@@ -401,7 +409,7 @@ export async function resumeTask(
   try {
     const task = await api.resumeTask({ taskId: taskId.trim(), hint: options.hint ?? '', additionalBudget: { maxIterations: more, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined } });
     if (!options.json) output.err(`task ${task.id} resumed (${statusName(task.status)}) at ${api.where}`);
-    return await followToEnd(api, task, stop.signal, outDir, options.json ?? false, output);
+    return await followToEnd(api, task, stop.signal, out, options.json ?? false, output);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();

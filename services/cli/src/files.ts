@@ -1,8 +1,9 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { workspacePathProblem } from '@ratchet/agent';
 import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { SafeDirectory } from './safe-write';
 
 /** Largest file read from a tests directory, bytes. */
 const maxFileBytes = 1_000_000;
@@ -52,39 +53,89 @@ export async function readDirectoryFiles(directory: string, prefix: string, opti
 /** The file that marks an output directory as holding a failing attempt Ratchet wrote. */
 export const failingMarker = 'FAILING.md';
 
+/** What an output directory held when the run started, to tell at the end whether it changed meanwhile. */
+export interface OutputDirectoryState {
+  /** Device and inode of the directory, undefined when it did not exist. */
+  readonly identity: { readonly dev: number; readonly ino: number } | undefined;
+  readonly entries: readonly string[];
+  readonly force: boolean;
+}
+
 /**
  * Refuses an output directory that already has files, so a run never
  * overwrites someone's work; `force` allows it. A directory holding a
  * failing attempt Ratchet wrote (it has FAILING.md) is not someone's work:
- * a resume or a new run may replace it.
+ * a resume or a new run may replace it. A symlink given as the directory is
+ * refused: files are never written through links.
  *
- * @throws AppError ALREADY_EXISTS naming the directory and the switch.
+ * @returns what the directory held, for `writeFiles` at the end of the run.
+ * @throws AppError ALREADY_EXISTS naming the directory and the switch;
+ *   FAILED_PRECONDITION when it is a symlink or not a directory.
  */
-export async function checkOutputDirectory(directory: string, force: boolean): Promise<void> {
-  const entries = await readdir(directory).catch(() => [] as string[]);
-  if (entries.length > 0 && !force && !entries.includes(failingMarker)) {
-    throw new AppError(ErrorCode.ALREADY_EXISTS, `output directory ${directory} is not empty; choose another --out or pass --force to overwrite files in it`);
+export async function checkOutputDirectory(directory: string, force: boolean): Promise<OutputDirectoryState> {
+  const opened = await SafeDirectory.open(directory, outputRefusal(directory), false);
+  if (opened === undefined) return { identity: undefined, entries: [], force };
+  try {
+    const { dev, ino } = await opened.stat();
+    const entries = await readdir(opened.entry('.'));
+    if (entries.length > 0 && !force && !entries.includes(failingMarker)) {
+      throw new AppError(ErrorCode.ALREADY_EXISTS, `output directory ${directory} is not empty; choose another --out or pass --force to overwrite files in it`);
+    }
+    return { identity: { dev, ino }, entries: entries.sort(), force };
+  } finally {
+    await opened.close();
   }
 }
 
+function outputRefusal(directory: string) {
+  return (relativePath: string, why: string) =>
+    new AppError(ErrorCode.FAILED_PRECONDITION, `refusing to write ${relativePath === '.' ? directory : `${relativePath} in ${directory}`}: ${why}; files are never written through links or outside the output directory. Remove the link or choose another --out`);
+}
+
 /**
- * Writes files under `directory`, creating it and subdirectories. Paths are
- * checked again here: a path that would leave the directory is refused.
+ * Writes files under `directory`, creating it and subdirectories, never
+ * through a symlink and never outside it (see `SafeDirectory`); each file
+ * whole or not at all. Paths are checked again here. With `expected` (what
+ * `checkOutputDirectory` saw when the run started) a directory that was
+ * replaced meanwhile, or (without --force) got new entries, is refused.
+ * Every check runs before the first write.
  *
- * @throws AppError INVALID_ARGUMENT for such a path (nothing is written then).
+ * @throws AppError INVALID_ARGUMENT for a path that would leave the
+ *   directory; FAILED_PRECONDITION when the directory changed during the run
+ *   or a component or target is a symlink or not what it should be (nothing
+ *   is written then).
  */
-export async function writeFiles(directory: string, files: readonly SourceFile[]): Promise<string[]> {
+export async function writeFiles(directory: string, files: readonly SourceFile[], expected?: OutputDirectoryState): Promise<string[]> {
   const root = path.resolve(directory);
   for (const file of files) {
     const problem = workspacePathProblem(file.path);
     if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `refusing to write ${JSON.stringify(file.path)}: it ${problem}`);
   }
-  const written: string[] = [];
-  for (const file of files) {
-    const target = path.join(root, ...file.path.split('/'));
-    await mkdir(path.dirname(target), { recursive: true });
-    await writeFile(target, file.content, 'utf8');
-    written.push(target);
+  const refuse = outputRefusal(directory);
+  const changed = (what: string) =>
+    new AppError(ErrorCode.FAILED_PRECONDITION, `output directory ${directory} changed during the run (${what}); nothing was written. Check what changed, then write the result again with: ratchet watch TASK_ID --out DIR`);
+  const existedBefore = expected?.identity !== undefined;
+  const opened = await SafeDirectory.open(root, refuse, false);
+  if (expected !== undefined && opened === undefined && existedBefore) throw changed('it was removed');
+  const output = opened ?? ((await SafeDirectory.open(root, refuse, true)) as SafeDirectory);
+  try {
+    if (expected !== undefined) {
+      const { dev, ino } = await output.stat();
+      if (expected.identity !== undefined && (expected.identity.dev !== dev || expected.identity.ino !== ino)) throw changed('it was replaced by another directory');
+      // A directory this call created is empty; one that was there may have gained entries (a planted link, say).
+      if (!expected.force && opened !== undefined) {
+        const added = (await readdir(output.entry('.'))).filter((name) => !expected.entries.includes(name) && name !== failingMarker);
+        if (added.length > 0) throw changed(`${added.slice(0, 5).join(', ')} appeared in it`);
+      }
+    }
+    for (const file of files) await output.existing(file.path, refuse);
+    const written: string[] = [];
+    for (const file of files) {
+      await output.writeFile(file.path, file.content, refuse);
+      written.push(path.join(root, ...file.path.split('/')));
+    }
+    return written;
+  } finally {
+    await output.close();
   }
-  return written;
 }

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, rmdir, unlink } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { collectWorkspace, type CollectedWorkspace } from './collect';
 import { FileChangeKind, parseWorkspacePatch, patchedContent, type FilePatch } from './patch';
+import { SafeDirectory } from '../safe-write';
 import { contentHash } from './rules';
 import { defaultWorkspaceSettings, type WorkspaceSettings } from './settings';
 
@@ -38,23 +37,16 @@ interface PlannedChange {
 /** Most changed files a refusal names; the rest are counted. */
 const namedInMessage = 10;
 
-// O_EXCL creates the temporary file or fails, so a file or symlink planted
-// under its name is never written through; O_NOFOLLOW says the same for links.
-const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-
 /**
  * Applies a workspace patch (see `makePatch`) to `dir`, which must still hold
  * exactly what was sent: it is collected again and its fingerprint compared,
  * so edits the user made while the task ran are never overwritten.
  *
- * Nothing is written outside `dir`. Every file's parent directories are
- * checked one by one from `dir` down with lstat (missing ones created with
- * mkdir, which does not follow links) and refused when one is a symlink or
- * not a directory, and the parent's real path must lie below `dir`'s. A
- * target that is a symlink is refused. Each file is written to a new
- * temporary file in its own directory (O_CREAT|O_EXCL|O_NOFOLLOW) and
- * renamed over the target, which replaces a link planted there meanwhile
- * instead of following it; an overwritten file keeps its permission bits.
+ * Nothing is written outside `dir` (see `SafeDirectory`): every directory
+ * on the way is opened from the one above it without following links, a
+ * component or target that is a symlink is refused, and each file is
+ * written to a temporary file and renamed over the target; an overwritten
+ * file keeps its permission bits.
  * Directories a deletion leaves empty are removed, as `git apply` does.
  * Every check runs before the first write; the writes themselves are not
  * one transaction (a disk error midway leaves the files before it written,
@@ -91,26 +83,32 @@ export async function applyPatchToDirectory(dir: string, patch: string, options:
     const content = patchedContent(change, current);
     planned.push({ path: change.path, content: change.kind === FileChangeKind.DELETED ? undefined : content });
   }
-  for (const change of planned) await checkTarget(dir, root, change.path);
+  const refuse = (relativePath: string, why: string) => outside(dir, relativePath, why);
+  const workspace = (await SafeDirectory.open(root, refuse, false)) as SafeDirectory;
+  try {
+    for (const change of planned) await workspace.existing(change.path, refuse);
 
-  const written: string[] = [];
-  const deleted: string[] = [];
-  for (const change of [...planned].sort((left, right) => Number(left.content !== undefined) - Number(right.content !== undefined))) {
-    try {
-      if (change.content === undefined) {
-        await deleteInside(dir, root, change.path);
-        deleted.push(change.path);
-      } else {
-        await writeInside(dir, root, change.path, change.content);
-        written.push(change.path);
+    const written: string[] = [];
+    const deleted: string[] = [];
+    for (const change of [...planned].sort((left, right) => Number(left.content !== undefined) - Number(right.content !== undefined))) {
+      try {
+        if (change.content === undefined) {
+          if (!(await workspace.deleteFile(change.path, refuse))) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch deletes ${change.path}, which no longer exists`);
+          deleted.push(change.path);
+        } else {
+          await workspace.writeFile(change.path, change.content, refuse);
+          written.push(change.path);
+        }
+      } catch (error) {
+        const done = [...deleted, ...written];
+        const appError = AppError.is(error) ? error : new AppError(ErrorCode.INTERNAL, `cannot write ${change.path}: ${(error as Error).message}`, { cause: error });
+        throw new AppError(appError.code, `${appError.message}; ${done.length === 0 ? 'nothing was changed' : `already changed: ${listed(done)}`}`, { cause: error });
       }
-    } catch (error) {
-      const done = [...deleted, ...written];
-      const appError = AppError.is(error) ? error : new AppError(ErrorCode.INTERNAL, `cannot write ${change.path}: ${(error as Error).message}`, { cause: error });
-      throw new AppError(appError.code, `${appError.message}; ${done.length === 0 ? 'nothing was changed' : `already changed: ${listed(done)}`}`, { cause: error });
     }
+    return { written: written.sort(compare), deleted: deleted.sort(compare) };
+  } finally {
+    await workspace.close();
   }
-  return { written: written.sort(compare), deleted: deleted.sort(compare) };
 }
 
 /** Paths whose content differs between what was sent and what is there now, with how. */
@@ -151,91 +149,6 @@ async function refuseUnsent(dir: string, root: string, change: FilePatch, collec
   const existing = await lstat(path.join(root, change.path)).catch(() => undefined);
   if (existing !== undefined) {
     throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch creates ${change.path}, but ${dir} already has ${existing.isSymbolicLink() ? 'a symlink' : 'an entry that was not sent (ignored by .gitignore or workspace.alwaysSkip)'} there; nothing was written`);
-  }
-}
-
-/** Refuses a target that would be written through a symlink or outside the root, before anything is written. */
-async function checkTarget(dir: string, root: string, relativePath: string): Promise<void> {
-  const parent = await safeParent(dir, root, relativePath, false);
-  if (parent === undefined) return; // Parents still to be created are checked as they are.
-  targetStats(dir, relativePath, await lstatOrUndefined(path.join(parent, path.posix.basename(relativePath))));
-}
-
-/**
- * The real path of `relativePath`'s parent directory below `root`, each
- * directory on the way checked with lstat; with `create`, missing ones are
- * made (mkdir does not follow a link planted under the same name: it fails).
- * Without `create`, undefined when one is missing.
- */
-async function safeParent(dir: string, root: string, relativePath: string, create: boolean): Promise<string | undefined> {
-  const segments = relativePath.split('/').slice(0, -1);
-  let current = root;
-  for (let index = 0; index < segments.length; index++) {
-    const next = path.join(current, segments[index] as string);
-    const shown = segments.slice(0, index + 1).join('/');
-    let stats = await lstatOrUndefined(next);
-    if (stats === undefined) {
-      if (!create) return undefined;
-      await mkdir(next).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-      });
-      stats = await lstat(next);
-    }
-    if (stats.isSymbolicLink()) throw outside(dir, relativePath, `${shown} is a symlink`);
-    if (!stats.isDirectory()) throw outside(dir, relativePath, `${shown} is not a directory`);
-    current = next;
-  }
-  const real = await realpath(current);
-  if (real !== root && !real.startsWith(root + path.sep)) throw outside(dir, relativePath, `its directory resolves to a path outside ${dir}`);
-  return real;
-}
-
-function targetStats(dir: string, relativePath: string, stats: Stats | undefined): Stats | undefined {
-  if (stats?.isSymbolicLink()) throw outside(dir, relativePath, 'it is a symlink');
-  if (stats !== undefined && !stats.isFile()) throw outside(dir, relativePath, 'it is not a regular file');
-  return stats;
-}
-
-async function writeInside(dir: string, root: string, relativePath: string, content: string): Promise<void> {
-  const parent = (await safeParent(dir, root, relativePath, true)) as string;
-  const target = path.join(parent, path.posix.basename(relativePath));
-  const existing = targetStats(dir, relativePath, await lstatOrUndefined(target));
-  // A short fixed-length name: the target's own name may already be as long as the file system allows.
-  const temporary = path.join(parent, `.ratchet-${randomBytes(8).toString('hex')}.tmp`);
-  const handle = await open(temporary, createFlags, 0o666);
-  try {
-    try {
-      await handle.writeFile(content, 'utf8');
-      if (existing !== undefined) await handle.chmod(existing.mode & 0o7777);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-}
-
-async function deleteInside(dir: string, root: string, relativePath: string): Promise<void> {
-  const parent = await safeParent(dir, root, relativePath, false);
-  const target = parent === undefined ? undefined : path.join(parent, path.posix.basename(relativePath));
-  const stats = target === undefined ? undefined : targetStats(dir, relativePath, await lstatOrUndefined(target));
-  if (target === undefined || stats === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch deletes ${relativePath}, which no longer exists`);
-  await unlink(target);
-  // Remove the directories this leaves empty, up to (not including) the root; rmdir fails on anything else.
-  for (let current = parent as string; current !== root && current.startsWith(root + path.sep); current = path.dirname(current)) {
-    if (!(await rmdir(current).then(() => true, () => false))) break;
-  }
-}
-
-async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
   }
 }
 
