@@ -132,6 +132,17 @@ describe('OpenAiCompatibleModel', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('never repeats a key the provider echoes: not on 401, 403 or any other error', async () => {
+    const key = 'sk-echoed-secret-0123456789abcdef';
+    for (const status of [401, 403, 400, 500]) {
+      server.enqueue({ kind: 'error', status, message: 'Incorrect API key provided', echoApiKey: true, headers: { 'x-should-retry': 'false' } });
+      const error = await failure(model({ apiKey: key, maxRetries: 0 }).complete(request));
+      expect(error.message).toContain(`HTTP ${status}`);
+      expect(JSON.stringify({ message: error.message, stack: error.stack })).not.toContain(key);
+      if (status === 401) expect(error.message).toContain('the API key was rejected');
+    }
+  });
+
   it('maps 400 to INVALID_ARGUMENT', async () => {
     server.enqueue({ kind: 'error', status: 400, message: "Invalid schema for response_format 'plan'" });
 

@@ -135,6 +135,12 @@ export class OpenAiCompatibleModel implements ChatModel {
     return params;
   }
 
+  /** `text` with the configured API key replaced wherever it appears. */
+  private withoutKey(text: string): string {
+    const key = this.config.apiKey;
+    return key === undefined || key.length < 4 ? text : text.split(key).join('[REDACTED:api-key]');
+  }
+
   private toAppError(error: unknown, request: ChatRequest): AppError {
     if (AppError.is(error)) return error;
     const where = `model ${this.config.model} at ${this.config.baseUrl} (${request.role} call)`;
@@ -143,12 +149,16 @@ export class OpenAiCompatibleModel implements ChatModel {
       return new AppError(ErrorCode.DEADLINE_EXCEEDED, `${where} timed out after ${this.config.timeoutMs ?? 60_000} ms; raise timeoutMs or use a faster model`, { cause: error });
     }
     if (error instanceof OpenAI.APIConnectionError) {
-      return new AppError(ErrorCode.UNAVAILABLE, `cannot reach ${where}: ${error.message}; check baseUrl and that the server runs`, { cause: error });
+      return new AppError(ErrorCode.UNAVAILABLE, `cannot reach ${where}: ${this.withoutKey(error.message)}; check baseUrl and that the server runs`, { cause: error });
     }
     if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
       const status = error.status;
-      const detail = `${where} answered HTTP ${status}: ${error.message}`;
-      if (status === 401 || status === 403) return new AppError(ErrorCode.UNAUTHENTICATED, `${detail}; ${apiKeyAdvice}`, { cause: error });
+      // Providers may echo the key they refused: a 401/403 body is never repeated, other bodies lose the key.
+      if (status === 401 || status === 403) {
+        const what = this.config.apiKey === undefined ? 'no API key was sent' : status === 401 ? 'the API key was rejected' : 'the API key may not use this model';
+        return new AppError(ErrorCode.UNAUTHENTICATED, `${where} answered HTTP ${status}: ${what}; ${apiKeyAdvice}`);
+      }
+      const detail = `${where} answered HTTP ${status}: ${this.withoutKey(error.message)}`;
       if (status === 429) return new AppError(ErrorCode.RESOURCE_EXHAUSTED, `${detail} (rate limited after retries); wait or lower concurrency`, { cause: error, retryable: true });
       if (status === 408) return new AppError(ErrorCode.DEADLINE_EXCEEDED, detail, { cause: error });
       if (status === 400 || status === 422) return new AppError(ErrorCode.INVALID_ARGUMENT, detail, { cause: error });
@@ -157,7 +167,7 @@ export class OpenAiCompatibleModel implements ChatModel {
       return new AppError(ErrorCode.INTERNAL, detail, { cause: error });
     }
     // A 2xx whose body is not a completion (truncated JSON, an HTML proxy page...).
-    const message = error instanceof Error ? error.message : String(error);
+    const message = this.withoutKey(error instanceof Error ? error.message : String(error));
     return new AppError(ErrorCode.UNAVAILABLE, `${where} returned a malformed response: ${message}`, { cause: error, retryable: true });
   }
 }

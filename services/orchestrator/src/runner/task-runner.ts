@@ -1,4 +1,4 @@
-import { phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { phaseName, phaseOfStatus, redactText, statusName } from '@ratchet/agent';
 import type { TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { withSpan } from '@ratchet/telemetry';
@@ -47,6 +47,12 @@ export interface TaskRunnerOptions {
   readonly maxPauses?: number;
   /** Told when a task pauses, so operators see an outage in the logs. */
   readonly logger?: { warn(details: object, message: string): void };
+  /**
+   * Removes secrets from an error message before it is stored, shown or sent
+   * as an event (a provider may echo the API key it refused). Default: the
+   * built-in redaction rules (`redactText`).
+   */
+  readonly redact?: (text: string) => string;
 }
 
 /**
@@ -120,7 +126,10 @@ export class TaskRunner {
 
   /** Decides `input` for `state`, stores the decision, publishes its events and returns the new state. */
   async apply(state: TaskState, input: TaskInput): Promise<TaskState> {
-    const decision = decide(state, input, this.options.policy);
+    // Every message a phase reports passes here on its way into the task's record, events and status.
+    const redact = this.options.redact ?? redactText;
+    const clean = 'message' in input && typeof input.message === 'string' ? ({ ...input, message: redact(input.message) } as TaskInput) : input;
+    const decision = decide(state, clean, this.options.policy);
     const saved = await this.options.store.transitions.save(state.task, decision);
     if (saved.events.length > 0) await this.options.publish(saved.events);
     const changed = new Map(decision.iterations.map((iteration) => [iteration.number, iteration]));
