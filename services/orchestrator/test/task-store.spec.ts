@@ -270,6 +270,17 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect(succeeded.tasks.map((found) => found.id)).toContain(done.id);
       expect(new Set(succeeded.tasks.map((found) => found.status))).toEqual(new Set([TaskStatus.TASK_STATUS_SUCCEEDED]));
     });
+
+    it('filters by labels: only tasks carrying every one with its value', async () => {
+      const { task: both } = await store.tasks.create(task({ labels: { team: 'red', bench: 'run-1' } }), []);
+      const { task: red } = await store.tasks.create(task({ labels: { team: 'red' } }), []);
+      await store.tasks.create(task({ labels: { team: 'blue', bench: 'run-1' } }), []);
+      const ids = async (labels: Record<string, string>) => (await store.tasks.list({ statuses: [], labels, pageSize: 100, offset: 0 })).tasks.map((found) => found.id);
+      expect(await ids({ team: 'red' })).toEqual([red.id, both.id]);
+      expect(await ids({ team: 'red', bench: 'run-1' })).toEqual([both.id]);
+      expect(await ids({ team: 'green' })).toEqual([]);
+      expect((await ids({})).length).toBeGreaterThanOrEqual(3);
+    });
   });
 }
 

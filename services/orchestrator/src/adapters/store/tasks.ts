@@ -14,6 +14,8 @@ const selectTasks = `SELECT t.*, CASE WHEN t.status = '${awaiting}' THEN (SELECT
 
 export interface ListTasksQuery {
   readonly statuses: readonly TaskStatus[];
+  /** Only tasks carrying every one of these labels with this value; empty means any. */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly pageSize: number;
   /** Offset into the newest-first list; opaque to callers. */
   readonly offset: number;
@@ -80,12 +82,12 @@ export class TaskRepository {
     throw new AppError(ErrorCode.NOT_FOUND, `no task ${idOrPrefix}; \`ratchet history\` lists the tasks`);
   }
 
-  /** Tasks newest first, optionally only those in `statuses`. */
+  /** Tasks newest first, optionally only those in `statuses` and carrying `labels`. */
   async list(query: ListTasksQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
     const names = query.statuses.map((status) => taskStatusToJSON(status));
     const result = await this.db.query<TaskRow>(
-      `${selectTasks} WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [names, query.pageSize + 1, query.offset],
+      `${selectTasks} WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) AND labels @> $4::jsonb ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [names, query.pageSize + 1, query.offset, JSON.stringify(query.labels ?? {})],
     );
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
   }
