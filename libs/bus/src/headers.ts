@@ -54,6 +54,11 @@ export const Subjects = {
   queue: (queue: string) => `ratchet.v1.queue.${queue}`,
   deadLetter: (queue: string) => `ratchet.v1.deadletter.${queue}`,
   events: (taskId: string) => `ratchet.v1.events.${taskId}`,
+  /**
+   * Where the coder reports each tool step of a coding phase and waits until
+   * the orchestrator stored it: one subject per task and phase (`*` for all).
+   */
+  progress: (taskId: string, phase: string) => `ratchet.v1.progress.${taskId}.${phase}`,
   /** Where a queued call's result goes: one queue, one caller, one ticket per call (`*` to listen to all of a caller's). */
   result: (queue: string, callerId: string, ticket: string) => `ratchet.v1.results.${queue}.${callerId}.${ticket}`,
 } as const;

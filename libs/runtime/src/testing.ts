@@ -31,8 +31,9 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
   if (!(spec.name in busRoles)) throw new Error(`${spec.name} has no NATS role in @ratchet/bus busRoles`);
   // NATS with authorization, as deployed: the service as its own role, health asked by the probe.
   const role = spec.name as BusRoleName;
-  const password = (name: string) => `p${name.length}${randomBytes(16).toString('hex')}`;
-  const passwords = { service: password(role), probe: password('probe') };
+  // A leading letter: nats-server would read a value starting with a digit as a number.
+  const password = () => `p${randomBytes(16).toString('hex')}`;
+  const passwords = { service: password(), probe: password() };
   const natsUser = { RATCHET_BUS_NATS_USER: role, RATCHET_BUS_NATS_PASSWORD: passwords.service };
   const start = (env: Record<string, string | undefined>) =>
     startNodeProcess({

@@ -6,7 +6,7 @@ import type { ScriptedTurn } from '@ratchet/llm';
 import { startFakeOpenAiServer } from '@ratchet/testing';
 import { goalOf, learningLesson, learningSuite, learningTurns, sampleTurns, solutionCode as code, solutionPlan as plan, turnUsage as usage, writeTurns } from './fixtures/bench/scripts';
 import { sampleSolutions } from './fixtures/bench/sample-solutions';
-import { temporaryDirectory } from './helpers';
+import { runRatchet, temporaryDirectory, type Finished } from './helpers';
 
 // `ratchet bench` as a user runs it: the built command in a child process,
 // embedded mode with every real service (Docker sandbox, PGlite, memory);
@@ -20,11 +20,6 @@ const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const sampleSuite = path.join(repo, 'examples', 'bench', 'sample.jsonl');
 const workspaceSuite = path.join(repo, 'examples', 'bench', 'workspace');
 
-interface Finished {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 interface BenchJson {
   passes: { name: string; rows: { task: string; runs: number; passed: number; passedFirst: number; meanIterations: number; meanModelCalls: number; meanTokens: number }[]; totals: { runs: number; passed: number; passedFirst: number; byRole: Record<string, { modelCalls: number }> } }[];
@@ -55,14 +50,8 @@ describe('ratchet bench', () => {
   }
 
   /** Runs `ratchet bench ARGS` to its end; asynchronously, so a fake server in this process can answer it. */
-  async function bench(args: string[], extra: Record<string, string> = { RATCHET_MODEL_SCRIPT: sampleScript }): Promise<Finished> {
-    const child = spawn(process.execPath, [bin, 'bench', ...args], { cwd: dir, env: environment(extra), timeout: 200_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    return { status, stdout, stderr };
+  function bench(args: string[], extra: Record<string, string> = { RATCHET_MODEL_SCRIPT: sampleScript }): Promise<Finished> {
+    return runRatchet(['bench', ...args], { cwd: dir, env: environment(extra), timeoutMs: 200_000 });
   }
 
   /** The run, when it exited with `status`; else an error with its output. */

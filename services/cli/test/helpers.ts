@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { AppError } from '@ratchet/errors';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -43,3 +44,25 @@ export async function failure(promise: Promise<unknown>): Promise<AppError> {
 }
 
 export { codeReply, planReply, reflectionReply, testsReply } from '@ratchet/testing';
+
+/** How a `ratchet` process ended. */
+export interface Finished {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the built `ratchet` with `args` to its end, asynchronously, so a fake
+ * server in the test's own process can answer it.
+ */
+export async function runRatchet(args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Finished> {
+  const bin = path.resolve(__dirname, '../bin/ratchet.js');
+  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: options.env, timeout: options.timeoutMs });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { status, stdout, stderr };
+}

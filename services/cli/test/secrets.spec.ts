@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
-import { temporaryDirectory } from './helpers';
+import { runRatchet, temporaryDirectory, type Finished } from './helpers';
 
 // A provider that echoes the API key it refused (as real ones do on 401):
 // the key must not reach the task's status, its events, `ratchet show`, or
@@ -12,7 +11,6 @@ import { temporaryDirectory } from './helpers';
 jest.setTimeout(120_000);
 
 const repo = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const key = 'sk-live-echoed-0123456789abcdefXYZ';
 
 describe('secrets a provider echoes (embedded, real adapter)', () => {
@@ -29,16 +27,10 @@ describe('secrets a provider echoes (embedded, real adapter)', () => {
   });
 
   /** `ratchet ARGS` as a user runs it, asynchronously so the fake server in this process can answer. */
-  async function ratchet(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  function ratchet(args: string[]): Promise<Finished> {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
     const env = { ...clean, RATCHET_CONFIG_DIR: path.join(repo, 'config'), RATCHET_STORAGE_DATA_DIR: path.join(dir, 'data'), RATCHET_MODEL_BASE_URL: server.url, RATCHET_MODEL_NAME: 'fake-model', RATCHET_MODEL_API_KEY: key };
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env, timeout: 100_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    return { status, stdout, stderr };
+    return runRatchet(args, { cwd: dir, env, timeoutMs: 100_000 });
   }
 
   async function filesUnder(root: string): Promise<string[]> {

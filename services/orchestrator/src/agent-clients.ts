@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createClient, errorToHeaders, type Transport } from '@ratchet/bus';
+import { createClient, errorToHeaders, Subjects, type Transport } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
   MemoryServiceDefinition,
@@ -34,13 +34,13 @@ export function agentClients(transport: Transport, modelCallTimeoutMs: number): 
 
 /**
  * Tool steps over the bus: a subject per coding phase
- * (`ratchet.v1.progress.<task>.<random>`) that the coder sends each step to
+ * (`Subjects.progress(task, random)`) that the coder sends each step to
  * and waits on; the reply comes once the step is stored, or carries the error.
  */
 export function progressListener(transport: Transport): ProgressListener {
   return {
     async listen(taskId, onStep) {
-      const subject = `ratchet.v1.progress.${taskId}.${randomUUID().slice(0, 8)}`;
+      const subject = Subjects.progress(taskId, randomUUID().slice(0, 8));
       // Steps are stored one at a time, in the order they came.
       let chain = Promise.resolve();
       const subscription = transport.subscribe(subject, { queue: 'orchestrator-progress' }, (request) => {

@@ -36,11 +36,8 @@ const REFLECTOR = service('ReflectorService');
 const SAFETY = service('SafetyService');
 const MEMORY = service('MemoryService');
 const SANDBOX = service('SandboxRunnerService');
-/**
- * Where the coder reports each tool step of a workspace task and waits until
- * the orchestrator stored it (`ratchet.v1.progress.<task>.<phase>`).
- */
-const PROGRESS = 'ratchet.v1.progress.>';
+/** Tool steps the coder reports to the orchestrator, of every task and phase. */
+const PROGRESS = Subjects.progress('*', '*');
 /** The queue sandbox jobs go through (the tester's `SANDBOX_JOB_QUEUE`). */
 const SANDBOX_QUEUE = 'sandbox-jobs';
 
