@@ -23,3 +23,4 @@ export { conversationTokens, fitConversation } from './conversation-budget';
 export type { ConversationMessage, ConversationToolCall, FitConversationOptions, FittedConversation } from './conversation-budget';
 export { createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactText } from './redact';
 export type { EntropySettings, RedactionFinding, RedactionResult, RedactionRule, RedactionRules, Redactor } from './redact';
+export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';

@@ -1,10 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ErrorCode } from '@ratchet/errors';
+import { AppError, ErrorCode } from '@ratchet/errors';
 import { migrate, type Database } from '../src';
 
 let counter = 0;
 /** A fresh schema name per test, so tests on one database do not see each other. */
 const freshSchema = () => `contract_${process.pid}_${(counter += 1)}`;
+
+/** The AppError a query fails with. */
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+}
 
 /** The behaviour every Database must show, run against each implementation. */
 export function databaseContract(name: string, open: () => Promise<Database>): void {
@@ -49,12 +59,33 @@ export function databaseContract(name: string, open: () => Promise<Database>): v
       expect((await db.query<{ id: number }>(`SELECT id FROM ${schema}.t ORDER BY id`)).rows.map((row) => row.id)).toEqual([1]);
     });
 
-    it('reports a unique violation as ALREADY_EXISTS with the SQLSTATE, and other SQL errors as INTERNAL', async () => {
+    it('reports a unique violation as ALREADY_EXISTS with the SQLSTATE, and other SQL errors as INTERNAL, without the statement', async () => {
       const schema = freshSchema();
       await db.execute(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id int PRIMARY KEY)`);
       await db.query(`INSERT INTO ${schema}.t VALUES (1)`);
-      await expect(db.query(`INSERT INTO ${schema}.t VALUES (1)`)).rejects.toMatchObject({ code: ErrorCode.ALREADY_EXISTS, message: expect.stringContaining('23505') });
-      await expect(db.query('SELECT * FROM no_such_table_here')).rejects.toMatchObject({ code: ErrorCode.INTERNAL, message: expect.stringContaining('42P01') });
+      const duplicate = await rejection(db.query(`INSERT INTO ${schema}.t VALUES (1)`));
+      expect(duplicate).toMatchObject({ code: ErrorCode.ALREADY_EXISTS, message: expect.stringContaining('23505') });
+      const missing = await rejection(db.query('SELECT * FROM no_such_table_here'));
+      expect(missing).toMatchObject({ code: ErrorCode.INTERNAL, message: expect.stringContaining('42P01') });
+      for (const error of [duplicate, missing]) {
+        expect(error.message).not.toMatch(/INSERT|SELECT|no_such_table_here|duplicate key|_pkey/);
+        expect(error.message).not.toContain(schema);
+        // The statement stays available for the log.
+        expect(String((error.cause as Error).message)).toMatch(/ in: (INSERT INTO|SELECT \* FROM)/);
+        expect(error.stack).toContain('Caused by: ');
+      }
+    });
+
+    it('refuses a NUL character in text or JSON as INVALID_ARGUMENT with a plain message, not the statement or the value', async () => {
+      const schema = freshSchema();
+      await db.execute(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (x text, j jsonb)`);
+      for (const [column, value] of [['x', 'secret\u0000value'], ['j', JSON.stringify({ content: 'secret\u0000value' })]] as const) {
+        const error = await rejection(db.query(`INSERT INTO ${schema}.t (${column}) VALUES ($1)`, [value]));
+        expect(error).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('NUL character') });
+        expect(error.message).not.toMatch(/INSERT|secret|cannot be converted|invalid byte sequence/);
+        expect(error.message).not.toContain(schema);
+      }
+      expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.t`)).rows[0]?.n).toBe(0);
     });
 
     it('applies migrations once, in order; later ones on a re-run; refuses edited or unknown ones', async () => {

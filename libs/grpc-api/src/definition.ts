@@ -31,13 +31,69 @@ export function grpcServiceOf(definition: GrpcServiceDefinition): grpc.ServiceDe
       requestStream: method.requestStream,
       responseStream: method.responseStream,
       requestSerialize: (message: unknown) => Buffer.from(requestType.encode(message).finish()),
-      requestDeserialize: (bytes: Buffer) => requestType.decode(bytes),
+      requestDeserialize: (bytes: Buffer) => decodeRequest(requestType, bytes, method.name),
       responseSerialize: (message: unknown) => Buffer.from(responseType.encode(message).finish()),
       responseDeserialize: (bytes: Buffer) => responseType.decode(bytes),
       originalName: key,
     };
   }
   return service;
+}
+
+/** The key under which an undecodable request keeps its error (see `undecodableRequestError`). */
+const undecodable = Symbol('ratchet.undecodableRequest');
+
+/**
+ * A request decoded from `bytes`. One that cannot be decoded (a 64-bit
+ * field beyond what a JavaScript number holds exactly, a malformed message)
+ * is the client's fault, but grpc-js answers a throwing deserializer with
+ * INTERNAL "Error deserializing request". So decoding does not throw:
+ * it returns a stand-in whose every use throws AppError INVALID_ARGUMENT
+ * naming the problem, which the server's handler wrapper turns into the
+ * call's status as it does for any handler error.
+ */
+function decodeRequest(requestType: MessageCodec<unknown>, bytes: Buffer, methodName: string): unknown {
+  try {
+    return requestType.decode(bytes);
+  } catch (error) {
+    const refusal = new AppError(ErrorCode.INVALID_ARGUMENT, decodeProblem(error, methodName), { cause: error });
+    const refuse = (): never => {
+      throw refusal;
+    };
+    return new Proxy(
+      {},
+      {
+        get: (_target, key) => (key === undecodable ? refusal : key === 'then' ? undefined : refuse()),
+        has: refuse,
+        ownKeys: refuse,
+        getOwnPropertyDescriptor: refuse,
+        set: refuse,
+        defineProperty: refuse,
+        deleteProperty: refuse,
+      },
+    );
+  }
+}
+
+/** What is wrong with a request that cannot be decoded, for the client. */
+function decodeProblem(error: unknown, methodName: string): string {
+  const detail = error instanceof Error ? error.message : String(error);
+  // ts-proto decodes int64 to number (forceLong=number) and throws past ±(2^53-1).
+  if (/(larger|smaller) than Number\.(MAX|MIN)_SAFE_INTEGER/.test(detail)) {
+    return `the ${methodName} request cannot be decoded: a 64-bit integer field is beyond ±(2^53-1) (${Number.MAX_SAFE_INTEGER}), the largest this server accepts; send a smaller value`;
+  }
+  return `the ${methodName} request is not a valid protobuf message (${detail.slice(0, 200)}); check that the client uses Ratchet's .proto files`;
+}
+
+/**
+ * The INVALID_ARGUMENT error of a request that could not be decoded, or
+ * undefined for a decoded one. A handler wrapper may check it before
+ * calling the handler; otherwise the first use of the request throws it.
+ */
+export function undecodableRequestError(request: unknown): AppError | undefined {
+  if (typeof request !== 'object' || request === null) return undefined;
+  const refusal = (request as Record<symbol, unknown>)[undecodable];
+  return AppError.is(refusal) ? refusal : undefined;
 }
 
 /** Trailing metadata that carries Ratchet's own error code and retry flag across gRPC. */

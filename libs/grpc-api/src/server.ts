@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -9,7 +8,8 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { extractTraceContext, withSpan } from '@ratchet/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
-import { grpcServiceOf, messageSizeOptions, statusOf, type GrpcServiceDefinition } from './definition';
+import { grpcServiceOf, messageSizeOptions, statusOf, undecodableRequestError, type GrpcServiceDefinition } from './definition';
+import { LOCAL_PRINCIPAL, PrincipalDirectory, type Authenticator, type Principal } from './principals';
 
 /** What a handler knows about its call; the same shape as the bus's CallContext, so one handler serves both. */
 export interface GrpcCallContext {
@@ -20,6 +20,8 @@ export interface GrpcCallContext {
   readonly signal: AbortSignal;
   /** Request metadata (text values), lower-case keys. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Who is calling, as the server's authenticator decided; `LOCAL_PRINCIPAL` when it authenticates nobody. */
+  readonly principal: Principal;
 }
 
 /** Handlers per method: unary ones return a promise, server-streaming ones an async iterable. */
@@ -39,7 +41,13 @@ export interface GrpcTlsFiles {
 }
 
 export interface GrpcServerOptions {
-  /** Bearer tokens accepted in `authorization` metadata; empty = no authentication (a trusted network only). */
+  /**
+   * Decides who each call is from its bearer token (`authorization`
+   * metadata) and verified client certificate. Without it, every call is
+   * `LOCAL_PRINCIPAL` (a trusted network only).
+   */
+  readonly authenticate?: Authenticator;
+  /** Shorthand for `authenticate` with `PrincipalDirectory.ofTokens(tokens)`; ignored when `authenticate` is set. */
   readonly tokens?: readonly string[];
   /** Without it the server speaks plaintext. */
   readonly tls?: GrpcTlsFiles;
@@ -54,8 +62,6 @@ export interface GrpcServerOptions {
   readonly maxMessageBytes?: number;
 }
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
-
 /**
  * A gRPC server for generated service definitions, with bearer-token
  * authentication, optional TLS/mTLS, the standard health service
@@ -67,12 +73,12 @@ export class GrpcServer {
   readonly health = new HealthImplementation({ '': 'NOT_SERVING' });
   private readonly server: grpc.Server;
   private readonly services: string[] = [];
-  private readonly tokens: readonly Buffer[];
+  private readonly authenticate: Authenticator | undefined;
 
   /** @throws AppError CONFIG_INVALID when a TLS or proto file cannot be read, or `maxMessageBytes` is not a positive integer. */
   constructor(private readonly options: GrpcServerOptions = {}) {
     this.server = new grpc.Server(messageSizeOptions(options.maxMessageBytes));
-    this.tokens = (options.tokens ?? []).map(digest);
+    this.authenticate = options.authenticate ?? (options.tokens !== undefined && options.tokens.length > 0 ? PrincipalDirectory.ofTokens(options.tokens).authenticate : undefined);
     this.health.addToServer(this.server);
     if (options.reflection !== undefined) {
       const { protoRoot, files } = options.reflection;
@@ -154,19 +160,16 @@ export class GrpcServer {
     return grpc.ServerCredentials.createSsl(clientCa, [{ cert_chain: read(tls.certFile, 'server certificate'), private_key: read(tls.keyFile, 'server key') }], clientCa !== null);
   }
 
-  /** The call's context, or an UNAUTHENTICATED error when its token is missing or wrong. */
+  /** The call's context, or an UNAUTHENTICATED error when the authenticator cannot tell who calls. */
   private open(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): { context: GrpcCallContext; done(): void } {
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(call.metadata.getMap())) if (typeof value === 'string') headers[key] = value;
-    if (this.tokens.length > 0) {
-      const match = /^Bearer\s+(.+)$/i.exec(headers['authorization'] ?? '');
-      const given = match === null ? undefined : digest(match[1] as string);
-      if (given === undefined || !this.tokens.some((token) => timingSafeEqual(token, given))) {
-        throw new AppError(
-          ErrorCode.UNAUTHENTICATED,
-          given === undefined ? 'this server needs a token: pass --token or set RATCHET_TOKEN' : 'the token is not valid for this server; check --token / RATCHET_TOKEN',
-        );
-      }
+    let principal = LOCAL_PRINCIPAL;
+    if (this.authenticate !== undefined) {
+      const authorization = headers['authorization'];
+      const match = /^Bearer\s+(.+)$/i.exec(authorization ?? '');
+      if (authorization !== undefined && match === null) throw new AppError(ErrorCode.UNAUTHENTICATED, 'the authorization metadata must be "Bearer <token>"; pass --token or set RATCHET_TOKEN');
+      principal = this.authenticate({ ...(match === null ? {} : { token: (match[1] as string).trim() }), certificateNames: certificateNamesOf(call) });
     }
     const controller = new AbortController();
     const rawDeadline = call.getDeadline();
@@ -175,7 +178,7 @@ export class GrpcServer {
     call.on('cancelled', onCancel);
     const timer = Number.isFinite(deadline) ? setTimeout(() => controller.abort(new AppError(ErrorCode.DEADLINE_EXCEEDED, 'the call deadline passed')), Math.max(0, deadline - Date.now())) : undefined;
     return {
-      context: { requestId: headers['x-request-id'] ?? '', deadline, signal: controller.signal, headers },
+      context: { requestId: headers['x-request-id'] ?? '', deadline, signal: controller.signal, headers, principal },
       done: () => {
         clearTimeout(timer);
         call.removeListener('cancelled', onCancel);
@@ -188,6 +191,8 @@ export class GrpcServer {
     try {
       if (handler === undefined) throw new AppError(ErrorCode.UNIMPLEMENTED, `${spanName} is not served here`);
       opened = this.open(call);
+      const undecodable = undecodableRequestError(call.request);
+      if (undecodable !== undefined) throw undecodable;
       const context = opened.context;
       const response = await otelContext.with(extractTraceContext(context.headers), () => withSpan(spanName, { kind: SpanKind.SERVER }, () => handler(call.request, context)));
       callback(null, response);
@@ -204,6 +209,8 @@ export class GrpcServer {
     try {
       if (handler === undefined) throw new AppError(ErrorCode.UNIMPLEMENTED, `${spanName} is not served here`);
       opened = this.open(call);
+      const undecodable = undecodableRequestError(call.request);
+      if (undecodable !== undefined) throw undecodable;
       const context = opened.context;
       await otelContext.with(extractTraceContext(context.headers), () =>
         withSpan(spanName, { kind: SpanKind.SERVER }, async () => {
@@ -224,8 +231,27 @@ export class GrpcServer {
   }
 
   private logUnexpected(method: string, error: unknown): void {
-    if (!AppError.is(error) || error.code === ErrorCode.INTERNAL) this.options.logger?.error({ method, err: error instanceof Error ? (error.stack ?? error.message) : String(error) }, 'gRPC handler failed');
+    // The cause (a database error's statement, say) goes to the log only, never to the client.
+    if (!AppError.is(error) || error.code === ErrorCode.INTERNAL) {
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+      this.options.logger?.error({ method, err: error instanceof Error ? (error.stack ?? error.message) : String(error), ...(cause === undefined ? {} : { cause }) }, 'gRPC handler failed');
+    }
   }
+}
+
+/** The names a verified client certificate carries: its subject's common name, then its DNS and e-mail alternative names. */
+function certificateNamesOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): string[] {
+  const certificate = call.getAuthContext().sslPeerCertificate;
+  // grpc-js reports a certificate only after the TLS handshake verified it against the client CA.
+  if (certificate === undefined) return [];
+  const names: string[] = [];
+  const commonName = certificate.subject?.CN;
+  if (typeof commonName === 'string') names.push(commonName);
+  for (const part of (certificate.subjectaltname ?? '').split(',')) {
+    const match = /^\s*(DNS|email):(.+)$/.exec(part);
+    if (match !== null) names.push((match[2] as string).trim());
+  }
+  return names;
 }
 
 type UnaryHandler = (request: unknown, context: GrpcCallContext) => Promise<unknown>;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ListTasksRequest, OrchestratorServiceDefinition, Task, TaskStatus, type WatchTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { createGrpcClient, grpcHealth, GrpcServer, type GrpcCallContext, type GrpcImplementation } from '../src';
+import { createGrpcClient, grpcHealth, GrpcServer, hashToken, PrincipalDirectory, Role, type GrpcCallContext, type GrpcImplementation } from '../src';
 
 // A real gRPC connection on loopback; the handlers are small but real.
 jest.setTimeout(30_000);
@@ -24,6 +24,7 @@ function implementation(seen: { streamAborted?: boolean; slowAborted?: Promise<u
         await seen.slowAborted;
       }
       if (request.taskId === 'boom') throw new Error('secret stack detail');
+      if (request.taskId === 'whoami') return { task: Task.fromPartial({ id: 'whoami', goal: `${context.principal.name} of ${context.principal.team} as ${[...context.principal.roles].join('+')}` }), iterations: [], approvals: [] };
       return { task: task(request.taskId), iterations: [], approvals: [] };
     },
     watchTask: async function* (request, context: GrpcCallContext): AsyncGenerator<WatchTaskResponse> {
@@ -174,6 +175,39 @@ describe('GrpcServer over TLS', () => {
       for (const client of clients) client.close();
       await plain.close(1_000);
       await mutual.close(1_000);
+    }
+  });
+
+  it('knows a client by the name in its certificate, and refuses a certificate no user has', async () => {
+    const users = (certificateName: string) =>
+      new PrincipalDirectory([
+        { name: 'cli-user', team: 'payments', roles: [Role.SUBMITTER], certificateName },
+        { name: 'token-user', team: 'web', roles: [Role.VIEWER], tokenSha256: hashToken('web-token') },
+      ]);
+    const tls = { certFile: file('server.pem'), keyFile: file('server.key'), clientCaFile: file('ca.pem') };
+    const known = new GrpcServer({ tls, authenticate: users('ratchet-cli').authenticate });
+    const unknown = new GrpcServer({ tls, authenticate: users('someone-else').authenticate });
+    const clients: { close(): void }[] = [];
+    const client = (port: number, token?: string) => {
+      const created = createGrpcClient(OrchestratorServiceDefinition, `localhost:${port}`, { tls: { caFile: file('ca.pem'), certFile: file('client.pem'), keyFile: file('client.key') }, ...(token === undefined ? {} : { token }), defaultTimeoutMs: 5_000 });
+      clients.push(created);
+      return created;
+    };
+    try {
+      known.addService(OrchestratorServiceDefinition, implementation({}));
+      unknown.addService(OrchestratorServiceDefinition, implementation({}));
+      const knownPort = await known.listen('127.0.0.1:0');
+      const unknownPort = await unknown.listen('127.0.0.1:0');
+      expect((await client(knownPort).getTask({ taskId: 'whoami', view: 0 })).task?.goal).toBe('cli-user of payments as submitter');
+      // A token, when given, names the principal, whatever the certificate.
+      expect((await client(knownPort, 'web-token').getTask({ taskId: 'whoami', view: 0 })).task?.goal).toBe('token-user of web as viewer');
+      const refused = await failure(client(unknownPort).getTask({ taskId: 'whoami', view: 0 }));
+      expect(refused.code).toBe(ErrorCode.UNAUTHENTICATED);
+      expect(refused.message).toMatch(/no user of this server has the client certificate of ratchet-cli/);
+    } finally {
+      for (const open of clients) open.close();
+      await known.close(1_000);
+      await unknown.close(1_000);
     }
   });
 

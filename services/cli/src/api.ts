@@ -22,7 +22,7 @@ import { openPglite } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
-import { createRedactor, loadRedactionRules } from '@ratchet/agent';
+import { createRedactor, DEFAULT_TEAM, loadRedactionRules } from '@ratchet/agent';
 import { createEmbedder, createMemoryService, learningOptionsOf, type MemoryService } from '@ratchet/memory';
 import { toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
@@ -166,12 +166,19 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
         const reader = await ratchet.transport.readEvents(taskId);
         const stop = () => void reader.stop();
         signal.addEventListener('abort', stop, { once: true });
+        // A runner that fails on an unexpected error leaves the task unfinished and sends no TaskCompleted: stop reading and say so rather than wait forever.
+        let runnerFailure: AppError | undefined;
+        ratchet.orchestrator.whenDone(taskId).catch((error: unknown) => {
+          runnerFailure = AppError.from(error);
+          void stop; // TEMP
+        });
         try {
           for await (const stored of reader) {
             const event = TaskEvent.decode(stored.data);
             yield event;
             if (event.payload?.$case === 'taskCompleted') return;
           }
+          if (runnerFailure !== undefined) throw runnerFailure;
         } finally {
           signal.removeEventListener('abort', stop);
           await reader.stop();
@@ -220,7 +227,7 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
       return { task: toTaskProto(task, full), iterations: full ? (await store.iterations.list(task.id)).map(toIterationProto) : [], approvals: full ? await store.approvals.list(task.id) : [] };
     },
     async listTasks(request) {
-      const page = await store.tasks.list({ statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });
+      const page = await store.tasks.list({ team: DEFAULT_TEAM, statuses: request.statuses, pageSize: request.pageSize || 50, offset: 0 });
       return { tasks: page.tasks.map((task) => toTaskProto(task, false)), nextPageToken: '' };
     },
     cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),

@@ -424,7 +424,8 @@ export async function approveGate(taskId: string, gateId: string, options: Conne
       taskId: taskId.trim(),
       gateId: gateId.trim(),
       decision: options.reject ? ApprovalDecision.APPROVAL_DECISION_REJECTED : ApprovalDecision.APPROVAL_DECISION_APPROVED,
-      approver: process.env['USER'] ?? '',
+      // The server records who authenticated as the approver; this field is ignored.
+      approver: '',
       comment: options.comment ?? '',
     });
     output.out(`gate ${gateId} of task ${taskId} ${options.reject ? 'rejected' : 'approved'}; the task is ${task === undefined ? 'moving on' : statusName(task.status)}`);

@@ -48,6 +48,8 @@ function listRequest(options: LessonListOptions, pageSize: number, pageToken: st
     tags: [],
     errorSignature: '',
     scope: options.scope ?? '',
+    // The server fills in the caller's team.
+    team: '',
     status,
   };
 }

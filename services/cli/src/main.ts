@@ -1,11 +1,13 @@
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { roleNames } from '@ratchet/grpc-api';
 import { Command, CommanderError } from 'commander';
 import { runBench, type BenchOptions } from './bench/run-bench';
 import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
 import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
 import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
+import { printNewToken } from './token-command';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
 const exitConfig = 78;
@@ -207,6 +209,14 @@ function program(): Command {
     .action(async (directory: string, words: string[], options: SandboxRunOptions) => {
       process.exitCode = (await runInSandbox(directory, words, options)) ? 0 : 1;
     });
+
+  command
+    .command('token')
+    .description('make a new bearer token for a user of a server: prints the token (give it to the user, for RATCHET_TOKEN) and the entry for the server\'s users file, which keeps only its hash')
+    .option('--name <name>', 'who the token is for', 'alice@example.com')
+    .option('--team <team>', 'the team it acts for', 'default')
+    .option('--roles <roles>', `comma-separated, any of ${roleNames.join(', ')}`, 'submitter,approver')
+    .action((options: { name: string; team: string; roles: string }) => printNewToken(options));
 
   command
     .command('demo')

@@ -110,7 +110,7 @@ describe('memory that earns its place', () => {
     const offered = ids((await retrieve('ValueError: time data does not match format when parsing date strings with strptime', { scope })).lessons);
     expect(offered).toContain(good.id);
     expect(offered).not.toContain(bad.id);
-    const retired = await api().listLessons({ pageSize: 50, pageToken: '', language: 0, tags: [], errorSignature: '', scope, status: LessonStatus.LESSON_STATUS_RETIRED }, context);
+    const retired = await api().listLessons({ pageSize: 50, pageToken: '', language: 0, tags: [], errorSignature: '', scope, status: LessonStatus.LESSON_STATUS_RETIRED, team: '' }, context);
     expect(retired.lessons.map((lesson) => lesson.id)).toEqual([bad.id]);
   });
 
@@ -139,7 +139,7 @@ describe('memory that earns its place', () => {
   });
 
   it('exports and imports lessons between installations, and refuses another format version', async () => {
-    const page = await api().listLessons({ pageSize: 500, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'git:example/alpha', status: 0 }, context);
+    const page = await api().listLessons({ pageSize: 500, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'git:example/alpha', status: 0, team: '' }, context);
     expect(page.lessons.length).toBeGreaterThan(0);
     const otherDb = await openPglite({ vector: true });
     const other = await createMemoryService({ db: otherDb, now: () => tick() });
@@ -176,7 +176,7 @@ describe('memory that earns its place', () => {
   });
 
   it('forgets a lesson, and keeps at most the configured number per scope', async () => {
-    const [first] = (await api().listLessons({ pageSize: 1, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'git:example/beta', status: 0 }, context)).lessons;
+    const [first] = (await api().listLessons({ pageSize: 1, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'git:example/beta', status: 0, team: '' }, context)).lessons;
     expect((await api().forgetLesson({ lessonId: first!.id }, context)).lesson?.id).toBe(first!.id);
     await expect(api().getLesson({ lessonId: first!.id }, context)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     await expect(api().forgetLesson({ lessonId: first!.id }, context)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
@@ -184,7 +184,7 @@ describe('memory that earns its place', () => {
     for (const index of [1, 2, 3]) {
       await small.implementation.recordFailure(failure(`kept-${index}`, 1, { scope: 'tiny', candidateLesson: { title: `Lesson number ${index}`, body: `Body ${index}`, errorSignature: `E${index}`, tags: [], language: python } }), context);
     }
-    const kept = await small.implementation.listLessons({ pageSize: 10, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'tiny', status: 0 }, context);
+    const kept = await small.implementation.listLessons({ pageSize: 10, pageToken: '', language: 0, tags: [], errorSignature: '', scope: 'tiny', status: 0, team: '' }, context);
     expect(kept.lessons.map((lesson) => lesson.title).sort()).toEqual(['Lesson number 2', 'Lesson number 3']);
     await small.close();
   });

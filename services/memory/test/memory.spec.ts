@@ -61,6 +61,30 @@ describe('memory service over the in-process bus', () => {
     appliedLessonIds: [],
   });
 
+  it('keeps teams apart: a team lists and retrieves its own lessons and the global ones, never another team\'s', async () => {
+    const inScope = (scope: string, title: string) => ({
+      ...failure(`team-task-${title}`, title, `TeamError: ${title}`),
+      goal: `parse invoices in CSV (${title})`,
+      candidateLesson: { title, body: `Invoices: ${title}.`, errorSignature: `TeamError: ${title}`, tags: ['invoices'], language: Language.LANGUAGE_PYTHON },
+      scope,
+    });
+    await client.recordFailure(inScope('team:payments/billing', 'payments lesson'));
+    await client.recordFailure(inScope('team:web/billing', 'web lesson'));
+    await client.recordFailure(inScope('billing', 'default team lesson'));
+    await client.recordFailure(inScope('', 'global lesson'));
+    const titles = async (team: string) =>
+      (await client.listLessons({ pageSize: 500, pageToken: '', language: 0, tags: ['invoices'], errorSignature: '', scope: '', status: 0, team })).lessons.map((lesson) => lesson.title).sort();
+    expect(await titles('payments')).toEqual(['global lesson', 'payments lesson']);
+    expect(await titles('web')).toEqual(['global lesson', 'web lesson']);
+    expect(await titles('default')).toEqual(['default team lesson', 'global lesson']);
+    expect(await titles('')).toEqual(['default team lesson', 'global lesson', 'payments lesson', 'web lesson']);
+    const retrieved = await client.retrieveLessons({ taskId: 'team-query', query: 'parse invoices in CSV', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 10, minScore: 0, scope: 'team:payments/billing', scopeOnly: false });
+    const found = retrieved.lessons.map((scored) => scored.lesson?.title);
+    expect(found).toEqual(expect.arrayContaining(['payments lesson', 'global lesson']));
+    expect(found).not.toContain('web lesson');
+    expect(found).not.toContain('default team lesson');
+  });
+
   it('learns from a failure and its fix, and offers the lesson first to a similar goal', async () => {
     const recorded = await client.recordFailure(failure('task-1', 'Treat an empty JSON file as no items', 'json.decoder.JSONDecodeError: Expecting value: line <n> column <n> (char <n>)'));
     expect(recorded.lessonCreated).toBe(true);
@@ -82,7 +106,7 @@ describe('memory service over the in-process bus', () => {
     expect(json?.score).toBeGreaterThan(numpy?.score ?? 0);
     expect(titles[0]).toBe('Treat an empty JSON file as no items');
     // A success is stored as what worked, never as the goal's words (so it shares no word with this query and is not offered).
-    const stored = (await client.listLessons({ language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', pageSize: 50, pageToken: '', scope: '', status: LessonStatus.LESSON_STATUS_UNSPECIFIED })).lessons.map((lesson) => lesson.title);
+    const stored = (await client.listLessons({ language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', pageSize: 50, pageToken: '', scope: '', status: LessonStatus.LESSON_STATUS_UNSPECIFIED, team: '' })).lessons.map((lesson) => lesson.title);
     expect(stored).toContain('Worked: return [] for a missing or empty file');
     expect([...stored, ...titles].some((title) => title?.includes('a CLI that manages TODO items'))).toBe(false);
     const again = await client.getLesson({ lessonId: recorded.lesson!.id });
@@ -117,7 +141,7 @@ describe('memory service over the in-process bus', () => {
     const merged = second.updatedLessons.find((lesson) => lesson.title.startsWith('Worked: Read the whole file'));
     expect(merged?.evidence.map((item) => item.taskId)).toEqual(expect.arrayContaining(['merge-1', 'merge-2']));
     expect(first.successId).not.toBe(second.successId);
-    const page = await client.listLessons({ pageSize: 50, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0 });
+    const page = await client.listLessons({ pageSize: 50, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0, team: '' });
     expect(page.lessons.filter((lesson) => lesson.title.startsWith('Worked: Read the whole file'))).toHaveLength(1);
     expect(page.lessons.every((lesson) => !lesson.title.includes('\n') && lesson.title.length <= 'Worked: '.length + 103)).toBe(true);
   });
@@ -135,12 +159,12 @@ describe('memory service over the in-process bus', () => {
   });
 
   it('lists lessons in pages and filters by signature', async () => {
-    const page = await client.listLessons({ pageSize: 2, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0 });
+    const page = await client.listLessons({ pageSize: 2, pageToken: '', language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0, team: '' });
     expect(page.lessons).toHaveLength(2);
     expect(page.nextPageToken).not.toBe('');
-    const rest = await client.listLessons({ pageSize: 50, pageToken: page.nextPageToken, language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0 });
+    const rest = await client.listLessons({ pageSize: 50, pageToken: page.nextPageToken, language: Language.LANGUAGE_PYTHON, tags: [], errorSignature: '', scope: '', status: 0, team: '' });
     expect(new Set([...page.lessons, ...rest.lessons].map((lesson) => lesson.id)).size).toBe(page.lessons.length + rest.lessons.length);
-    const tagged = await client.listLessons({ pageSize: 50, pageToken: '', language: 0, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0 });
+    const tagged = await client.listLessons({ pageSize: 50, pageToken: '', language: 0, tags: ['success-pattern'], errorSignature: '', scope: '', status: 0, team: '' });
     expect(tagged.lessons.every((lesson) => lesson.title.startsWith('Worked:'))).toBe(true);
   });
 
@@ -149,6 +173,6 @@ describe('memory service over the in-process bus', () => {
     await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 500, minScore: 0, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('limit is 500') });
     await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 2, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('min_score') });
     await expect(client.getLesson({ lessonId: 'nope' })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
-    await expect(client.listLessons({ pageSize: 10, pageToken: '!!', language: 0, tags: [], errorSignature: '', scope: '', status: 0 })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(client.listLessons({ pageSize: 10, pageToken: '!!', language: 0, tags: [], errorSignature: '', scope: '', status: 0, team: '' })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
   });
 });

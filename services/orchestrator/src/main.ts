@@ -8,6 +8,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { DEFAULT_GRPC_MAX_MESSAGE_BYTES, GrpcServer } from '@ratchet/grpc-api';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
+import { accessOf } from './adapters/grpc-access';
 import { agentClients } from './agent-clients';
 import { loopSettingsOf, orchestratorConfigSection } from './config';
 import { createOrchestratorService, type OrchestratorService } from './orchestrator-service';
@@ -17,10 +18,17 @@ const schema = extendConfigSchema({
   orchestrator: orchestratorConfigSection,
   sandbox: sandboxConfigSection,
   grpc: configSection({
-    /** Where clients (the CLI) connect. */
-    address: z.string().min(1).default('0.0.0.0:50051'),
-    /** Accepted bearer tokens, comma-separated; empty = no authentication (only on a trusted network). */
+    /**
+     * Where clients (the CLI) connect. Default: every interface (port 50051)
+     * when clients are authenticated, else loopback only.
+     */
+    address: z.string().min(1).optional(),
+    /** A users file (YAML, see config/users.example.yaml): principals, their teams and roles, token hashes, certificate names. */
+    usersFile: z.string().min(1).optional(),
+    /** Accepted bearer tokens, comma-separated, for a single-team setup: each acts for the team "default" with every role. Not with usersFile. */
     tokens: z.string().default(''),
+    /** Listen beyond loopback with nobody authenticated (a network where every client is trusted). */
+    allowUnauthenticated: z.boolean().default(false),
     /** PEM files for TLS; without certFile the server speaks plaintext. With clientCaFile, clients need a certificate it signed (mTLS). */
     certFile: z.string().min(1).optional(),
     keyFile: z.string().min(1).optional(),
@@ -45,10 +53,10 @@ main({
     if ((grpc.certFile === undefined) !== (grpc.keyFile === undefined)) throw new AppError(ErrorCode.CONFIG_INVALID, 'TLS needs both grpc.certFile and grpc.keyFile (RATCHET_GRPC_CERT_FILE, RATCHET_GRPC_KEY_FILE)');
     // Checked before anything listens: a bad loop setting is a config error at start.
     const settings = loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { commandGates: true });
-    const tokens = grpc.tokens.split(',').map((token) => token.trim()).filter((token) => token !== '');
-    if (tokens.length === 0) logger.warn({}, 'gRPC clients are not authenticated: set RATCHET_GRPC_TOKENS unless this network is trusted');
+    const access = accessOf(grpc);
+    if (!access.authenticated) logger.warn({ address: access.address }, access.loopback ? 'gRPC clients are not authenticated, so the server listens on loopback only: set grpc.usersFile (RATCHET_GRPC_USERS_FILE) or RATCHET_GRPC_TOKENS to serve a network' : 'gRPC clients are not authenticated (grpc.allowUnauthenticated): every client can act on every task');
     const server = new GrpcServer({
-      tokens,
+      ...(access.authenticate === undefined ? {} : { authenticate: access.authenticate }),
       ...(grpc.certFile === undefined || grpc.keyFile === undefined ? {} : { tls: { certFile: grpc.certFile, keyFile: grpc.keyFile, ...(grpc.clientCaFile === undefined ? {} : { clientCaFile: grpc.clientCaFile }) } }),
       ...(grpc.reflectionProtoRoot === undefined ? {} : { reflection: { protoRoot: grpc.reflectionProtoRoot, files: ['ratchet/v1/orchestrator.proto'] } }),
       maxMessageBytes: grpc.maxMessageBytes,
@@ -75,8 +83,8 @@ main({
       reindexLessons: (request, context) => ready().implementation.reindexLessons(request, context),
     };
     server.addService(OrchestratorServiceDefinition, { ...implementation, watchTask: (request, context) => ready().watchTask(request, context) });
-    const port = await server.listen(grpc.address);
-    logger.info({ address: grpc.address, port, tls: grpc.certFile !== undefined, authenticated: tokens.length > 0 }, 'gRPC listening');
+    const port = await server.listen(access.address);
+    logger.info({ address: access.address, port, tls: grpc.certFile !== undefined, authenticated: access.authenticated }, 'gRPC listening');
 
     const stopping = new AbortController();
     let published: Promise<void> = Promise.resolve();
@@ -119,7 +127,7 @@ main({
     await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
 
     return {
-      implementation,
+      // Clients reach tasks through gRPC only, where they are authenticated; over NATS this serves Health alone.
       checks: [
         {
           name: 'postgres',

@@ -1,4 +1,4 @@
-import type { CallContext } from '@ratchet/bus';
+import type { ClientCallContext as CallContext } from './handlers/principal';
 import type {
   ApproveRequest,
   ApproveResponse,
@@ -22,6 +22,7 @@ import type { LoopSettings } from './config';
 import type { TaskRecord } from './domain/records';
 import { approve, expireGate } from './handlers/approve';
 import { cancelTask } from './handlers/cancel-task';
+import { withAccessControl } from './handlers/access';
 import type { HandlerContext } from './handlers/context';
 import { getTask } from './handlers/get-task';
 import { lessonHandlers, type LessonHandlers } from './handlers/lessons';
@@ -78,7 +79,7 @@ export interface OrchestratorService {
    *
    * @throws AppError INVALID_ARGUMENT without task_id; NOT_FOUND for an unknown task.
    */
-  watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal'>): AsyncIterable<WatchTaskResponse>;
+  watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal' | 'principal'>): AsyncIterable<WatchTaskResponse>;
   /** Resolves when the task reaches a terminal status (immediately if it has). */
   whenDone(taskId: string): Promise<TaskRecord>;
   /** Stored events of a task from `fromSequence` (1 = all). */
@@ -122,8 +123,9 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
   const context: HandlerContext = { store, scheduler, runner, policy: settings.policy, publish: options.publish, now, leaseMs, ...(options.live === undefined ? {} : { live: options.live }) };
   late.expire = expireGate(context);
 
-  return {
-    implementation: {
+  const guarded = withAccessControl(
+    context,
+    {
       submitTask: submitTask(context),
       getTask: getTask(context),
       listTasks: listTasks(context),
@@ -132,7 +134,10 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       approve: approve(context),
       ...lessonHandlers(options.clients.memory),
     },
-    watchTask: watchTask(context),
+    watchTask(context),
+  );
+  return {
+    ...guarded,
     whenDone: (taskId) => scheduler.whenDone(taskId),
     events: (taskId, fromSequence) => store.events.list(taskId, fromSequence),
     close: () => scheduler.close(),

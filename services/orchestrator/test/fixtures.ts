@@ -47,6 +47,8 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
     project: '',
     memory: MemoryUse.MEMORY_USE_UNSPECIFIED,
+    team: 'default',
+    submittedBy: 'local',
     approvalTimeoutMs: 0,
     pendingGateId: '',
     createdAt: start,
@@ -191,6 +193,8 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
       return { kind, at: when, budget: { maxIterations: 5, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined }, hint: 'try a dict' };
     case InputKind.STOPPED:
       return { kind, at: when, reason: StopReason.STOP_REASON_TOKEN_BUDGET, detail: 'used 10 of 10 tokens' };
+    case InputKind.PAUSED:
+      return { kind, at: when, dependency: 'memory', code: 'UNAVAILABLE', message: 'no responders on ratchet.v1.MemoryService.RetrieveLessons', waitedMs: 1_500, retryAt: new Date(when.getTime() + 2_000), until: new Date(when.getTime() + 298_500) };
     case InputKind.ERRORED:
       return { kind, at: when, code: 'UNAVAILABLE', message: 'memory is down' };
     case InputKind.CANCELLED:

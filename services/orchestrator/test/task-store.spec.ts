@@ -262,11 +262,11 @@ function storeContract(name: string, open: () => Promise<Database>) {
 
     it('lists newest first, filters by status and pages', async () => {
       const { task: done } = await store.tasks.create(task({ status: TaskStatus.TASK_STATUS_SUCCEEDED }), []);
-      const page = await store.tasks.list({ statuses: [], pageSize: 2, offset: 0 });
+      const page = await store.tasks.list({ team: 'default', statuses: [], pageSize: 2, offset: 0 });
       expect(page.tasks).toHaveLength(2);
       expect(page.more).toBe(true);
       expect(page.tasks[0]!.createdAt.getTime()).toBeGreaterThanOrEqual(page.tasks[1]!.createdAt.getTime());
-      const succeeded = await store.tasks.list({ statuses: [TaskStatus.TASK_STATUS_SUCCEEDED], pageSize: 10, offset: 0 });
+      const succeeded = await store.tasks.list({ team: 'default', statuses: [TaskStatus.TASK_STATUS_SUCCEEDED], pageSize: 10, offset: 0 });
       expect(succeeded.tasks.map((found) => found.id)).toContain(done.id);
       expect(new Set(succeeded.tasks.map((found) => found.status))).toEqual(new Set([TaskStatus.TASK_STATUS_SUCCEEDED]));
     });
@@ -275,7 +275,7 @@ function storeContract(name: string, open: () => Promise<Database>) {
       const { task: both } = await store.tasks.create(task({ labels: { team: 'red', bench: 'run-1' } }), []);
       const { task: red } = await store.tasks.create(task({ labels: { team: 'red' } }), []);
       await store.tasks.create(task({ labels: { team: 'blue', bench: 'run-1' } }), []);
-      const ids = async (labels: Record<string, string>) => (await store.tasks.list({ statuses: [], labels, pageSize: 100, offset: 0 })).tasks.map((found) => found.id);
+      const ids = async (labels: Record<string, string>) => (await store.tasks.list({ team: 'default', statuses: [], labels, pageSize: 100, offset: 0 })).tasks.map((found) => found.id);
       expect(await ids({ team: 'red' })).toEqual([red.id, both.id]);
       expect(await ids({ team: 'red', bench: 'run-1' })).toEqual([both.id]);
       expect(await ids({ team: 'green' })).toEqual([]);

@@ -426,12 +426,22 @@ export class LessonStore {
   }
 
   /** A page of lessons, newest first, with optional filters. */
-  async list(filter: { language: Language; tags: readonly string[]; errorSignature: string; scope: string; status: string }, offset: number, limit: number): Promise<{ ids: string[]; more: boolean }> {
+  /**
+   * A page of lesson ids, newest first. `teamPrefix` (see `teamScopePrefix`)
+   * keeps the lessons a team reads: the global scope and those under the
+   * prefix, or for the default team (prefix '') every scope outside teams.
+   */
+  async list(
+    filter: { language: Language; tags: readonly string[]; errorSignature: string; scope: string; status: string; teamPrefix?: string | undefined },
+    offset: number,
+    limit: number,
+  ): Promise<{ ids: string[]; more: boolean }> {
     const result = await this.db.query<{ id: string }>(
       `SELECT id FROM memory.lessons
        WHERE ($1 = '' OR language = $1) AND ($2 = '' OR error_signature = $2) AND (cardinality($3::text[]) = 0 OR tags ?& $3::text[]) AND ($6 = '' OR scope = $6) AND ($7 = '' OR status = $7)
+         AND ($8::text IS NULL OR ($8 = '' AND NOT starts_with(scope, 'team:')) OR ($8 <> '' AND (scope = 'global' OR starts_with(scope, $8))))
        ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`,
-      [languageKey(filter.language), filter.errorSignature, [...filter.tags], limit + 1, offset, filter.scope, filter.status],
+      [languageKey(filter.language), filter.errorSignature, [...filter.tags], limit + 1, offset, filter.scope, filter.status, filter.teamPrefix ?? null],
     );
     const ids = result.rows.map((row) => row.id);
     return { ids: ids.slice(0, limit), more: ids.length > limit };

@@ -1,6 +1,7 @@
 import { LessonStatus, type ForgetLessonRequest, type ForgetLessonResponse, type GetLessonRequest, type GetLessonResponse, type ListLessonsRequest, type ListLessonsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { statusName } from '../adapters/lesson-store';
+import { teamScopePrefix } from '@ratchet/agent';
 import { scopeOf } from '../domain/scope';
 import { presentLessons, type MemoryDeps } from './deps';
 
@@ -55,7 +56,7 @@ export function listLessonsHandler(deps: MemoryDeps) {
     // Retirement follows from the weight at reading time, so RETIRED filters what is stored as any status.
     const retiredOnly = request.status === LessonStatus.LESSON_STATUS_RETIRED;
     const status = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED || retiredOnly ? '' : statusName(request.status);
-    const page = await deps.store.list({ language: request.language, tags: request.tags, errorSignature: request.errorSignature, scope, status }, offset, pageSize);
+    const page = await deps.store.list({ language: request.language, tags: request.tags, errorSignature: request.errorSignature, scope, status, teamPrefix: request.team.trim() === '' ? undefined : teamScopePrefix(request.team.trim()) }, offset, pageSize);
     const lessons = await presentLessons(deps, await deps.store.lessons(page.ids));
     const wanted = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED ? lessons : lessons.filter((lesson) => lesson.status === request.status);
     return { lessons: wanted, nextPageToken: page.more ? Buffer.from(String(offset + pageSize)).toString('base64url') : '' };

@@ -156,4 +156,13 @@ export const orchestratorMigrations: readonly Migration[] = [
     sql: `ALTER TABLE tasks ADD COLUMN project text NOT NULL DEFAULT '';
           ALTER TABLE tasks ADD COLUMN memory_use text NOT NULL DEFAULT 'MEMORY_USE_UNSPECIFIED';`,
   },
+  {
+    id: '0012_teams',
+    // Every task belongs to its submitter's team; a request id is unique within a team only, so one team cannot learn another's ids by colliding with them.
+    sql: `ALTER TABLE tasks ADD COLUMN team text NOT NULL DEFAULT 'default';
+          ALTER TABLE tasks ADD COLUMN submitted_by text NOT NULL DEFAULT '';
+          DROP INDEX tasks_request_id;
+          CREATE UNIQUE INDEX tasks_team_request_id ON tasks (team, request_id) WHERE request_id <> '';
+          CREATE INDEX tasks_team_created ON tasks (team, created_at DESC, id DESC);`,
+  },
 ];

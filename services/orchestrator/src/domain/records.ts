@@ -69,6 +69,10 @@ export interface TaskRecord {
   readonly project: string;
   /** How the task uses memory, as submitted. */
   readonly memory: MemoryUse;
+  /** The submitter's team: only its principals see the task and act on it. */
+  readonly team: string;
+  /** The authenticated principal that submitted the task. */
+  readonly submittedBy: string;
   /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
   readonly pendingGateId: string;
   readonly createdAt: Date;
@@ -150,6 +154,8 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     testEdits: record.testEdits,
     project: record.project,
     memory: record.memory,
+    team: record.team,
+    submittedBy: record.submittedBy,
   };
 }
 

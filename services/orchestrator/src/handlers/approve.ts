@@ -1,9 +1,12 @@
 import { statusName } from '@ratchet/agent';
 import { ApprovalDecision, TaskStatus, type ApproveRequest, type ApproveResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import type { Principal } from '@ratchet/grpc-api';
 import { decide } from '../domain/decide';
 import { InputKind } from '../domain/inputs';
 import { toTaskProto } from '../domain/records';
+import { principalOf } from './principal';
+import { gateIdOf, taskIdOf } from './task-id';
 import { leaseFor, type HandlerContext } from './context';
 
 /**
@@ -13,16 +16,15 @@ import { leaseFor, type HandlerContext } from './context';
  * timeout passed is rejected the same way, by `timeout`.
  */
 export function approve(context: HandlerContext) {
-  return async (request: ApproveRequest): Promise<ApproveResponse> => {
-    const taskId = request.taskId.trim();
-    const gateId = request.gateId.trim();
-    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
-    if (gateId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'gate_id is empty; it is in the ApprovalRequested event and in the task (pending_gate_id)');
+  return async (request: ApproveRequest, call: { readonly principal?: Principal } = {}): Promise<ApproveResponse> => {
+    const taskId = taskIdOf(request.taskId);
+    const gateId = gateIdOf(request.gateId);
     const approved = request.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED;
     if (!approved && request.decision !== ApprovalDecision.APPROVAL_DECISION_REJECTED) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'decision must be APPROVED or REJECTED');
     const comment = request.comment.trim();
     if (comment.length > 10_000) throw new AppError(ErrorCode.INVALID_ARGUMENT, `comment is ${comment.length} characters; keep it under 10000`);
-    const approver = request.approver.trim() || 'someone';
+    // Who decided is who authenticated, never what the request says.
+    const approver = principalOf(call).name;
     const { store } = context;
     const task = await store.tasks.get(taskId);
     if (task.status !== TaskStatus.TASK_STATUS_AWAITING_APPROVAL) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}, not waiting for approval`);
@@ -47,11 +49,14 @@ export function approve(context: HandlerContext) {
   };
 }
 
+/** The approval timeout, as the principal that rejects a gate nobody decided in time. */
+const timeoutPrincipal: Principal = Object.freeze({ name: 'timeout', team: '', roles: new Set<never>(), authenticated: false });
+
 /** Rejects a gate nobody decided within its timeout; a decision that got there first wins. */
 export function expireGate(context: HandlerContext) {
   const decideGate = approve(context);
   return async (taskId: string, gateId: string): Promise<void> => {
-    await decideGate({ taskId, gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: 'timeout', comment: 'no decision within the approval timeout' }).catch((error: unknown) => {
+    await decideGate({ taskId, gateId, decision: ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: '', comment: 'no decision within the approval timeout' }, { principal: timeoutPrincipal }).catch((error: unknown) => {
       if (AppError.from(error).code !== ErrorCode.FAILED_PRECONDITION) throw error;
     });
   };

@@ -4,6 +4,10 @@ import type { CancelTaskRequest, CancelTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { toTaskProto } from '../domain/records';
 import type { HandlerContext } from './context';
+import { taskIdOf } from './task-id';
+
+/** Longest cancel reason accepted, in characters: it becomes the task's status reason. */
+const maxReasonChars = 10_000;
 
 /**
  * CancelTask: a task running here is stopped by its runner; one that waits
@@ -13,10 +17,13 @@ import type { HandlerContext } from './context';
  */
 export function cancelTask(context: HandlerContext) {
   return async (request: CancelTaskRequest, call: Pick<CallContext, 'deadline'>): Promise<CancelTaskResponse> => {
-    const { store, scheduler } = context;
-    const task = await store.tasks.get(request.taskId.trim());
-    if (isTerminal(task.status)) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} already ended (${statusName(task.status)}); nothing to cancel`);
+    const taskId = taskIdOf(request.taskId);
     const reason = request.reason.trim() === '' ? 'cancelled by the user' : request.reason.trim();
+    if (reason.length > maxReasonChars) throw new AppError(ErrorCode.INVALID_ARGUMENT, `reason is ${reason.length} characters; at most ${maxReasonChars} are accepted`);
+    if (reason.includes('\0')) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'reason contains a NUL character; send plain text');
+    const { store, scheduler } = context;
+    const task = await store.tasks.get(taskId);
+    if (isTerminal(task.status)) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} already ended (${statusName(task.status)}); nothing to cancel`);
     const active = scheduler.runningTask(task.id);
     if (active !== undefined) {
       active.controller.abort(reason);

@@ -1,4 +1,4 @@
-import type { CallContext, ServiceClient } from '@ratchet/bus';
+import type { ServiceClient } from '@ratchet/bus';
 import type {
   ForgetLessonRequest,
   ForgetLessonResponse,
@@ -12,6 +12,8 @@ import type {
   ReindexLessonsRequest,
   ReindexLessonsResponse,
 } from '@ratchet/contracts';
+
+import type { ClientCallContext as CallContext } from './principal';
 
 type Memory = ServiceClient<typeof MemoryServiceDefinition>;
 

@@ -8,6 +8,8 @@ import type { LoopPolicy } from '../domain/policy';
 import { toTaskProto, type TaskRecord } from '../domain/records';
 import { firstStop, StopMoment } from '../domain/stop-conditions';
 import { leaseFor, type HandlerContext } from './context';
+import { taskIdOf } from './task-id';
+import { checkBudget } from './validate-submit';
 
 /**
  * The budget of a resumed task: its limits plus what the request adds, and
@@ -35,14 +37,12 @@ export function resumedBudget(task: TaskRecord, add: Budget | undefined, policy:
  */
 export function resumeTask(context: HandlerContext) {
   return async (request: ResumeTaskRequest): Promise<ResumeTaskResponse> => {
-    const taskId = request.taskId.trim();
-    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+    const taskId = taskIdOf(request.taskId);
     const add = request.additionalBudget;
-    for (const [field, value] of [['max_iterations', add?.maxIterations ?? 0], ['max_tokens', add?.maxTokens ?? 0], ['max_cost_usd', add?.maxCostUsd ?? 0]] as const) {
-      if (!Number.isFinite(value) || value < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `additional_budget.${field} is ${value}; use 0 or more`);
-    }
+    checkBudget('additional_budget', add, 'addition');
     const hint = request.hint.trim();
     if (hint.length > 10_000) throw new AppError(ErrorCode.INVALID_ARGUMENT, `hint is ${hint.length} characters; keep it under 10000`);
+    if (hint.includes('\0')) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'hint contains a NUL character (\\u0000); send plain text');
     const { store, policy } = context;
     const task = await store.tasks.get(taskId);
     if (task.status !== TaskStatus.TASK_STATUS_FAILED) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}; only a FAILED task can be resumed`);

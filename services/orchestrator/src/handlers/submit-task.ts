@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { msOf } from '@ratchet/agent';
 import { StopReason, TaskStatus, type SubmitTaskRequest, type SubmitTaskResponse } from '@ratchet/contracts';
+import type { Principal } from '@ratchet/grpc-api';
 import { emptyUsage, toTaskProto, type TaskRecord } from '../domain/records';
 import type { HandlerContext } from './context';
+import { principalOf } from './principal';
 import { validateSubmit } from './validate-submit';
 
 /** SubmitTask: stores a QUEUED task and runs it here when a slot is free (or leaves it to a replica with one). */
 export function submitTask(context: HandlerContext) {
-  return async (request: SubmitTaskRequest): Promise<SubmitTaskResponse> => {
+  return async (request: SubmitTaskRequest, call: { readonly principal?: Principal } = {}): Promise<SubmitTaskResponse> => {
+    const principal = principalOf(call);
     validateSubmit(request);
     const created = context.now();
     const record: TaskRecord = {
@@ -36,6 +39,8 @@ export function submitTask(context: HandlerContext) {
       testEdits: request.testEdits,
       project: request.project.trim(),
       memory: request.memory,
+      team: principal.team,
+      submittedBy: principal.name,
       approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
       pendingGateId: '',
       createdAt: created,

@@ -1,6 +1,6 @@
 import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
-import { ApprovalKind, Language, MemoryUse, TestEdits, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ApprovalKind, Language, MemoryUse, TestEdits, type Budget, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
 export const maxGoalChars = 10_000;
@@ -8,19 +8,40 @@ export const maxGoalChars = 10_000;
 export const maxFiles = 20_000;
 /** Largest total size of a request's files, in bytes (UTF-8): the CLI's workspace.maxBytes default, 50 MiB. */
 export const maxTotalFileBytes = 50 * 1024 * 1024;
+/** Longest request_id accepted, in characters: room for any UUID, ULID or hash a client makes. */
+export const maxRequestIdChars = 200;
+
+/**
+ * Bounds of a task's budget (and of what ResumeTask adds to one). Iterations
+ * as orchestrator.maxIterations allows (1 to 100); wall time up to 7 days,
+ * against a default of 30 minutes (orchestrator.maxWallTimeSeconds 1800);
+ * tokens and cost far above any real task, so a typo or an attack with
+ * 2^53-1 cannot pass for a budget.
+ */
+export const budgetLimits = {
+  maxIterations: 100,
+  maxTokens: 1_000_000_000,
+  maxCostUsd: 100_000,
+  maxWallTimeSeconds: 7 * 24 * 60 * 60,
+} as const;
+
+/**
+ * Longest approval_policy.timeout, in seconds: 7 days, as the wall-time
+ * budget (a gate waiting longer than a task may run decides nothing).
+ */
+export const maxApprovalTimeoutSeconds = 7 * 24 * 60 * 60;
 
 /**
  * Checks a SubmitTask request before anything is stored.
  *
- * @throws AppError INVALID_ARGUMENT naming the field and what to do.
+ * @throws AppError INVALID_ARGUMENT naming the field, the limit and what to do.
  */
 export function validateSubmit(request: SubmitTaskRequest): void {
   const goal = request.goal.trim();
   if (goal === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do, e.g. "a CLI that manages TODO items in JSON"');
   if (goal.length > maxGoalChars) throw new AppError(ErrorCode.INVALID_ARGUMENT, `goal is ${goal.length} characters; keep it under ${maxGoalChars} and put details in workspace files`);
-  if (request.language === Language.LANGUAGE_UNSPECIFIED || Language[request.language] === undefined) {
-    throw new AppError(ErrorCode.INVALID_ARGUMENT, 'language is unspecified; choose python, typescript or javascript');
-  }
+  checkText('goal', goal);
+  checkEnum('language', Language, request.language, { required: true });
   checkFiles('workspace', request.workspace);
   checkFiles('acceptance_tests', request.acceptanceTests);
   const problem = testCommandProblem(request.testCommand);
@@ -28,29 +49,92 @@ export function validateSubmit(request: SubmitTaskRequest): void {
   if (request.testCommand.length > 0 && request.workspace.length === 0 && request.acceptanceTests.length === 0) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command needs a workspace: it runs the project's own tests; without one, leave it empty and the tests are written for the goal");
   }
-  if (TestEdits[request.testEdits] === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_edits is ${request.testEdits}; use TEST_EDITS_PROTECTED, TEST_EDITS_ALLOWED or leave it unset for the goal to decide`);
-  if (MemoryUse[request.memory] === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `memory is ${request.memory}; use MEMORY_USE_PROJECT_ONLY, MEMORY_USE_OFF or leave it unset`);
+  checkEnum('test_edits', TestEdits, request.testEdits, { required: false, unset: 'the goal decides' });
+  checkEnum('memory', MemoryUse, request.memory, { required: false, unset: 'lessons are retrieved and stored' });
   const project = request.project.trim();
   if (project !== '' && !/^[A-Za-z0-9._/:@-]{1,200}$/.test(project)) {
-    throw new AppError(ErrorCode.INVALID_ARGUMENT, `project ${JSON.stringify(project.slice(0, 60))} is not a project key: use letters, digits and . _ / : @ - (at most 200), e.g. "github.com/team/repo"`);
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `project ${quoted(project, 60)} is not a project key: use letters, digits and . _ / : @ - (at most 200), e.g. "github.com/team/repo"`);
   }
   if (request.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY && project === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'memory MEMORY_USE_PROJECT_ONLY needs a project: name the project whose lessons to use');
-  const budget = request.budget;
-  if (budget !== undefined) {
-    if (budget.maxIterations < 0 || budget.maxIterations > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `budget.max_iterations is ${budget.maxIterations}; use 1 to 100 (0 for the default)`);
-    if (budget.maxTokens < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_tokens is negative; use 0 for no token limit');
-    if (budget.maxCostUsd < 0 || !Number.isFinite(budget.maxCostUsd)) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_cost_usd must be a finite number >= 0 (0 for no limit)');
-    if (budget.maxWallTime !== undefined && budget.maxWallTime.seconds < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'budget.max_wall_time is negative');
+  if (request.requestId.length > maxRequestIdChars) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `request_id is ${request.requestId.length} characters; at most ${maxRequestIdChars} are accepted (a UUID is 36)`);
   }
+  checkText('request_id', request.requestId);
+  for (const [key, value] of Object.entries(request.labels)) {
+    checkText(`labels key ${quoted(key, 40)}`, key);
+    checkText(`labels[${quoted(key, 40)}]`, value);
+  }
+  checkBudget('budget', request.budget);
   const policy = request.approvalPolicy;
   if (policy !== undefined) {
     for (const kind of policy.required) {
-      if (kind === ApprovalKind.APPROVAL_KIND_UNSPECIFIED || ApprovalKind[kind] === undefined) {
+      if (kind === ApprovalKind.APPROVAL_KIND_UNSPECIFIED || !isKnown(ApprovalKind, kind)) {
         throw new AppError(ErrorCode.INVALID_ARGUMENT, `approval_policy.required has ${kind}; use APPROVAL_KIND_FINAL_RESULT (the gate the loop raises)`);
       }
     }
-    if (policy.timeout !== undefined && (policy.timeout.seconds < 0 || policy.timeout.nanos < 0)) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'approval_policy.timeout is negative; use 0 to wait forever');
+    checkDuration('approval_policy.timeout', policy.timeout, maxApprovalTimeoutSeconds, 'wait forever');
   }
+}
+
+/**
+ * Checks a budget's limits, or the amounts ResumeTask adds to one, against
+ * `budgetLimits`. In a budget 0 (or unset) means "the configured default";
+ * in an addition, "nothing added".
+ *
+ * @param field the request field, for the message ("budget", "additional_budget").
+ * @throws AppError INVALID_ARGUMENT naming the field and its limit.
+ */
+export function checkBudget(field: string, budget: Budget | undefined, kind: 'limits' | 'addition' = 'limits'): void {
+  if (budget === undefined) return;
+  const { maxIterations, maxTokens, maxCostUsd } = budgetLimits;
+  const range = (max: number) => (kind === 'limits' ? `use 1 to ${max} (0 for the default)` : `use 0 to ${max}`);
+  if (!Number.isInteger(budget.maxIterations) || budget.maxIterations < 0 || budget.maxIterations > maxIterations) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}.max_iterations is ${budget.maxIterations}; ${range(maxIterations)}`);
+  }
+  if (!Number.isSafeInteger(budget.maxTokens) || budget.maxTokens < 0 || budget.maxTokens > maxTokens) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}.max_tokens is ${budget.maxTokens}; ${range(maxTokens)}`);
+  }
+  if (!Number.isFinite(budget.maxCostUsd) || budget.maxCostUsd < 0 || budget.maxCostUsd > maxCostUsd) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}.max_cost_usd is ${budget.maxCostUsd}; use 0 to ${maxCostUsd} USD${kind === 'limits' ? ' (0 for the default)' : ''}`);
+  }
+  checkDuration(`${field}.max_wall_time`, budget.maxWallTime, budgetLimits.maxWallTimeSeconds, kind === 'limits' ? 'the default' : 'nothing added');
+}
+
+/**
+ * A google.protobuf.Duration a client sent: seconds 0 to `maxSeconds`,
+ * nanos 0 to 999,999,999 (a negative duration is refused, not read as 0).
+ */
+function checkDuration(field: string, duration: Duration | undefined, maxSeconds: number, zeroMeans: string): void {
+  if (duration === undefined) return;
+  const { seconds, nanos } = duration;
+  const limit = `use 0 to ${maxSeconds} seconds (${maxSeconds / 86_400} days; 0 for ${zeroMeans})`;
+  if (!Number.isSafeInteger(seconds) || seconds < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}.seconds is ${seconds}; ${limit}`);
+  if (!Number.isInteger(nanos) || nanos < 0 || nanos > 999_999_999) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}.nanos is ${nanos}; use 0 to 999999999`);
+  if (seconds > maxSeconds || (seconds === maxSeconds && nanos > 0)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} is ${seconds} seconds; ${limit}`);
+}
+
+/** A proto enum (numeric, with ts-proto's UNRECOGNIZED = -1 and reverse names). */
+type ProtoEnum = Readonly<Record<string, string | number>>;
+
+/** True for a value the enum names, other than ts-proto's UNRECOGNIZED (-1). */
+function isKnown(enumObject: ProtoEnum, value: number): boolean {
+  return Number.isInteger(value) && value >= 0 && typeof enumObject[value] === 'string';
+}
+
+/** An enum field: a known value, and not UNSPECIFIED (0) when `required`; the message lists the allowed names. */
+function checkEnum(field: string, enumObject: ProtoEnum, value: number, options: { required: true } | { required: false; unset: string }): void {
+  if (isKnown(enumObject, value) && !(options.required && value === 0)) return;
+  const names = Object.entries(enumObject)
+    .filter(([, number]) => typeof number === 'number' && number > 0)
+    .map(([name]) => name);
+  const allowed = `${names.slice(0, -1).join(', ')} or ${names[names.length - 1] ?? ''}`;
+  const was = value === 0 ? 'unspecified' : String(value);
+  throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} is ${was}; use ${allowed}${options.required ? '' : ` (or leave it unset: ${options.unset})`}`);
+}
+
+/** Text the database stores: Postgres text and JSON cannot hold a NUL character. */
+function checkText(field: string, text: string): void {
+  if (text.includes('\0')) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} contains a NUL character (\\u0000); send plain text`);
 }
 
 function checkFiles(field: string, files: readonly SourceFile[]): void {
@@ -59,9 +143,16 @@ function checkFiles(field: string, files: readonly SourceFile[]): void {
   const seen = new Set<string>();
   for (const file of files) {
     const problem = workspacePathProblem(file.path);
-    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: path ${JSON.stringify(file.path)} ${problem}; paths are relative to the workspace root`);
-    if (seen.has(file.path)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: ${file.path} appears twice`);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: path ${quoted(file.path)} ${problem}; paths are relative to the workspace root`);
+    if (seen.has(file.path)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field}: ${quoted(file.path)} appears twice`);
     seen.add(file.path);
+    const nul = file.content.indexOf('\0');
+    if (nul >= 0) {
+      throw new AppError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${field}: ${quoted(file.path)} contains a NUL byte (at character ${nul}), so it is not a text file; only text files are accepted: leave binary files out (ratchet run --workspace skips them)`,
+      );
+    }
     total += Buffer.byteLength(file.content, 'utf8');
   }
   if (total > maxTotalFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} totals ${total} bytes; at most ${maxTotalFileBytes} are accepted`);

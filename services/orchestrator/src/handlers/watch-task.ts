@@ -2,6 +2,7 @@ import type { CallContext } from '@ratchet/bus';
 import type { WatchTaskRequest, WatchTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { HandlerContext } from './context';
+import { taskIdOf } from './task-id';
 
 /**
  * WatchTask: the task's stored events from `from_sequence`, then new ones
@@ -14,8 +15,7 @@ import type { HandlerContext } from './context';
  */
 export function watchTask(context: Pick<HandlerContext, 'store' | 'live'>) {
   return async function* watchTask(request: WatchTaskRequest, call: Pick<CallContext, 'signal'>): AsyncGenerator<WatchTaskResponse> {
-    const taskId = request.taskId.trim();
-    if (taskId === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id is empty');
+    const taskId = taskIdOf(request.taskId);
     if (request.fromSequence < 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `from_sequence is ${request.fromSequence}; use 0 for the whole history`);
     const task = await context.store.tasks.get(taskId);
     let next = Math.max(1, request.fromSequence);

@@ -30,6 +30,7 @@ import {
   memoryUseFromJSON,
   type TestEdits,
 } from '@ratchet/contracts';
+import { DEFAULT_TEAM } from '@ratchet/agent';
 import type { FailureFingerprint } from '../../domain/progress';
 import type { IterationRecord, TaskRecord } from '../../domain/records';
 
@@ -149,6 +150,8 @@ export interface TaskRow {
   test_edits?: string;
   project?: string;
   memory_use?: string;
+  team?: string;
+  submitted_by?: string;
   approval_timeout_ms: string | number;
   pending_gate_id: string | null;
   goal: string;
@@ -231,6 +234,8 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
     project: row.project ?? '',
     memory: memoryUseFromJSON(row.memory_use ?? 'MEMORY_USE_UNSPECIFIED'),
+    team: row.team ?? DEFAULT_TEAM,
+    submittedBy: row.submitted_by ?? '',
     pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),

@@ -1,5 +1,5 @@
 import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, memoryUseToJSON, TaskStatus, taskStatusToJSON, testEditsToJSON, type TaskEvent } from '@ratchet/contracts';
-import type { Database } from '@ratchet/db';
+import type { Database, Queryable } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { NewEvent } from '../../domain/events';
 import type { TaskRecord } from '../../domain/records';
@@ -13,6 +13,8 @@ const awaiting = taskStatusToJSON(TaskStatus.TASK_STATUS_AWAITING_APPROVAL);
 const selectTasks = `SELECT t.*, CASE WHEN t.status = '${awaiting}' THEN (SELECT a.gate_id FROM ${schema}.approvals a WHERE a.task_id = t.id AND a.decision = '${pending}' ORDER BY a.requested_at DESC LIMIT 1) END AS pending_gate_id FROM ${schema}.tasks t`;
 
 export interface ListTasksQuery {
+  /** Only this team's tasks. */
+  readonly team: string;
   readonly statuses: readonly TaskStatus[];
   /** Only tasks carrying every one of these labels with this value; empty means any. */
   readonly labels?: Readonly<Record<string, string>>;
@@ -30,22 +32,45 @@ export class TaskRepository {
 
   /**
    * Inserts a new task with its first events. With a non-empty `requestId`
-   * that was seen before, returns the existing task instead (idempotent
+   * that its team used before, returns the existing task instead (idempotent
    * submit). With `leaseMs` the new task is this owner's from the start;
    * without, any replica may take it.
    */
   async create(task: TaskRecord, events: readonly NewEvent[], options: { leaseMs?: number } = {}): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
+    try {
+      return await this.insert(task, events, options);
+    } catch (error) {
+      // Submits of one request_id at once all miss each other's uncommitted row; the unique index
+      // makes every insert but the first wait for it to commit and then fail. The first one's task is the answer.
+      if (task.requestId === '' || AppError.from(error).code !== ErrorCode.ALREADY_EXISTS) throw error;
+      const winner = await this.sameRequest(this.db, task);
+      if (winner === undefined) throw error;
+      return { task: winner, created: false, events: [] };
+    }
+  }
+
+  /**
+   * The task an earlier submit with the same request_id created, if any:
+   * the one place that says what "the same request" is, for the lookup
+   * before inserting and after losing the race for the unique index.
+   */
+  private async sameRequest(db: Queryable, task: TaskRecord): Promise<TaskRecord | undefined> {
+    if (task.requestId === '') return undefined;
+    const existing = await db.query<TaskRow>(`${selectTasks} WHERE team = $1 AND request_id = $2`, [task.team, task.requestId]);
+    const row = existing.rows[0];
+    return row === undefined ? undefined : taskFromRow(row);
+  }
+
+  /** `create` in one transaction; a concurrent insert of the same request fails it with ALREADY_EXISTS (the unique index). */
+  private insert(task: TaskRecord, events: readonly NewEvent[], options: { leaseMs?: number }): Promise<{ task: TaskRecord; created: boolean; events: TaskEvent[] }> {
     return this.db.transaction(async (tx) => {
-      if (task.requestId !== '') {
-        const existing = await tx.query<TaskRow>(`${selectTasks} WHERE request_id = $1`, [task.requestId]);
-        const row = existing.rows[0];
-        if (row !== undefined) return { task: taskFromRow(row), created: false, events: [] };
-      }
+      const existing = await this.sameRequest(tx, task);
+      if (existing !== undefined) return { task: existing, created: false, events: [] };
       await tx.query(
         `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
            workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at,
-           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32)`,
+           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use, team, submitted_by)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32,$33,$34)`,
         [
           ...taskParams(task),
           events.length,
@@ -57,6 +82,8 @@ export class TaskRepository {
           testEditsToJSON(task.testEdits),
           task.project,
           memoryUseToJSON(task.memory),
+          task.team,
+          task.submittedBy,
         ],
       );
       const stored = numbered(task.id, events.map((event) => ({ ...event, iteration: event.iteration || task.currentIteration })), 1);
@@ -67,15 +94,18 @@ export class TaskRepository {
 
   /**
    * The task with this id, or the only task whose id starts with it (at
-   * least 6 characters), as users type ids from `ratchet history`.
+   * least 6 characters), as users type ids from `ratchet history`. With
+   * `team`, only that team's tasks are considered: another team's task is
+   * not found, as if it did not exist.
    *
    * @throws AppError NOT_FOUND when none matches; INVALID_ARGUMENT when a prefix is ambiguous.
    */
-  async get(idOrPrefix: string): Promise<TaskRecord> {
-    const exact = await this.db.query<TaskRow>(`${selectTasks} WHERE id = $1`, [idOrPrefix]);
+  async get(idOrPrefix: string, options: { team?: string } = {}): Promise<TaskRecord> {
+    const team = options.team ?? null;
+    const exact = await this.db.query<TaskRow>(`${selectTasks} WHERE id = $1 AND ($2::text IS NULL OR team = $2)`, [idOrPrefix, team]);
     if (exact.rows[0] !== undefined) return taskFromRow(exact.rows[0]);
     if (idOrPrefix.length >= 6 && /^[\w-]+$/.test(idOrPrefix)) {
-      const matches = await this.db.query<TaskRow>(`${selectTasks} WHERE id LIKE $1 ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`]);
+      const matches = await this.db.query<TaskRow>(`${selectTasks} WHERE id LIKE $1 AND ($2::text IS NULL OR team = $2) ORDER BY created_at DESC LIMIT 3`, [`${idOrPrefix}%`, team]);
       if (matches.rows.length === 1) return taskFromRow(matches.rows[0] as TaskRow);
       if (matches.rows.length > 1) throw new AppError(ErrorCode.INVALID_ARGUMENT, `task id prefix ${idOrPrefix} matches several tasks; give more characters`);
     }
@@ -86,8 +116,8 @@ export class TaskRepository {
   async list(query: ListTasksQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
     const names = query.statuses.map((status) => taskStatusToJSON(status));
     const result = await this.db.query<TaskRow>(
-      `${selectTasks} WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) AND labels @> $4::jsonb ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [names, query.pageSize + 1, query.offset, JSON.stringify(query.labels ?? {})],
+      `${selectTasks} WHERE team = $5 AND (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) AND labels @> $4::jsonb ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [names, query.pageSize + 1, query.offset, JSON.stringify(query.labels ?? {}), query.team],
     );
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
   }

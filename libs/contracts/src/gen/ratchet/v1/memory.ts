@@ -392,6 +392,12 @@ export interface ListLessonsRequest {
   scope: string;
   /** Only lessons with this status; unspecified means every status. */
   status: LessonStatus;
+  /**
+   * Only lessons a task of this team reads: the global scope and the team's
+   * own ("team:<team>/..."), or, for "default", every scope outside teams.
+   * Set by the orchestrator from the caller's principal; empty: no filter.
+   */
+  team: string;
 }
 
 /** ForgetLessonRequest names the lesson to delete. */
@@ -2569,7 +2575,7 @@ export const GetLessonResponse: MessageFns<GetLessonResponse> = {
 };
 
 function createBaseListLessonsRequest(): ListLessonsRequest {
-  return { pageSize: 0, pageToken: "", language: 0, tags: [], errorSignature: "", scope: "", status: 0 };
+  return { pageSize: 0, pageToken: "", language: 0, tags: [], errorSignature: "", scope: "", status: 0, team: "" };
 }
 
 export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
@@ -2594,6 +2600,9 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     }
     if (message.status !== 0) {
       writer.uint32(56).int32(message.status);
+    }
+    if (message.team !== "") {
+      writer.uint32(66).string(message.team);
     }
     return writer;
   },
@@ -2667,6 +2676,14 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
             message.status = reader.int32() as any;
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.team = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2700,6 +2717,7 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
         : "",
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
       status: isSet(object.status) ? lessonStatusFromJSON(object.status) : 0,
+      team: isSet(object.team) ? globalThis.String(object.team) : "",
     };
   },
 
@@ -2726,6 +2744,9 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     if (message.status !== 0) {
       obj.status = lessonStatusToJSON(message.status);
     }
+    if (message.team !== "") {
+      obj.team = message.team;
+    }
     return obj;
   },
 
@@ -2741,6 +2762,7 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     message.errorSignature = object.errorSignature ?? "";
     message.scope = object.scope ?? "";
     message.status = object.status ?? 0;
+    message.team = object.team ?? "";
     return message;
   },
 };

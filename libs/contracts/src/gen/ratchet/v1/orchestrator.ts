@@ -266,7 +266,12 @@ export interface ApproveRequest {
   gateId: string;
   /** APPROVED or REJECTED. */
   decision: ApprovalDecision;
-  /** Who decides (user name or e-mail). */
+  /**
+   * Ignored: the approver recorded is always the authenticated caller.
+   * Kept so older clients still encode.
+   *
+   * @deprecated
+   */
   approver: string;
   /** Comment; on rejection it is fed back to the loop. */
   comment: string;

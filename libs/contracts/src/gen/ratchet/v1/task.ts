@@ -699,6 +699,16 @@ export interface Task {
   project: string;
   /** How the task uses memory, as submitted. */
   memory: MemoryUse;
+  /**
+   * Team the task belongs to: the submitter's. Only principals of this team
+   * see it and act on it; "default" when the server has no users file.
+   */
+  team: string;
+  /**
+   * Authenticated principal that submitted the task ("local" when the
+   * server authenticates nobody).
+   */
+  submittedBy: string;
 }
 
 export interface Task_LabelsEntry {
@@ -1262,6 +1272,8 @@ function createBaseTask(): Task {
     testEdits: 0,
     project: "",
     memory: 0,
+    team: "",
+    submittedBy: "",
   };
 }
 
@@ -1350,6 +1362,12 @@ export const Task: MessageFns<Task> = {
     }
     if (message.memory !== 0) {
       writer.uint32(224).int32(message.memory);
+    }
+    if (message.team !== "") {
+      writer.uint32(234).string(message.team);
+    }
+    if (message.submittedBy !== "") {
+      writer.uint32(242).string(message.submittedBy);
     }
     return writer;
   },
@@ -1594,6 +1612,22 @@ export const Task: MessageFns<Task> = {
             message.memory = reader.int32() as any;
             continue;
           }
+          case 29: {
+            if (tag !== 234) {
+              break;
+            }
+
+            message.team = reader.string();
+            continue;
+          }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.submittedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1717,6 +1751,12 @@ export const Task: MessageFns<Task> = {
         : 0,
       project: isSet(object.project) ? globalThis.String(object.project) : "",
       memory: isSet(object.memory) ? memoryUseFromJSON(object.memory) : 0,
+      team: isSet(object.team) ? globalThis.String(object.team) : "",
+      submittedBy: isSet(object.submittedBy)
+        ? globalThis.String(object.submittedBy)
+        : isSet(object.submitted_by)
+        ? globalThis.String(object.submitted_by)
+        : "",
     };
   },
 
@@ -1812,6 +1852,12 @@ export const Task: MessageFns<Task> = {
     if (message.memory !== 0) {
       obj.memory = memoryUseToJSON(message.memory);
     }
+    if (message.team !== "") {
+      obj.team = message.team;
+    }
+    if (message.submittedBy !== "") {
+      obj.submittedBy = message.submittedBy;
+    }
     return obj;
   },
 
@@ -1860,6 +1906,8 @@ export const Task: MessageFns<Task> = {
     message.testEdits = object.testEdits ?? 0;
     message.project = object.project ?? "";
     message.memory = object.memory ?? 0;
+    message.team = object.team ?? "";
+    message.submittedBy = object.submittedBy ?? "";
     return message;
   },
 };
