@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactText } from './redact';
+import { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactText } from './redact';
 
 // Every key below is made up here from a seeded generator, never copied from
 // anywhere, so the file holds no real secret and the tests are repeatable.
@@ -512,5 +512,31 @@ allowlist:
     expect((error as AppError).code).toBe(ErrorCode.CONFIG_INVALID);
     expect((error as AppError).message).toContain(path.join(directory, 'redaction.yaml'));
     expect((error as AppError).message).toMatch(message);
+  });
+});
+
+describe('configured secrets, by value', () => {
+  // Shapes no rule knows: only their value gives them away.
+  const plain = 'correct-horse-battery-staple';
+  const natsPassword = 'Qpasswordwithoutdigits';
+
+  it('replaces every configured secret wherever it appears, before any rule, and leaves short ones alone', () => {
+    const redactor = createRedactor(defaultRedactionRules, { values: [plain, natsPassword, 'short'] });
+    const result = redactor.redact(`auth failed for ${plain}; retry with ${natsPassword}${plain} (a short word stays)`);
+    expect(result.text).toBe(`auth failed for [REDACTED:${CONFIGURED_SECRET_RULE}]; retry with [REDACTED:${CONFIGURED_SECRET_RULE}][REDACTED:${CONFIGURED_SECRET_RULE}] (a short word stays)`);
+    expect(result.found).toEqual([{ rule: CONFIGURED_SECRET_RULE, count: 3 }]);
+    expect(redactor.redact(result.text).text).toBe(result.text);
+    expect(createRedactor(defaultRedactionRules).redact(`key ${plain}`).text).toBe(`key ${plain}`);
+  });
+
+  it('takes a value with regular-expression characters literally', () => {
+    const odd = 'a.b*c+d?(e)[f]{g}|h^i$j\\k';
+    expect(createRedactor(defaultRedactionRules, { values: [odd] }).redact(`x ${odd} y aXbXcXd`).text).toBe(`x [REDACTED:${CONFIGURED_SECRET_RULE}] y aXbXcXd`);
+  });
+
+  it('finds secrets in settings and RATCHET_ variables by their names, not counts or file names', () => {
+    const config = { model: { apiKey: plain, maxTokens: 4096, roles: { coder: { apiKey: 'coder-key-value' } } }, grpc: { tokens: 'first-token-1, second-token-2', certFile: '/etc/cert.pem' }, bus: { natsPassword } };
+    const env = { RATCHET_NATS_PASSWORD_CODER: 'Ncoderpassword', RATCHET_TOKEN: 'cli-token-value', RATCHET_GRPC_USERS_FILE: '/etc/users.yaml', RATCHET_MODEL_MAX_TOKENS: '100000000', HOME_TOKEN: 'not-ours-value' };
+    expect(configuredSecrets(config, env).sort()).toEqual([plain, 'Ncoderpassword', natsPassword, 'cli-token-value', 'coder-key-value', 'first-token-1', 'second-token-2'].sort());
   });
 });

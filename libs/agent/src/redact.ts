@@ -63,6 +63,22 @@ export interface Redactor {
 /** The id of findings of the entropy check. */
 export const HIGH_ENTROPY_RULE = 'high-entropy';
 
+/** The id of configured secrets found by value (`RedactorOptions.values`). */
+export const CONFIGURED_SECRET_RULE = 'configured-secret';
+
+/** Secrets shorter than this are not looked for by value: they would match ordinary text. */
+const minSecretChars = 8;
+
+export interface RedactorOptions {
+  /**
+   * Secrets this process was configured with (API keys, tokens,
+   * passwords: see `configuredSecrets`), replaced wherever they appear,
+   * whatever their format, before any rule runs. Values under 8 characters
+   * are ignored.
+   */
+  readonly values?: readonly string[];
+}
+
 /**
  * The built-in rules; config/redaction.yaml writes the same ones out, with a
  * reason for each. Specific shapes come first, so the marker names the most
@@ -256,8 +272,11 @@ const markerOf = (rule: string) => `[REDACTED:${rule}]`;
  * @throws AppError CONFIG_INVALID when a rule's regular expression does not
  *   compile (rules from loadRedactionRules are already checked).
  */
-export function createRedactor(rules: RedactionRules = defaultRedactionRules): Redactor {
+export function createRedactor(rules: RedactionRules = defaultRedactionRules, options: RedactorOptions = {}): Redactor {
   const compiled = rules.rules.map(compileRule);
+  // Longest first, so a secret that contains another is replaced whole.
+  const values = [...new Set((options.values ?? []).filter((value) => value.length >= minSecretChars))].sort((left, right) => right.length - left.length);
+  const byValue = values.length === 0 ? undefined : new RegExp(values.map((value) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gd');
   const allowlist = rules.allowlist.map((source) => compile(source, '', 'allowlist'));
   const entropy = rules.entropy;
   const allowed = (value: string) => allowlist.some((pattern) => pattern.test(value));
@@ -273,11 +292,45 @@ export function createRedactor(rules: RedactionRules = defaultRedactionRules): R
         text = replaceSpans(text, kept, markerOf(id));
         counts.set(id, (counts.get(id) ?? 0) + kept.length);
       };
+      if (byValue !== undefined) apply(CONFIGURED_SECRET_RULE, patternSpans(text, byValue));
       for (const rule of compiled) apply(rule.id, rule.kind === 'pattern' ? patternSpans(text, rule.regex) : assignmentSpans(text, rule.regex));
       if (entropy.enabled) apply(HIGH_ENTROPY_RULE, highEntropySpans(text, entropy));
       return { text, found: [...counts].map(([rule, count]) => ({ rule, count })) };
     },
   };
+}
+
+/** Names of settings that hold a secret: API keys, tokens, passwords, secrets. */
+const secretSetting = /(api[-_]?key|token|tokens|password|secret)$/i;
+/** Names of variables that do (`RATCHET_NATS_PASSWORD_CODER` too). */
+const secretVariable = /^RATCHET_\w*(API_?KEY|TOKENS?|PASSWORD|SECRET)/;
+
+/**
+ * The secrets a process was configured with, to redact by value: string
+ * settings of `config` whose key names a secret (apiKey, token(s),
+ * password, secret), and `RATCHET_*` variables of `env` named so (not
+ * `*_FILE`, which name files). Comma-separated token lists are split;
+ * whole numbers (token counts) are not secrets.
+ */
+export function configuredSecrets(config: unknown, env: NodeJS.ProcessEnv = process.env): string[] {
+  const found: string[] = [];
+  const add = (value: unknown, list: boolean) => {
+    if (typeof value !== 'string') return;
+    // A count (max_tokens) is not a secret, whatever its name.
+    found.push(...(list ? value.split(',') : [value]).map((part) => part.trim()).filter((part) => part !== '' && !/^\d+$/.test(part)));
+  };
+  const seen = new Set<unknown>();
+  const walk = (value: unknown) => {
+    if (typeof value !== 'object' || value === null || seen.has(value)) return;
+    seen.add(value);
+    for (const [key, child] of Object.entries(value)) {
+      if (secretSetting.test(key)) add(child, /tokens$/i.test(key));
+      walk(child);
+    }
+  };
+  walk(config);
+  for (const [name, value] of Object.entries(env)) if (secretVariable.test(name) && !name.endsWith('_FILE')) add(value, /TOKENS/.test(name));
+  return [...new Set(found)];
 }
 
 let defaultRedactor: Redactor | undefined;

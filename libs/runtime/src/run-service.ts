@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { configuredSecrets, createRedactor, loadRedactionRules, type Redactor } from '@ratchet/agent';
 import { baseConfigSchema, loadConfig, type BaseConfig } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createLogger } from '@ratchet/telemetry';
@@ -21,6 +22,12 @@ export interface StartedService<D extends HealthServiceDefinition> {
 
 export interface StartContext<C> {
   readonly config: C;
+  /**
+   * Removes secrets from text before it is stored or shown: the configured
+   * ones by value (`configuredSecrets`), then config/redaction.yaml's rules.
+   * Every log line of the process already passes through it.
+   */
+  readonly redact: (text: string) => string;
   readonly transport: NatsTransport;
   readonly logger: ReturnType<typeof createLogger>;
   /** Aborts when the process is asked to stop during start-up. */
@@ -55,17 +62,21 @@ export function packageVersion(packageDir: string): string {
  */
 export async function runService<D extends HealthServiceDefinition, S extends z.ZodType = typeof baseConfigSchema>(spec: ProcessSpec<D, S>): Promise<void> {
   let config: z.infer<S> & { readonly bus: BaseConfig['bus']; readonly log: BaseConfig['log']; readonly shutdown: BaseConfig['shutdown'] };
+  let redactor: Redactor;
   try {
     const configDir = process.env['RATCHET_CONFIG_DIR'] || path.resolve('config');
     const files = (spec.optionalFiles ?? []).filter((file) => existsSync(path.join(configDir, file)));
     config = loadConfig({ service: spec.name, schema: spec.schema ?? baseConfigSchema, files }) as typeof config;
+    // Checked at start: a bad redaction.yaml stops the service rather than let secrets through.
+    redactor = createRedactor(loadRedactionRules(configDir), { values: configuredSecrets(config) });
   } catch (error) {
     const appError = AppError.from(error);
     process.stderr.write(`${spec.name}: ${appError.code === ErrorCode.CONFIG_INVALID ? '' : 'cannot load config: '}${appError.message}\n`);
     process.exitCode = EXIT_CONFIG;
     return;
   }
-  const logger = createLogger({ service: spec.name, level: config.log.level });
+  const redact = (text: string) => redactor.redact(text).text;
+  const logger = createLogger({ service: spec.name, level: config.log.level, redact });
   if (config.bus.transport !== 'nats') {
     logger.error({ transport: config.bus.transport }, 'a service process needs NATS: set RATCHET_BUS_TRANSPORT=nats (the in-process transport is for embedded mode)');
     process.exitCode = EXIT_CONFIG;
@@ -124,7 +135,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     // Opening stores can take seconds (an embedded database's first start); say so.
     logger.info({}, 'connected to NATS; opening what the service needs');
     try {
-      started = await spec.start({ config, transport, logger, signal: stopping.signal });
+      started = await spec.start({ config, redact, transport, logger, signal: stopping.signal });
     } catch (error) {
       const appError = AppError.from(error);
       logger.error({ code: appError.code, err: appError.message }, 'cannot start');

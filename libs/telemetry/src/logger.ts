@@ -10,6 +10,12 @@ export interface LoggerOptions {
   readonly level?: Level | 'silent';
   /** Where JSON lines go; default stdout. */
   readonly destination?: DestinationStream;
+  /**
+   * Applied to every JSON line before it is written (secrets out of logs,
+   * whatever field holds them). Its replacements must keep JSON valid: no
+   * quotes or backslashes.
+   */
+  readonly redact?: (line: string) => string;
 }
 
 /**
@@ -28,6 +34,7 @@ export function createLogger(options: LoggerOptions): Logger {
         const ids = currentTraceIds();
         return ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
       },
+      ...(options.redact === undefined ? {} : { hooks: { streamWrite: options.redact } }),
     },
     options.destination,
   );

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { temporaryDirectory } from './helpers';
 
 // The `ratchet` command as a user runs it: the built bin in a child process.
@@ -21,6 +23,17 @@ describe('the ratchet command', () => {
     const result = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_STORAGE_DATA_DIR: path.join(dir, 'data'), ...env }, encoding: 'utf8', timeout: 60_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }
+
+  it('makes a token whose printed users-file entry admits it, and refuses an unknown role', () => {
+    const made = ratchet(['token', '--name', 'ana@example.com', '--team', 'payments', '--roles', 'submitter,approver']);
+    expect(made.status).toBe(0);
+    const token = /^\s+(rtk_\S+)$/m.exec(made.stdout)?.[1] as string;
+    const entry = parseYaml(made.stdout.slice(made.stdout.indexOf('  - name:'))) as { name: string; team: string; roles: string[]; tokenSha256: string }[];
+    expect(entry).toEqual([{ name: 'ana@example.com', team: 'payments', roles: ['submitter', 'approver'], tokenSha256: createHash('sha256').update(token).digest('hex') }]);
+    const refused = ratchet(['token', '--roles', 'boss']);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('--roles has boss, which is not a role; use any of viewer, submitter, approver, admin');
+  });
 
   it('says exactly which variables to set when no model is configured, and exits 78', () => {
     const result = ratchet(['run', 'a CLI that manages TODO items in JSON']);

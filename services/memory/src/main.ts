@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { configDirectoryOf, createRedactor, databaseConfigSection, loadRedactionRules } from '@ratchet/agent';
+import { databaseConfigSection } from '@ratchet/agent';
 import { configSection, extendConfigSchema } from '@ratchet/config';
 import { MemoryServiceDefinition } from '@ratchet/contracts';
 import { openPglite, openPostgresWithRetry, type Database } from '@ratchet/db';
@@ -29,7 +29,7 @@ main({
   version: packageVersion(path.join(__dirname, '..')),
   definition: MemoryServiceDefinition,
   schema,
-  start: async ({ config, logger, signal }) => {
+  start: async ({ config, logger, signal, redact }) => {
     const url = config.database.url;
     if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the memory service keeps lessons in Postgres: set RATCHET_DATABASE_URL (or database.url in config/memory.yaml)');
     const db = await openPostgresWithRetry({ connectionString: url, maxConnections: config.database.maxConnections, statementTimeoutMs: config.database.statementTimeoutMs }, signal, (error, attempt, retryInMs) =>
@@ -41,14 +41,12 @@ main({
       const embedder = createEmbedder(config.embedder);
       // The id, not the settings: the settings may carry an API key.
       logger.info({ embedder: embedder.id }, 'lessons are embedded with this embedder');
-      // Checked at start: a bad redaction.yaml stops the service rather than store secrets.
-      const redactor = createRedactor(loadRedactionRules(configDirectoryOf()));
       const memory = await createMemoryService({
         db,
         vectors: await PgVectorStore.open(vectorDb ?? db),
         embedder,
         ...learningOptionsOf(config.learning),
-        redact: (text) => redactor.redact(text).text,
+        redact,
         onReindexError: (error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 're-embedding lessons stopped; ratchet lessons reindex resumes it'),
       });
       return {

@@ -46,7 +46,7 @@ main({
   version: packageVersion(path.join(__dirname, '..')),
   definition: OrchestratorServiceDefinition,
   schema,
-  start: async ({ config, transport, logger }) => {
+  start: async ({ config, transport, logger, redact }) => {
     const url = config.database.url;
     if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the orchestrator keeps tasks in Postgres: set RATCHET_DATABASE_URL (or database.url in config/orchestrator.yaml)');
     const { grpc } = config;
@@ -95,6 +95,7 @@ main({
       state.db = db;
       state.orchestrator = await createOrchestratorService({
         db,
+        redact,
         clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
         // Events are stored with each transition; the bus only tells watchers sooner, so the
         // driver does not wait for it. Publications go out in order, one batch after another;

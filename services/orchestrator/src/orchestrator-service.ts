@@ -61,6 +61,8 @@ export interface OrchestratorServiceOptions {
   readonly claimIntervalMs?: number;
   readonly now?: () => Date;
   readonly logger?: { error(details: object, message: string): void; warn(details: object, message: string): void };
+  /** Removes secrets from what phases report before it is stored (default: the built-in rules). */
+  readonly redact?: (text: string) => string;
 }
 
 export interface OrchestratorService {
@@ -107,6 +109,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     now,
     maxPauses: settings.maxPauses,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.redact === undefined ? {} : { redact: options.redact }),
   });
   const leaseMs = options.leaseMs ?? 30_000;
   // The scheduler needs the gate-expiry handler, which needs the scheduler: filled in just below.
