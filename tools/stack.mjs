@@ -1,6 +1,7 @@
 // `npm run stack`: distributed Ratchet on this machine for development. Starts
 // a nats-server (JetStream), a Postgres and every service as its own process,
-// prints how to reach the orchestrator, and stops everything on Ctrl-C.
+// prints how to reach the orchestrator, restarts a service that dies, and
+// stops everything on Ctrl-C.
 // Usage: npm run stack [-- --runners N] [--port 50051] [--token T] [--script FILE]
 // A model comes from config/models.yaml or RATCHET_MODEL_* (see the README);
 // --script FILE replays a scripted model instead (RATCHET_MODEL_SCRIPT).
@@ -37,7 +38,12 @@ try {
     grpcPort: port,
     ...(values.token ? { token: values.token } : {}),
     env,
+    // A service that dies is started again, as a container runtime would: tasks wait for it rather than fail.
+    restart: true,
     onStarted: (name, child) => console.log(`  ${name} ready (pid ${child.pid})`),
+    onExited: (name, exit, restartInMs) =>
+      console.log(`${name} ${exit.signal === null ? `exited with code ${exit.code}` : `was killed (${exit.signal})`}; restarting in ${Math.round(restartInMs / 100) / 10} s`),
+    onRestarted: (name, child) => console.log(`${name} restarted (pid ${child.pid})`),
   });
 } catch (error) {
   console.error(`stack: could not start: ${error.message}`);

@@ -21,6 +21,6 @@ export { buildRepoMap, rankFiles } from './repo-map';
 export type { RankedFile, RepoFile, RepoMap, RepoMapFocus, RepoMapRequest } from './repo-map';
 export { conversationTokens, fitConversation } from './conversation-budget';
 export type { ConversationMessage, ConversationToolCall, FitConversationOptions, FittedConversation } from './conversation-budget';
-export { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactText } from './redact';
+export { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactStrings, redactText } from './redact';
 export type { EntropySettings, RedactionFinding, RedactionResult, RedactionRule, RedactionRules, Redactor } from './redact';
 export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';

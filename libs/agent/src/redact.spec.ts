@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactText } from './redact';
+import { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactStrings, redactText } from './redact';
 
 // Every key below is made up here from a seeded generator, never copied from
 // anywhere, so the file holds no real secret and the tests are repeatable.
@@ -538,5 +538,33 @@ describe('configured secrets, by value', () => {
     const config = { model: { apiKey: plain, maxTokens: 4096, roles: { coder: { apiKey: 'coder-key-value' } } }, grpc: { tokens: 'first-token-1, second-token-2', certFile: '/etc/cert.pem' }, bus: { natsPassword } };
     const env = { RATCHET_NATS_PASSWORD_CODER: 'Ncoderpassword', RATCHET_TOKEN: 'cli-token-value', RATCHET_GRPC_USERS_FILE: '/etc/users.yaml', RATCHET_MODEL_MAX_TOKENS: '100000000', HOME_TOKEN: 'not-ours-value' };
     expect(configuredSecrets(config, env).sort()).toEqual([plain, 'Ncoderpassword', natsPassword, 'cli-token-value', 'coder-key-value', 'first-token-1', 'second-token-2'].sort());
+  });
+});
+
+describe('redactStrings', () => {
+  const redact = (text: string) => text.replaceAll('s3cret-value', '[REDACTED:configured-secret]');
+
+  it('redacts every string at any depth, but not code, ids or a command to approve', () => {
+    const at = new Date('2026-11-25T00:00:00Z');
+    const input = {
+      kind: 'tests-failed',
+      at,
+      output: 'FAILED: token s3cret-value',
+      report: { cases: [{ name: 'test s3cret-value', failure: { message: 'got s3cret-value' } }] },
+      files: [{ path: 'app.py', content: 'KEY = "s3cret-value"' }],
+      taskId: 's3cret-value-task',
+      lessonIds: ['s3cret-value-1'],
+      commandLine: 'curl -H s3cret-value',
+      bytes: new Uint8Array([1, 2]),
+      count: 3,
+    };
+    const clean = redactStrings(input, redact);
+    expect(clean).toEqual({
+      ...input,
+      output: 'FAILED: token [REDACTED:configured-secret]',
+      report: { cases: [{ name: 'test [REDACTED:configured-secret]', failure: { message: 'got [REDACTED:configured-secret]' } }] },
+    });
+    expect(clean.at).toBe(at);
+    expect(input.output).toBe('FAILED: token s3cret-value');
   });
 });

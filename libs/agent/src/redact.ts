@@ -333,6 +333,29 @@ export function configuredSecrets(config: unknown, env: NodeJS.ProcessEnv = proc
   return [...new Set(found)];
 }
 
+/**
+ * Keys whose strings are left as they are by `redactStrings`: file contents
+ * (the code itself, which redacting would break), ids, and a command a person
+ * is asked to approve (it must run as shown).
+ */
+const verbatimKey = /^(content|id|[a-zA-Z]+Ids?|commandLine)$/;
+
+/**
+ * A copy of `value` with `redact` applied to every string in it, at any
+ * depth, except under keys that hold code, ids or a command to approve
+ * (`content`, `id`, `*Id`, `*Ids`, `commandLine`). Dates and byte arrays
+ * are kept as they are.
+ */
+export function redactStrings<T>(value: T, redact: (text: string) => string): T {
+  const walk = (item: unknown, key: string): unknown => {
+    if (typeof item === 'string') return verbatimKey.test(key) ? item : redact(item);
+    if (typeof item !== 'object' || item === null || item instanceof Date || ArrayBuffer.isView(item)) return item;
+    if (Array.isArray(item)) return item.map((element) => walk(element, key));
+    return Object.fromEntries(Object.entries(item).map(([name, child]) => [name, verbatimKey.test(name) && typeof child !== 'string' ? child : walk(child, name)]));
+  };
+  return walk(value, '') as T;
+}
+
 let defaultRedactor: Redactor | undefined;
 
 /** `text` with secrets replaced, by the built-in rules; for callers without a config directory. */

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { freePort } from './free-port';
+import type { ProcessExit } from './managed-process';
 import { startNatsServer, type NatsServerFixture } from './nats-server';
 import { startNodeProcess, type NodeProcessFixture } from './node-process';
 import { startPostgres, type PostgresFixture } from './postgres';
@@ -26,8 +28,22 @@ export interface StackOptions {
   readonly serviceEnv?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
   /** How long each service may take to print "ready", ms. Default 30000. */
   readonly readyTimeoutMs?: number;
-  /** Called with each service's name and process once it is ready. */
+  /** Called with each service's name and process once it is ready (at start, and from `startService`). */
   readonly onStarted?: (name: string, process: NodeProcessFixture) => void;
+  /**
+   * Starts a service process again when it dies on its own (a crash, an
+   * outside `kill -9`, `crashService`), not through `stop` or `killService`:
+   * after `restartDelayMs`, doubling to 30 s while it keeps failing to get
+   * ready, in the same place in `processes`. Default false, so a test sees
+   * a crash as it is; `npm run stack` turns it on.
+   */
+  readonly restart?: boolean;
+  /** First wait before a restart, ms. Default 1000. */
+  readonly restartDelayMs?: number;
+  /** Called when a service process died on its own, with how it ended and, with `restart`, when it starts again (ms). */
+  readonly onExited?: (name: string, exit: ProcessExit, restartInMs: number | undefined) => void;
+  /** Called with the new process once a restarted service is ready. */
+  readonly onRestarted?: (name: string, process: NodeProcessFixture) => void;
 }
 
 export interface Stack {
@@ -45,8 +61,14 @@ export interface Stack {
   readonly processes: ReadonlyMap<StackService, NodeProcessFixture[]>;
   /** Starts one more process of `service` with the same settings (and `env` over them); resolves when it is ready. */
   startService(service: StackService, env?: Readonly<Record<string, string>>): Promise<NodeProcessFixture>;
-  /** SIGKILLs the `index`th process of `service` (a crash) and forgets it. */
+  /** SIGKILLs the `index`th process of `service` (a crash) and forgets it: it is not restarted. */
   killService(service: StackService, index?: number): Promise<void>;
+  /**
+   * SIGKILLs the `index`th process of `service` as something outside the
+   * stack would (the OOM killer, `kill -9`): the stack does not forget it,
+   * so with `restart` it starts it again. Resolves with how it ended.
+   */
+  crashService(service: StackService, index?: number): Promise<ProcessExit>;
   /** All services (SIGTERM, orchestrator first), then NATS and Postgres; removes the temp dirs. Idempotent. */
   stop(): Promise<void>;
   /** The output of every process, for a failing test's message. */
@@ -85,6 +107,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   ]);
   const processes = new Map<StackService, NodeProcessFixture[]>(stackServices.map((service) => [service, []]));
   const exited: string[] = [];
+  // Processes that are meant to end (killService, a start that failed): their exit is no crash.
+  const deliberate = new WeakSet<NodeProcessFixture>();
+  // Processes that got ready: only those are restarted (one that never did is retried by the restart that started it).
+  const readied = new WeakSet<NodeProcessFixture>();
+  // Spawns under way, for stop() to wait for: a process they start must not outlive the stack.
+  const starting = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
+  const restartDelayMs = options.restartDelayMs ?? 1_000;
   const envOf = (service: StackService): Record<string, string> => ({
     RATCHET_CONFIG_DIR: path.join(options.repoRoot, 'config'),
     RATCHET_BUS_NATS_URL: nats.url,
@@ -98,21 +128,71 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...options.env,
     ...options.serviceEnv?.[service],
   });
-  const startService = async (service: StackService, env: Readonly<Record<string, string>> = {}): Promise<NodeProcessFixture> => {
-    const child = await startNodeProcess({
-      script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
-      nodeArgs: ['--require', '@ratchet/telemetry/register'],
-      cwd: options.repoRoot,
-      env: { ...envOf(service), ...env },
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    starting.add(promise);
+    void promise.finally(() => starting.delete(promise)).catch(() => undefined);
+    return promise;
+  };
+  /**
+   * Spawns a process of `service` in the place of `replacing` (or as a new
+   * one), watches its exit, and gives how its readiness turns out: `ready`
+   * rejects (after killing it) when it does not print "ready" in time.
+   */
+  const spawn = async (service: StackService, env: Readonly<Record<string, string>>, replacing?: NodeProcessFixture): Promise<{ child: NodeProcessFixture; ready: Promise<void> }> => {
+    const child = await track(
+      startNodeProcess({
+        script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
+        nodeArgs: ['--require', '@ratchet/telemetry/register'],
+        cwd: options.repoRoot,
+        env: { ...envOf(service), ...env },
+      }),
+    );
+    const list = processes.get(service) as NodeProcessFixture[];
+    const index = replacing === undefined ? -1 : list.indexOf(replacing);
+    if (index >= 0) list[index] = child;
+    else list.push(child);
+    void child.exited.then((exit) => {
+      exited.push(`${service} (pid ${child.pid}) exited ${JSON.stringify(exit)}:\n${child.output()}`);
+      if (stopped || deliberate.has(child) || !readied.has(child) || !list.includes(child)) return;
+      options.onExited?.(service, exit, options.restart === true ? restartDelayMs : undefined);
+      if (options.restart === true) void restart(service, env, child);
     });
-    processes.get(service)?.push(child);
-    void child.exited.then((exit) => exited.push(`${service} (pid ${child.pid}) exited ${JSON.stringify(exit)}:\n${child.output()}`));
-    try {
-      await child.waitForLine(/"msg":"ready"/, options.readyTimeoutMs ?? 30_000);
-    } catch (error) {
-      await child.kill();
-      throw error;
+    const ready = child.waitForLine(/"msg":"ready"/, options.readyTimeoutMs ?? 30_000).then(
+      () => void readied.add(child),
+      async (error: unknown) => {
+        deliberate.add(child);
+        await child.kill();
+        throw error;
+      },
+    );
+    return { child, ready };
+  };
+  /** Starts a dead service process again, in its place, with backoff while the new one does not get ready; gives up when the stack stops or the place is gone. */
+  const restart = async (service: StackService, env: Readonly<Record<string, string>>, dead: NodeProcessFixture): Promise<void> => {
+    let last = dead;
+    for (let attempt = 1; ; attempt += 1) {
+      const waitMs = Math.min(30_000, restartDelayMs * 2 ** (attempt - 1));
+      if (attempt > 1) options.onExited?.(service, await last.exited, waitMs);
+      try {
+        await delay(waitMs, undefined, { signal: stopping.signal });
+      } catch {
+        return;
+      }
+      if (stopped || !(processes.get(service) ?? []).includes(last)) return;
+      try {
+        const { child, ready } = await spawn(service, env, last);
+        last = child;
+        await ready;
+        options.onRestarted?.(service, child);
+        return;
+      } catch {
+        if (stopped) return;
+      }
     }
+  };
+  const startService = async (service: StackService, env: Readonly<Record<string, string>> = {}): Promise<NodeProcessFixture> => {
+    const { child, ready } = await spawn(service, env);
+    await ready;
     options.onStarted?.(service, child);
     return child;
   };
@@ -121,6 +201,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    stopping.abort();
+    // A process being spawned right now takes its place in the lists before it is stopped with the others.
+    await Promise.allSettled([...starting]);
     // The orchestrator first, so it hands its tasks over while its services still answer.
     for (const service of [...stackServices].reverse()) {
       await Promise.all((processes.get(service) ?? []).map((child) => child.terminate('SIGTERM', 15_000)));
@@ -147,7 +230,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     async killService(service, index = 0) {
       const list = processes.get(service) ?? [];
       const [child] = list.splice(index, 1);
-      await child?.kill();
+      if (child === undefined) return;
+      deliberate.add(child);
+      await child.kill();
+    },
+    async crashService(service, index = 0) {
+      const child = processes.get(service)?.[index];
+      if (child === undefined) throw new Error(`the stack has no ${service} process ${index}`);
+      return child.kill();
     },
     stop,
     natsViolations: () => nats.output().split('\n').filter((line) => /Violation/.test(line)),

@@ -170,7 +170,7 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
         let runnerFailure: AppError | undefined;
         ratchet.orchestrator.whenDone(taskId).catch((error: unknown) => {
           runnerFailure = AppError.from(error);
-          void stop; // TEMP
+          stop();
         });
         try {
           for await (const stored of reader) {

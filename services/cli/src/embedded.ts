@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createRedactor, loadDefinitionExtractor, loadPrompts, loadRedactionRules, sandboxLimitsOf } from '@ratchet/agent';
+import { configuredSecrets, createRedactor, loadDefinitionExtractor, loadPrompts, loadRedactionRules, sandboxLimitsOf } from '@ratchet/agent';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import {
   CoderServiceDefinition,
@@ -66,7 +66,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
   try {
     const transport = new InProcessTransport();
     closers.push(() => transport.close());
-    const logger = createLogger({ service: 'ratchet', level: config.log.level === 'info' ? 'warn' : config.log.level, destination: process.stderr as never });
+    // One redaction step for everything stored or logged: the configured secrets by value, then redaction.yaml's rules.
+    const redactor = createRedactor(loadRedactionRules(options.configDir), { values: configuredSecrets(config) });
+    const redact = (text: string) => redactor.redact(text).text;
+    const logger = createLogger({ service: 'ratchet', level: config.log.level === 'info' ? 'warn' : config.log.level, destination: process.stderr as never, redact });
     const version = packageVersion(path.join(__dirname, '..'));
     const hosted: RunningService[] = [];
     closers.push(async () => {
@@ -79,8 +82,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
-    const redactor = createRedactor(loadRedactionRules(options.configDir));
-    const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), ...learningOptionsOf(config.learning), redact: (text) => redactor.redact(text).text });
+    const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), ...learningOptionsOf(config.learning), redact });
     closers.push(() => memory.close());
     const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
 
@@ -104,12 +106,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     const orchestrator = await createOrchestratorService({
       db,
+      redact,
       clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
       publish: async (events) => {
         for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
       },
       // Embedded mode fails fast (Docker down is not a blip to wait out).
-      settings: loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { maxPauses: 0 }),
+      settings: loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { dependencyWaitMs: 0 }),
       maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
       logger,
     });

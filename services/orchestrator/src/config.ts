@@ -36,8 +36,13 @@ export const orchestratorConfigSection = configSection({
   leaseMs: z.number().int().min(1_000).default(15_000),
   /** How often a replica looks for tasks nobody drives, ms. */
   claimIntervalMs: z.number().int().min(100).default(1_000),
-  /** Times in a row a phase that failed with a retryable error (a service or the database briefly gone) runs again before the task fails. */
-  maxPauses: z.number().int().min(0).max(100).default(8),
+  /**
+   * How long a phase waits for a service nobody serves (no responders: it is
+   * restarting) or a database with no free connection, seconds, running
+   * again with backoff, before the task fails naming it; the task's
+   * wall-time budget still ends it. 0 = fail at once.
+   */
+  dependencyWaitSeconds: z.number().int().min(0).max(86_400).default(300),
   /** Deadline of one coding phase of the agentic coder (workspace tasks), ms; keep it above coder.phaseTimeoutSeconds. */
   agentPhaseTimeoutMs: z.number().int().positive().default(960_000),
   /** Run commands the command policy asks a person about, for every task (embedded `ratchet run --yes`); otherwise they are refused. */
@@ -46,21 +51,22 @@ export const orchestratorConfigSection = configSection({
 
 export type OrchestratorSettings = Readonly<z.infer<typeof orchestratorConfigSection>>;
 
-/** How the loop runs every task: the phases' deadlines and retrieval, the policy, and how often a retryable failure pauses a task. */
+/** How the loop runs every task: the phases' deadlines and retrieval, the policy, and how long a phase waits for a missing service or database. */
 export interface LoopSettings {
   readonly phases: PhaseSettings;
   readonly policy: LoopPolicy;
-  /** Times in a row a phase that failed with a retryable error runs again before the task fails. */
-  readonly maxPauses: number;
+  /** How long a phase that failed with a retryable error (a service or the database gone) waits and retries before the task fails, ms; 0 = fail at once. */
+  readonly dependencyWaitMs: number;
 }
 
 /**
  * The loop's settings from the section; the sandbox timeout bounds a test
- * run's deadline.
+ * run's deadline. `options.dependencyWaitMs` overrides the section's wait
+ * (embedded mode fails at once).
  *
  * @throws AppError CONFIG_INVALID when noProgressStopAfter is not above noProgressReplanAfter.
  */
-export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { maxPauses?: number; commandGates?: boolean } = {}): LoopSettings {
+export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSeconds: number, options: { dependencyWaitMs?: number; commandGates?: boolean } = {}): LoopSettings {
   if (settings.noProgressStopAfter <= settings.noProgressReplanAfter) {
     throw new AppError(
       ErrorCode.CONFIG_INVALID,
@@ -93,6 +99,6 @@ export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSec
       noProgress: { replanAfter: settings.noProgressReplanAfter, stopAfter: settings.noProgressStopAfter },
       phases: { reprompt: false, review: false, audit: false },
     },
-    maxPauses: options.maxPauses ?? settings.maxPauses,
+    dependencyWaitMs: options.dependencyWaitMs ?? settings.dependencyWaitSeconds * 1000,
   };
 }

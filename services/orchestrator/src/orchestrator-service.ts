@@ -107,7 +107,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     policy: settings.policy,
     publish: options.publish,
     now,
-    maxPauses: settings.maxPauses,
+    maxWaitMs: settings.dependencyWaitMs,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.redact === undefined ? {} : { redact: options.redact }),
   });

@@ -37,6 +37,12 @@ export class Scheduler {
   /** Tasks leased to this replica, waiting for a free slot. */
   private readonly waiting: string[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  /**
+   * Tasks whose run here stopped on an error and left them unfinished, when
+   * nothing else will run them (embedded mode): `whenDone` reports the error
+   * instead of waiting for an end that never comes.
+   */
+  private readonly failed = new Map<string, AppError>();
   private closed = false;
   private claiming = false;
 
@@ -77,11 +83,20 @@ export class Scheduler {
     return queued >= 0;
   }
 
-  /** Resolves when the task reaches a terminal status (immediately if it has). */
+  /**
+   * Resolves when the task reaches a terminal status (immediately if it has).
+   *
+   * @throws AppError with the code of the error its run here stopped on,
+   *   when that left it unfinished and nothing else will run it (embedded mode).
+   */
   async whenDone(taskId: string): Promise<TaskRecord> {
     for (;;) {
       const active = this.running.get(taskId);
       if (active !== undefined) return active.done;
+      const failure = this.failed.get(taskId);
+      if (failure !== undefined) {
+        throw new AppError(failure.code, `task ${taskId} stopped unfinished: its runner failed: ${failure.message}`, { cause: failure, retryable: false });
+      }
       const latest = await this.options.store.tasks.get(taskId);
       if (isTerminal(latest.status)) return latest;
       // Queued behind others: poll the store until a runner finishes it.
@@ -101,6 +116,7 @@ export class Scheduler {
   }
 
   private start(taskId: string): void {
+    this.failed.delete(taskId);
     const controller = new AbortController();
     const done = this.options.runner
       .drive(taskId, controller.signal)
@@ -111,6 +127,8 @@ export class Scheduler {
       });
     done.catch((error: unknown) => {
       const appError = AppError.from(error);
+      // Only a replica among others goes on with the task after this run: here it stays as it was left, and whoever waits for it must hear why.
+      if (!this.shared) this.failed.set(taskId, appError);
       // Another replica took the task over, or it was handed over during an outage: not a failure.
       if (appError.code === ErrorCode.ABORTED || appError.code === ErrorCode.CANCELLED) return;
       this.logError({ taskId, err: appError.message }, 'task runner failed');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApprovalDecision, ApprovalKind, Phase, StopReason, TaskStatus } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, LogLevel, Phase, StopReason, TaskStatus } from '@ratchet/contracts';
 import { decide } from '../src/domain/decide';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import { IterationErrorCode } from '../src/domain/iteration-errors';
@@ -218,6 +218,32 @@ describe('decide: the loop', () => {
     const cancelled = decide(coding, sampleInput(InputKind.CANCELLED, at(9)), policy);
     expect(cancelled.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CANCELLED, stopReason: StopReason.STOP_REASON_CANCELLED });
     expect(cancelled.events.at(-1)?.payload).toMatchObject({ $case: 'taskCompleted', taskCompleted: { iterations: 1, duration: { seconds: 9, nanos: 0 } } });
+  });
+
+  it('records a pause as a warning naming what is unavailable and until when, changing nothing else', () => {
+    const retrieving = stateIn(TaskStatus.TASK_STATUS_RETRIEVING, { statusReason: 'as before' });
+    const decision = decide(retrieving, sampleInput(InputKind.PAUSED, at(2)), policy);
+    expect(decision.changed).toBe(true);
+    expect(decision.task).toEqual({ ...retrieving.task, updatedAt: at(2) });
+    expect(decision.iterations).toEqual([]);
+    expect(decision.events).toEqual([
+      {
+        time: at(2),
+        iteration: 1,
+        payload: {
+          $case: 'logLine',
+          logLine: {
+            level: LogLevel.LOG_LEVEL_WARN,
+            message: 'memory service unavailable for 1.5s: no responders on ratchet.v1.MemoryService.RetrieveLessons; RETRIEVING waits and tries again in 2s (gives up in 4m59s)',
+            service: 'orchestrator',
+            attributes: { dependency: 'memory', code: 'UNAVAILABLE', waited_ms: '1500', retry_in_ms: '2000', until: at(300.5).toISOString() },
+          },
+        },
+      },
+    ]);
+    // The first pause has waited nothing yet; a database outage is named as such.
+    const database = { ...(sampleInput(InputKind.PAUSED, at(2)) as Extract<TaskInput, { kind: 'paused' }>), dependency: 'database', waitedMs: 0, message: 'timeout exceeded when trying to connect' };
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_TESTING), database, policy).events[0]?.payload).toMatchObject({ logLine: { message: expect.stringMatching(/^database unavailable: timeout exceeded when trying to connect; TESTING waits/) } });
   });
 
   it('routes through the optional phases the policy turns on', () => {

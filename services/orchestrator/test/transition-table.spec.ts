@@ -46,6 +46,14 @@ describe('the transition table, row by row', () => {
     expect(() => allowedNext(TaskStatus.TASK_STATUS_CODING, InputKind.TESTS_PASSED)).toThrow("a CODING task does not take 'tests-passed'; it takes 'tool-step', 'command-asked', 'coded', 'reply-invalid'");
   });
 
+  it('lets a status whose phase runs record a pause, keeping the status; a task waiting on a person takes none', () => {
+    for (const status of allStatuses.filter((candidate) => !isTerminal(candidate))) {
+      if (status === TaskStatus.TASK_STATUS_AWAITING_APPROVAL || status === TaskStatus.TASK_STATUS_AWAITING_ANSWER) expect(transitionsFrom(status)[InputKind.PAUSED]).toBeUndefined();
+      else expect(allowedNext(status, InputKind.PAUSED)).toEqual([status]);
+    }
+    expect(transitionsFrom(TaskStatus.TASK_STATUS_FAILED)[InputKind.PAUSED]).toBeUndefined();
+  });
+
   it('has rows for the phases still to come (reprompting, answers, review, audit)', () => {
     expect(canTransition(TaskStatus.TASK_STATUS_QUEUED, TaskStatus.TASK_STATUS_REPROMPTING)).toBe(true);
     expect(canTransition(TaskStatus.TASK_STATUS_REPROMPTING, TaskStatus.TASK_STATUS_AWAITING_ANSWER)).toBe(true);

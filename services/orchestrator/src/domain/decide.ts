@@ -22,7 +22,7 @@ import { testsEditable } from './next-action';
 import type { LoopPolicy } from './policy';
 import { failingTestsOf, failureText, ProgressVerdict } from './progress';
 import { emptyUsage, type IterationRecord, type TaskRecord, type TaskState } from './records';
-import { elapsedMs, firstStop, progressOf, StopMoment } from './stop-conditions';
+import { elapsedMs, firstStop, progressOf, spanText, StopMoment, unavailableText } from './stop-conditions';
 import { allowedNext } from './task-state';
 
 /** What one input does to a task: the records to write and the events to append, all in one transaction. */
@@ -565,6 +565,33 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   },
 
   [InputKind.STOPPED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_FAILED, reason: input.detail, stopReason: input.reason }),
+
+  // A phase waiting out a missing service or database: nothing changes but the record that it waits, and until when.
+  [InputKind.PAUSED]: (state, input) => {
+    const retryInMs = input.retryAt.getTime() - input.at.getTime();
+    const leftMs = input.until.getTime() - input.at.getTime();
+    return {
+      to: state.task.status,
+      reason: state.task.statusReason,
+      events: [
+        event(input.at, {
+          $case: 'logLine',
+          logLine: {
+            level: LogLevel.LOG_LEVEL_WARN,
+            message: `${unavailableText(input.dependency, input.waitedMs)}: ${input.message}; ${statusName(state.task.status)} waits and tries again in ${spanText(retryInMs)} (gives up in ${spanText(leftMs)})`,
+            service: 'orchestrator',
+            attributes: {
+              dependency: input.dependency,
+              code: input.code,
+              waited_ms: String(input.waitedMs),
+              retry_in_ms: String(retryInMs),
+              until: input.until.toISOString(),
+            },
+          },
+        }),
+      ],
+    };
+  },
 
   [InputKind.ERRORED]: (state, input) => ({
     to: TaskStatus.TASK_STATUS_FAILED,

@@ -32,6 +32,12 @@ export const InputKind = {
   REJECTED: 'rejected',
   RESUMED: 'resumed',
   STOPPED: 'stopped',
+  /**
+   * A phase could not reach a service or the database (a retryable failure:
+   * no responders, no free connection): it waits and runs again. Shown as an
+   * event; the status stays.
+   */
+  PAUSED: 'paused',
   ERRORED: 'errored',
   CANCELLED: 'cancelled',
   HANDED_OVER: 'handed-over',
@@ -115,6 +121,20 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.REJECTED; readonly gate: ApprovalGate } & At)
   | ({ readonly kind: typeof InputKind.RESUMED; readonly budget: Budget; readonly hint: string } & At)
   | ({ readonly kind: typeof InputKind.STOPPED; readonly reason: StopReason; readonly detail: string } & At)
+  | ({
+      readonly kind: typeof InputKind.PAUSED;
+      /** What did not answer: a service's name (`memory`), `database`, or `''` when not known. */
+      readonly dependency: string;
+      /** The failure's error code (`UNAVAILABLE`). */
+      readonly code: string;
+      readonly message: string;
+      /** How long the phase has waited for it so far, ms. */
+      readonly waitedMs: number;
+      /** When the phase runs again. */
+      readonly retryAt: Date;
+      /** When the task stops waiting: the phase's wait limit, or the end of its wall-time budget if that comes first. */
+      readonly until: Date;
+    } & At)
   | ({ readonly kind: typeof InputKind.ERRORED; readonly code: string; readonly message: string; /** What the failed phase's model calls used, if any. */ readonly usage?: Usage } & At)
   | ({ readonly kind: typeof InputKind.CANCELLED; readonly reason: string } & At)
   | ({ readonly kind: typeof InputKind.HANDED_OVER } & At);

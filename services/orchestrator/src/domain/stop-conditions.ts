@@ -1,5 +1,6 @@
 import { StopReason } from '@ratchet/contracts';
 import { effectiveBudget, type EffectiveBudget } from './budget';
+import { InputKind, type InputOf } from './inputs';
 import type { LoopPolicy } from './policy';
 import { failureText, judgeProgress, ProgressVerdict, type FailureFingerprint } from './progress';
 import type { IterationRecord, TaskRecord } from './records';
@@ -126,4 +127,62 @@ export function firstStop(moment: StopMoment, context: StopContext): StopVerdict
 /** Wall time of a task at `now`, ms: from its start (or submission, before it started). */
 export function elapsedMs(task: Pick<TaskRecord, 'startedAt' | 'createdAt'>, now: Date): number {
   return now.getTime() - (task.startedAt ?? task.createdAt).getTime();
+}
+
+/** How long a phase may go on waiting for a service (or the database) that is gone, and what ends the wait. */
+export interface WaitLimit {
+  /** When the phase stops waiting and the task ends. */
+  readonly until: Date;
+  /** True when the task's wall-time budget runs out before the phase's own wait limit. */
+  readonly wallTime: boolean;
+}
+
+/**
+ * Until when a phase whose dependency has been unavailable since `since`
+ * may wait for it: `maxWaitMs` after `since`, or the end of the task's
+ * wall-time budget when that comes first (a wait does not stretch the budget).
+ */
+export function waitLimit(task: Pick<TaskRecord, 'startedAt' | 'createdAt' | 'budget'>, policy: Pick<LoopPolicy, 'defaultBudget'>, since: Date, maxWaitMs: number): WaitLimit {
+  const own = since.getTime() + Math.max(0, maxWaitMs);
+  const { maxWallTimeMs } = effectiveBudget(task.budget, policy.defaultBudget);
+  const budgetEnd = (task.startedAt ?? task.createdAt).getTime() + maxWallTimeMs;
+  return maxWallTimeMs > 0 && budgetEnd < own ? { until: new Date(budgetEnd), wallTime: true } : { until: new Date(own), wallTime: false };
+}
+
+/** What was unavailable, and since when: the input a phase gives up with when its wait reaches its limit. */
+export interface Outage {
+  /** A service's name (`memory`) or `database`. */
+  readonly dependency: string;
+  readonly code: string;
+  readonly message: string;
+  readonly since: Date;
+}
+
+/**
+ * The input that ends a wait at its limit (`now` is at or past
+ * `limit.until`): the wall-time budget stops the task; the phase's own limit
+ * fails it with a reason naming the dependency ("memory service unavailable
+ * for 5m: no responders on ...").
+ */
+export function waitEnded(limit: WaitLimit, outage: Outage, task: Pick<TaskRecord, 'startedAt' | 'createdAt' | 'budget'>, policy: Pick<LoopPolicy, 'defaultBudget'>, now: Date): InputOf<typeof InputKind.STOPPED> | InputOf<typeof InputKind.ERRORED> {
+  const unavailable = `${unavailableText(outage.dependency, now.getTime() - outage.since.getTime())}: ${outage.message}`;
+  if (!limit.wallTime) return { kind: InputKind.ERRORED, at: now, code: outage.code, message: unavailable };
+  const { maxWallTimeMs } = effectiveBudget(task.budget, policy.defaultBudget);
+  const detail = `ran ${Math.round(elapsedMs(task, now) / 1000)} s of the ${Math.round(maxWallTimeMs / 1000)} s wall-time budget; ${unavailable}`;
+  return { kind: InputKind.STOPPED, at: now, reason: StopReason.STOP_REASON_WALL_TIME, detail };
+}
+
+/** `memory service unavailable for 5m`, `database unavailable for 12s` (a dependency `''` is not known); without the time under a second. */
+export function unavailableText(dependency: string, waitedMs: number): string {
+  const what = dependency === 'database' ? 'database' : dependency === '' ? 'a service' : `${dependency} service`;
+  return waitedMs < 1000 ? `${what} unavailable` : `${what} unavailable for ${spanText(waitedMs)}`;
+}
+
+/** A time span as people read it: `0.5s`, `45s`, `5m`, `2m30s` (tenths of a second below 10 s). */
+export function spanText(ms: number): string {
+  if (ms < 10_000) return `${Math.max(0, Math.round(ms / 100) / 10)}s`;
+  const seconds = Math.round(ms / 1000);
+  const minutes = Math.floor(seconds / 60);
+  if (minutes === 0) return `${seconds}s`;
+  return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
 }

@@ -1,4 +1,4 @@
-import { isTerminal, statusName } from '@ratchet/agent';
+import { isTerminal, isWaiting, statusName } from '@ratchet/agent';
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { InputKind } from './inputs';
@@ -41,9 +41,14 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_FAILED]: { [InputKind.RESUMED]: [S.TASK_STATUS_PLANNING] },
 };
 
-/** Inputs every live (non-terminal) status accepts; HANDED_OVER keeps the status (another replica drives on). */
+/**
+ * Inputs every live (non-terminal) status accepts; HANDED_OVER keeps the
+ * status (another replica drives on), and so does PAUSED in a status whose
+ * phase runs (a person's decision calls no service).
+ */
 const anyLiveStatus = (status: TaskStatus): Row => ({
   [InputKind.STOPPED]: [S.TASK_STATUS_FAILED],
+  ...(isWaiting(status) ? {} : { [InputKind.PAUSED]: [status] }),
   [InputKind.ERRORED]: [S.TASK_STATUS_FAILED],
   [InputKind.CANCELLED]: [S.TASK_STATUS_CANCELLED],
   [InputKind.HANDED_OVER]: [status],

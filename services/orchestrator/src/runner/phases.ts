@@ -18,7 +18,7 @@ import {
   MemoryUse,
   TestEdits,
 } from '@ratchet/contracts';
-import { failureSignature, mergeFiles } from '@ratchet/agent';
+import { failureSignature, memoryScopeOf, mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
 import { IterationErrorCode } from '../domain/iteration-errors';
@@ -71,9 +71,28 @@ export interface PhaseSettings {
 
 /** Where the task's current phase stands: when its status was stored (or the task loaded, after a restart). */
 export interface PhaseContext {
+  /**
+   * When the phase began: its start as reported (PhaseCompleted's duration),
+   * so a phase run again after waiting for a service counts the wait.
+   */
   readonly enteredAt: Date;
   /** Stores an input that does not end the phase (a tool step) through `decide`, before the phase goes on. */
   readonly progress: (input: TaskInput) => Promise<void>;
+}
+
+/**
+ * A call to another service failed in a way worth waiting out (nobody
+ * serves it, it is overloaded): the same code, message and retryability,
+ * with the service's name for the task's events and failure reason.
+ */
+export class DependencyError extends AppError {
+  constructor(
+    /** The service (`memory`), or `database`. */
+    readonly dependency: string,
+    cause: AppError,
+  ) {
+    super(cause.code, cause.message, { cause, retryable: cause.isRetryable });
+  }
 }
 
 /** Runs one effect for a task and returns what it found, as an input for `decide`. It writes nothing. */
@@ -90,7 +109,8 @@ const parseErrorRule = 'parse-error';
  * stayed invalid after its repair round is an input too (a failed attempt);
  * any other failure is thrown, for the effect runner to pause or record.
  */
-export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now: () => Date): Readonly<Partial<Record<Effect, PhaseRunner>>> {
+export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now: () => Date): Readonly<Partial<Record<Effect, PhaseRunner>>> {
+  const clients = withServiceNames(agents);
   const model = (signal: AbortSignal): CallOptions => ({ timeoutMs: settings.modelCallTimeoutMs, signal });
   const service = (signal: AbortSignal): CallOptions => ({ timeoutMs: settings.serviceCallTimeoutMs, signal });
   const tokensLeft = (state: TaskState) => remainingTokens(effectiveBudget(state.task.budget, settings.defaultBudget), state.task.usage) ?? 0;
@@ -122,17 +142,17 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
   });
 
   return {
-    [Effect.RETRIEVE]: async ({ task }, signal) => {
-      const startedAt = now();
+    [Effect.RETRIEVE]: async ({ task }, signal, phase) => {
+      const startedAt = phase.enteredAt;
       // A task with memory off is measured without lessons: it neither reads nor adds any.
       if (task.memory === MemoryUse.MEMORY_USE_OFF) return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: [] };
       const response = await clients.memory.retrieveLessons({ taskId: task.id, query: task.goal, ...lessonQuery(task, settings) }, service(signal));
       return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: response.lessons };
     },
 
-    [Effect.PLAN]: async (state, signal) => {
+    [Effect.PLAN]: async (state, signal, phase) => {
       const { task } = state;
-      const startedAt = now();
+      const startedAt = phase.enteredAt;
       const previous = iterationOf(state, task.currentIteration);
       const response = await clients.planner.createPlan(
         {
@@ -163,7 +183,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       const { task } = state;
       const iteration = current(state);
       const previous = iterationOf(state, task.currentIteration - 1);
-      const startedAt = now();
+      const startedAt = phase.enteredAt;
       // A workspace task is worked on through tools over a sandbox session; a greenfield one as the coder is configured.
       const agent = task.workspace.length > 0 && clients.progress !== undefined;
       // Tests the goal may change are files to work on like the others; the rest stay protected.
@@ -211,19 +231,19 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       }
     },
 
-    [Effect.CHECK_SAFETY]: async (state, signal) => {
+    [Effect.CHECK_SAFETY]: async (state, signal, phase) => {
       const iteration = current(state);
-      const startedAt = now();
+      const startedAt = phase.enteredAt;
       // In a workspace task only what the coder changed is new code; the user's own files are theirs.
       const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changedFiles(state.task, iteration) }, service(signal));
       if (response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: response.verdict, findings: response.findings };
       return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings: response.findings };
     },
 
-    [Effect.WRITE_TESTS]: async (state, signal) => {
+    [Effect.WRITE_TESTS]: async (state, signal, phase) => {
       const { task } = state;
       const iteration = current(state);
-      const startedAt = now();
+      const startedAt = phase.enteredAt;
       let written;
       try {
         written = await clients.tester.writeTests(
@@ -283,10 +303,10 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       return run.passed ? { kind: InputKind.TESTS_PASSED, gateId: randomUUID(), ...ran } : { kind: InputKind.TESTS_FAILED, ...ran };
     },
 
-    [Effect.REFLECT]: async (state, signal) => {
+    [Effect.REFLECT]: async (state, signal, phase) => {
       const { task } = state;
       const iteration = current(state);
-      const startedAt = now();
+      const startedAt = phase.enteredAt;
       // A reply the role could not use says nothing about the code: the reflector advises on it, but memory learns nothing from it.
       const replyFailure = iteration.error?.code === IterationErrorCode.MODEL_REPLY_INVALID;
       const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
@@ -330,7 +350,7 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           failureSummary: `${reflection.rootCause} ${reflection.hypothesis}`.trim(),
           candidateLesson: reflection.candidateLesson,
           retrievedLessonIds: task.lessons.map((lesson) => lesson.id),
-          scope: task.project,
+          scope: memoryScopeOf(task.team, task.project),
           // What the plan and the reflections so far (this one included) said they applied: it did not prevent this failure.
           appliedLessonIds: appliedLessons(task, [...state.iterations.filter((other) => other.number !== iteration.number), { ...iteration, reflection }]),
         },
@@ -348,8 +368,8 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
       };
     },
 
-    [Effect.LEARN]: async ({ task, iterations }, signal) => {
-      const startedAt = now();
+    [Effect.LEARN]: async ({ task, iterations }, signal, phase) => {
+      const startedAt = phase.enteredAt;
       if (task.memory === MemoryUse.MEMORY_USE_OFF) return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: [] };
       const last = iterations.at(-1);
       const helped = appliedLessons(task, iterations);
@@ -371,12 +391,40 @@ export function phaseRunners(clients: AgentClients, settings: PhaseSettings, now
           helpedLessonIds: [...helped],
           resolvedFailureIds: iterations.map((iteration) => iteration.failureId).filter((id) => id !== ''),
           iterationsTaken: iterations.length,
-          scope: task.project,
+          scope: memoryScopeOf(task.team, task.project),
         },
         service(signal),
       );
       return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: response.updatedLessons.map((lesson) => ({ id: lesson.id, title: lesson.title })) };
     },
+  };
+}
+
+/**
+ * The clients with each one's failures worth waiting out turned into
+ * DependencyErrors naming its service (`createClient` makes plain objects of
+ * methods); the progress listener is left as it is.
+ */
+function withServiceNames(clients: AgentClients): AgentClients {
+  const named = <C extends object>(service: string, client: C): C =>
+    Object.fromEntries(
+      Object.entries(client).map(([method, call]) => [
+        method,
+        (...args: unknown[]) =>
+          (call as (...args: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => {
+            const appError = AppError.from(error);
+            throw appError.isRetryable && !(appError instanceof DependencyError) ? new DependencyError(service, appError) : appError;
+          }),
+      ]),
+    ) as C;
+  return {
+    planner: named('planner', clients.planner),
+    coder: named('coder', clients.coder),
+    tester: named('tester', clients.tester),
+    reflector: named('reflector', clients.reflector),
+    safety: named('safety', clients.safety),
+    memory: named('memory', clients.memory),
+    ...(clients.progress === undefined ? {} : { progress: clients.progress }),
   };
 }
 
@@ -388,7 +436,7 @@ function lessonQuery(task: TaskState['task'], settings: PhaseSettings, errorSign
     tags: [],
     limit: settings.lessonLimit,
     minScore: settings.lessonMinScore,
-    scope: task.project,
+    scope: memoryScopeOf(task.team, task.project),
     scopeOnly: task.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY,
   };
 }

@@ -1,4 +1,4 @@
-import { phaseName, phaseOfStatus, redactText, statusName } from '@ratchet/agent';
+import { phaseName, phaseOfStatus, redactStrings, redactText, statusName } from '@ratchet/agent';
 import type { TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { withSpan } from '@ratchet/telemetry';
@@ -9,7 +9,8 @@ import { InputKind, type TaskInput } from '../domain/inputs';
 import { nextAction } from '../domain/next-action';
 import type { LoopPolicy } from '../domain/policy';
 import type { TaskState } from '../domain/records';
-import type { PhaseContext, PhaseRunner } from './phases';
+import { waitEnded, waitLimit, type Outage } from '../domain/stop-conditions';
+import { DependencyError, type PhaseContext, type PhaseRunner } from './phases';
 import type { Effect } from '../domain/next-action';
 
 /** Publishes stored events to live readers (the bus's task event stream). */
@@ -39,18 +40,24 @@ export interface TaskRunnerOptions {
   readonly publish: EventPublisher;
   readonly now?: () => Date;
   /**
-   * Times in a row a phase that failed with a retryable error (a service or
-   * the database briefly gone) is run again after a backoff (0.5 s doubling
-   * to 15 s) before the failure ends the task. Default 0: fail at once, as
+   * How long a phase that fails with a retryable error (no responders on a
+   * service's subject, no free database connection) waits for it, ms: it is
+   * run again after a backoff (0.5 s doubling to 15 s), each pause recorded
+   * as a task event, until it gets through or this long has passed since
+   * the first failure (or the task's wall-time budget ends, if sooner); then
+   * the task fails naming what was unavailable. Default 0: fail at once, as
    * embedded mode wants when Docker is down.
    */
-  readonly maxPauses?: number;
+  readonly maxWaitMs?: number;
+  /** Waits between attempts; resolves early when `signal` aborts. Default: a timer (tests pass one that moves their clock). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Told when a task pauses, so operators see an outage in the logs. */
   readonly logger?: { warn(details: object, message: string): void };
   /**
-   * Removes secrets from an error message before it is stored, shown or sent
-   * as an event (a provider may echo the API key it refused). Default: the
-   * built-in redaction rules (`redactText`).
+   * Removes secrets from every string a phase reports (`redactStrings`:
+   * not code files, ids or a command to approve) before it is stored, shown
+   * or sent as an event: a provider may echo the API key it refused, test
+   * output may print a token. Default: the built-in rules (`redactText`).
    */
   readonly redact?: (text: string) => string;
 }
@@ -63,18 +70,21 @@ export interface TaskRunnerOptions {
  */
 export class TaskRunner {
   private readonly now: () => Date;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 
   constructor(private readonly options: TaskRunnerOptions) {
     this.now = options.now ?? (() => new Date());
+    this.sleep = options.sleep ?? sleepUnlessAborted;
   }
 
   /**
    * Runs the task until it ends or waits on a person. An aborted `signal`
    * cancels it (its reason, if a string, is recorded), except with the
    * reason `handOver`, which stops running and leaves the task as stored for
-   * another runner. A retryable failure pauses the task: the stored state is
-   * reloaded after a backoff and the phase runs again. Errors that end the
-   * task are recorded on it.
+   * another runner. A retryable failure pauses the task (recorded as an
+   * event): the stored state is reloaded after a backoff and the phase runs
+   * again, until `maxWaitMs` after the first failure; the phase's reported
+   * duration includes the wait. Errors that end the task are recorded on it.
    *
    * @throws AppError ABORTED when another orchestrator took the task over
    *   (its lease was lost); CANCELLED when handed over while the database
@@ -83,7 +93,8 @@ export class TaskRunner {
   async drive(taskId: string, signal: AbortSignal): Promise<TaskState> {
     let state = await this.load(taskId, signal);
     let enteredAt = this.now();
-    let pauses = 0;
+    // The run of retryable failures the current phase is waiting out, if any; it ends when an input is stored.
+    let outage: (Outage & { pauses: number }) | undefined;
     for (;;) {
       const action = nextAction(state, this.options.policy, this.now());
       if (action.kind === 'done') return state;
@@ -96,45 +107,88 @@ export class TaskRunner {
       try {
         // Progress of the phase (tool steps) is stored as it comes, each on the state the last one left.
         const progress = async (step: TaskInput) => {
-          state = await this.apply(state, step);
+          state = await this.store(state, step);
         };
         const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal, { enteredAt, progress });
         const before = state.task.status;
-        state = await this.apply(state, input);
+        state = await this.store(state, input);
         if (state.task.status !== before) enteredAt = this.now();
-        pauses = 0;
+        outage = undefined;
       } catch (error) {
         if (signal.aborted && signal.reason === handOver) return state;
         const appError = AppError.from(error);
-        if (appError.code === ErrorCode.ABORTED) throw appError;
+        // The store's ABORTED: another writer has the task. A service's (a DependencyError) is a failure like any other.
+        if (appError.code === ErrorCode.ABORTED && !(appError instanceof DependencyError)) throw appError;
         // What the failed phase did was not stored, so whatever happens next starts from the stored state.
         if (signal.aborted) return this.apply(await this.load(taskId, signal), { kind: InputKind.CANCELLED, at: this.now(), reason: cancelReason(signal) });
-        if (appError.isRetryable && pauses < (this.options.maxPauses ?? 0)) {
-          pauses += 1;
-          const waitMs = Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(pauses - 1, 6));
-          this.options.logger?.warn({ taskId, status: statusName(state.task.status), code: appError.code, err: appError.message, pause: pauses, retryInMs: waitMs }, 'task paused');
-          await sleepUnlessAborted(waitMs, signal);
-          state = await this.load(taskId, signal);
-          enteredAt = this.now();
+        const stored = await this.load(taskId, signal);
+        const maxWaitMs = this.options.maxWaitMs ?? 0;
+        if (!appError.isRetryable || maxWaitMs <= 0) {
+          state = await this.apply(stored, { kind: InputKind.ERRORED, at: this.now(), code: appError.code, message: appError.message });
           continue;
         }
-        const stored = await this.load(taskId, signal);
-        state = await this.apply(stored, { kind: InputKind.ERRORED, at: this.now(), code: appError.code, message: appError.message });
+        const at = this.now();
+        // The wait is timed from the first failure; what failed last is what the task reports.
+        outage = { dependency: dependencyOf(error), code: appError.code, message: appError.message, since: outage?.since ?? at, pauses: (outage?.pauses ?? 0) + 1 };
+        const limit = waitLimit(stored.task, this.options.policy, outage.since, maxWaitMs);
+        if (at.getTime() >= limit.until.getTime()) {
+          state = await this.apply(stored, waitEnded(limit, outage, stored.task, this.options.policy, at));
+          continue;
+        }
+        const waitMs = Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(outage.pauses - 1, 6), limit.until.getTime() - at.getTime());
+        this.options.logger?.warn(
+          { taskId, status: statusName(stored.task.status), dependency: outage.dependency, code: appError.code, err: appError.message, pause: outage.pauses, waitedMs: at.getTime() - outage.since.getTime(), retryInMs: waitMs },
+          'task paused',
+        );
+        state = await this.recordPause(stored, {
+          kind: InputKind.PAUSED,
+          at,
+          dependency: outage.dependency,
+          code: appError.code,
+          message: appError.message,
+          waitedMs: at.getTime() - outage.since.getTime(),
+          retryAt: new Date(at.getTime() + waitMs),
+          until: limit.until,
+        });
+        await this.sleep(waitMs, signal);
+        state = await this.load(taskId, signal);
       }
     }
   }
 
   /** Decides `input` for `state`, stores the decision, publishes its events and returns the new state. */
   async apply(state: TaskState, input: TaskInput): Promise<TaskState> {
-    // Every message a phase reports passes here on its way into the task's record, events and status.
-    const redact = this.options.redact ?? redactText;
-    const clean = 'message' in input && typeof input.message === 'string' ? ({ ...input, message: redact(input.message) } as TaskInput) : input;
+    // Everything a phase reports passes here on its way into the task's record, events and status:
+    // error messages, test output, plans, reflections, tool steps (not the code files themselves).
+    const clean = redactStrings(input, this.options.redact ?? redactText);
     const decision = decide(state, clean, this.options.policy);
     const saved = await this.options.store.transitions.save(state.task, decision);
     if (saved.events.length > 0) await this.options.publish(saved.events);
     const changed = new Map(decision.iterations.map((iteration) => [iteration.number, iteration]));
     const known = state.iterations.filter((iteration) => !changed.has(iteration.number));
     return { task: { ...decision.task, version: saved.version }, iterations: [...known, ...changed.values()].sort((left, right) => left.number - right.number) };
+  }
+
+  /** `apply`, with a retryable failure of the write named as the database's, for the pause it causes (ABORTED, the task taken by another writer, stays as it is). */
+  private async store(state: TaskState, input: TaskInput): Promise<TaskState> {
+    try {
+      return await this.apply(state, input);
+    } catch (error) {
+      const appError = AppError.from(error);
+      throw appError.isRetryable && appError.code !== ErrorCode.ABORTED && !(appError instanceof DependencyError) ? new DependencyError('database', appError) : appError;
+    }
+  }
+
+  /** Stores a pause as the task's event; one that cannot be stored (the database is what is gone) is only logged. */
+  private async recordPause(state: TaskState, input: TaskInput): Promise<TaskState> {
+    try {
+      return await this.apply(state, input);
+    } catch (error) {
+      const appError = AppError.from(error);
+      if (appError.code === ErrorCode.ABORTED) throw appError;
+      this.options.logger?.warn({ taskId: state.task.id, code: appError.code, err: appError.message }, 'cannot record that the task paused');
+      return state;
+    }
   }
 
   private run(effect: Effect, state: TaskState, signal: AbortSignal, phase: PhaseContext): Promise<TaskInput> {
@@ -165,6 +219,11 @@ export class TaskRunner {
       }
     }
   }
+}
+
+/** What a retryable failure says was unavailable: the service a phase called or the database (named where they fail), else unknown (''). */
+function dependencyOf(error: unknown): string {
+  return error instanceof DependencyError ? error.dependency : '';
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
