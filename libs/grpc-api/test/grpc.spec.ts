@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ListTasksRequest, OrchestratorServiceDefinition, Task, TaskStatus, type WatchTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient, grpcHealth, GrpcServer, hashToken, PrincipalDirectory, Role, type GrpcCallContext, type GrpcImplementation } from '../src';
+import { rejectionOf } from '@ratchet/testing';
 
 // A real gRPC connection on loopback; the handlers are small but real.
 jest.setTimeout(30_000);
@@ -40,16 +41,6 @@ function implementation(seen: { streamAborted?: boolean; slowAborted?: Promise<u
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AppError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
-
 describe('GrpcServer and createGrpcClient', () => {
   const seen: { streamAborted?: boolean; slowAborted?: Promise<unknown> } = {};
   const server = new GrpcServer({ tokens: ['right-token'] });
@@ -73,7 +64,7 @@ describe('GrpcServer and createGrpcClient', () => {
     for (const token of [undefined, 'wrong-token']) {
       const stranger = createGrpcClient(OrchestratorServiceDefinition, address, token === undefined ? {} : { token });
       try {
-        const error = await failure(stranger.getTask({ taskId: 'x', view: 0 }));
+        const error = await rejectionOf(stranger.getTask({ taskId: 'x', view: 0 }));
         expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
         expect(error.message).toMatch(token === undefined ? /needs a token: pass --token or set RATCHET_TOKEN/ : /not valid/);
       } finally {
@@ -84,12 +75,12 @@ describe('GrpcServer and createGrpcClient', () => {
 
   it('carries AppError codes across, hides unexpected errors and names unimplemented methods', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
-    const invalid = await failure(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0 }));
+    const invalid = await rejectionOf(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0 }));
     expect(invalid).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: 'goal is empty', isRetryable: false });
-    const internal = await failure(client.getTask({ taskId: 'boom', view: 0 }));
+    const internal = await rejectionOf(client.getTask({ taskId: 'boom', view: 0 }));
     expect(internal.code).toBe(ErrorCode.INTERNAL);
     expect(internal.message).not.toMatch(/secret/);
-    const missing = await failure(client.cancelTask({ taskId: 'x', reason: '' }));
+    const missing = await rejectionOf(client.cancelTask({ taskId: 'x', reason: '' }));
     expect(missing.code).toBe(ErrorCode.UNIMPLEMENTED);
     expect(missing.message).toMatch(/ratchet\.v1\.OrchestratorService\/CancelTask/);
     client.close();
@@ -97,7 +88,7 @@ describe('GrpcServer and createGrpcClient', () => {
 
   it('ends a call past its deadline on both sides', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
-    const error = await failure(client.getTask({ taskId: 'slow', view: 0 }, { timeoutMs: 200 }));
+    const error = await rejectionOf(client.getTask({ taskId: 'slow', view: 0 }, { timeoutMs: 200 }));
     expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
     await expect(seen.slowAborted).resolves.toBeDefined();
     client.close();
@@ -126,7 +117,7 @@ describe('GrpcServer and createGrpcClient', () => {
   it('explains an unreachable server', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, '127.0.0.1:1', { defaultTimeoutMs: 2_000 });
     try {
-      const error = await failure(client.listTasks(ListTasksRequest.fromPartial({ pageSize: 1 })));
+      const error = await rejectionOf(client.listTasks(ListTasksRequest.fromPartial({ pageSize: 1 })));
       expect(error.code).toBe(ErrorCode.UNAVAILABLE);
       expect(error.message).toMatch(/127\.0\.0\.1:1 is not reachable.*RATCHET_SERVER/);
     } finally {
@@ -169,7 +160,7 @@ describe('GrpcServer over TLS', () => {
       expect((await withCert.getTask({ taskId: 'mtls', view: 0 })).task).toMatchObject({ id: 'mtls' });
       const withoutCert = createGrpcClient(OrchestratorServiceDefinition, mtlsAddress, { tls: { caFile: file('ca.pem') }, defaultTimeoutMs: 3_000 });
       clients.push(withoutCert);
-      const refused = await failure(withoutCert.getTask({ taskId: 'x', view: 0 }));
+      const refused = await rejectionOf(withoutCert.getTask({ taskId: 'x', view: 0 }));
       expect([ErrorCode.UNAVAILABLE, ErrorCode.DEADLINE_EXCEEDED]).toContain(refused.code);
     } finally {
       for (const client of clients) client.close();
@@ -201,7 +192,7 @@ describe('GrpcServer over TLS', () => {
       expect((await client(knownPort).getTask({ taskId: 'whoami', view: 0 })).task?.goal).toBe('cli-user of payments as submitter');
       // A token, when given, names the principal, whatever the certificate.
       expect((await client(knownPort, 'web-token').getTask({ taskId: 'whoami', view: 0 })).task?.goal).toBe('token-user of web as viewer');
-      const refused = await failure(client(unknownPort).getTask({ taskId: 'whoami', view: 0 }));
+      const refused = await rejectionOf(client(unknownPort).getTask({ taskId: 'whoami', view: 0 }));
       expect(refused.code).toBe(ErrorCode.UNAUTHENTICATED);
       expect(refused.message).toMatch(/no user of this server has the client certificate of ratchet-cli/);
     } finally {

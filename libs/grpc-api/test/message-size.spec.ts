@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetTaskRequest, OrchestratorServiceDefinition, SubmitTaskRequest, Task, TaskStatus } from '@ratchet/contracts';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
 import { createGrpcClient, DEFAULT_GRPC_MAX_MESSAGE_BYTES, GrpcServer, type GrpcImplementation } from '../src';
+import { rejectionOf } from '@ratchet/testing';
 
 // grpc-js refuses messages over 4 MiB unless told otherwise; a workspace task
 // sends its files in SubmitTask and gets result files back in GetTask, so
@@ -20,15 +21,6 @@ const implementation: GrpcImplementation<typeof OrchestratorServiceDefinition> =
 
 const submit = (bytes: number) =>
   SubmitTaskRequest.fromPartial({ goal: 'big workspace', workspace: [{ path: 'data.txt', content: 'w'.repeat(bytes) }] });
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
-}
 
 describe('gRPC message size limit', () => {
   const servers: GrpcServer[] = [];
@@ -65,7 +57,7 @@ describe('gRPC message size limit', () => {
     const small = await serve({ maxMessageBytes: 2 * MB });
     const client = createGrpcClient(OrchestratorServiceDefinition, small);
     try {
-      const error = await failure(client.submitTask(submit(3 * MB)));
+      const error = await rejectionOf(client.submitTask(submit(3 * MB)));
       expect(error.code).toBe(ErrorCode.RESOURCE_EXHAUSTED);
       expect(error.isRetryable).toBe(false);
       expect(error.message).toMatch(/larger than max .*gRPC size limit \(maxMessageBytes/);
@@ -79,10 +71,10 @@ describe('gRPC message size limit', () => {
   it('refuses a reply over the client limit, and a request over it before sending', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { maxMessageBytes: 2 * MB });
     try {
-      const reply = await failure(client.getTask(GetTaskRequest.fromPartial({ taskId: '3' })));
+      const reply = await rejectionOf(client.getTask(GetTaskRequest.fromPartial({ taskId: '3' })));
       expect(reply.code).toBe(ErrorCode.RESOURCE_EXHAUSTED);
       expect(reply.message).toMatch(/maxMessageBytes/);
-      const request = await failure(client.submitTask(submit(3 * MB)));
+      const request = await rejectionOf(client.submitTask(submit(3 * MB)));
       expect(request.code).toBe(ErrorCode.RESOURCE_EXHAUSTED);
       expect(request.isRetryable).toBe(false);
       expect(request.message).toMatch(/larger than .*maxMessageBytes/);

@@ -29,3 +29,4 @@ export { stackServices, startStack } from './stack';
 export type { Stack, StackOptions, StackService } from './stack';
 export { codeReply, planReply, reflectionReply, scriptedGoals, testsReply, writeScript } from './scripted-tasks';
 export type { ScriptedGoal } from './scripted-tasks';
+export { rejectionOf } from './rejection';

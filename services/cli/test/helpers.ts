@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { AppError } from '@ratchet/errors';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,17 +32,7 @@ export async function temporaryDirectory(): Promise<{ dir: string; remove: () =>
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** The AppError a promise rejects with; fails the test when it resolves or rejects with anything else. */
-export async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
-}
-
-export { codeReply, planReply, reflectionReply, testsReply } from '@ratchet/testing';
+export { codeReply, planReply, reflectionReply, rejectionOf as failure, testsReply } from '@ratchet/testing';
 
 /** How a `ratchet` process ended. */
 export interface Finished {

@@ -6,22 +6,12 @@ import { createClient, InProcessTransport } from '@ratchet/bus';
 import { extendConfigSchema, loadConfig } from '@ratchet/config';
 import { Language, MemoryServiceDefinition, RecordFailureRequest, RetrieveLessonsRequest } from '@ratchet/contracts';
 import { openPglite, type Database } from '@ratchet/db';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { fakeEmbedding, freePort, startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
+import { fakeEmbedding, freePort, startFakeOpenAiServer, type FakeOpenAiServer, rejectionOf } from '@ratchet/testing';
 import { createEmbedder, createMemoryService, embedderConfigSection, OpenAiEmbedder, type EmbedderSettings, type OpenAiEmbedderConfig } from '../src';
 
 jest.setTimeout(60_000);
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AppError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 function unit(values: readonly number[]): number[] {
   const norm = Math.sqrt(values.reduce((sum, value) => sum + value * value, 0));
@@ -109,20 +99,20 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
 
   it('gives up after maxRetries: 5xx is UNAVAILABLE, 429 RESOURCE_EXHAUSTED, both retryable', async () => {
     server.enqueueEmbeddings(...Array.from({ length: 3 }, () => ({ kind: 'error' as const, status: 503 })));
-    const down = await failure(embedder({ maxRetries: 2 }).embed(['x']));
+    const down = await rejectionOf(embedder({ maxRetries: 2 }).embed(['x']));
     expect(down).toMatchObject({ code: ErrorCode.UNAVAILABLE, isRetryable: true });
     expect(down.message).toContain('HTTP 503');
     expect(down.message).toContain('3 attempts');
     expect(server.embeddingBodies()).toHaveLength(3);
 
     server.enqueueEmbeddings({ kind: 'error', status: 429, retryAfter: 0 }, { kind: 'error', status: 429, retryAfter: 0 });
-    const limited = await failure(embedder({ maxRetries: 1 }).embed(['x']));
+    const limited = await rejectionOf(embedder({ maxRetries: 1 }).embed(['x']));
     expect(limited).toMatchObject({ code: ErrorCode.RESOURCE_EXHAUSTED, isRetryable: true });
   });
 
   it('reports an endpoint that is down as UNAVAILABLE, naming the URL and the settings', async () => {
     const port = await freePort();
-    const error = await failure(new OpenAiEmbedder({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retryBackoffMs: 5 }).embed(['x']));
+    const error = await rejectionOf(new OpenAiEmbedder({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retryBackoffMs: 5 }).embed(['x']));
     expect(error.code).toBe(ErrorCode.UNAVAILABLE);
     expect(error.isRetryable).toBe(true);
     expect(error.message).toContain(`http://127.0.0.1:${port}/v1/embeddings`);
@@ -133,7 +123,7 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
 
   it('keeps a query of the base URL (Azure api-version) out of messages, and refuses credentials in it', async () => {
     server.enqueueEmbeddings({ kind: 'error', status: 400, message: 'bad' });
-    const error = await failure(embedder({ baseUrl: `${server.url}?api-version=2024-10-21` }).embed(['x']));
+    const error = await rejectionOf(embedder({ baseUrl: `${server.url}?api-version=2024-10-21` }).embed(['x']));
     expect(server.requests[0]).toMatchObject({ path: '/v1/embeddings', query: { 'api-version': '2024-10-21' } });
     expect(error.message).toContain(`${server.url}/embeddings `);
     expect(error.message).not.toContain('api-version');
@@ -151,7 +141,7 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
 
   it('rejects vectors of another dimension than configured, saying what to do', async () => {
     server.enqueueEmbeddings({ kind: 'embeddings', dimension: 12 });
-    const error = await failure(embedder({ dimensions: 8 }).embed(['x']));
+    const error = await rejectionOf(embedder({ dimensions: 8 }).embed(['x']));
     expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
     expect(error.message).toContain('text-embedding-3-small');
     expect(error.message).toContain('dimension 12, expected 8');
@@ -162,14 +152,14 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
     const learning = embedder();
     await learning.embed(['first']);
     server.enqueueEmbeddings({ kind: 'embeddings', dimension: 24 });
-    const error = await failure(learning.embed(['second']));
+    const error = await rejectionOf(learning.embed(['second']));
     expect(error).toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('dimension 24, expected 16') });
     expect(learning.dimension).toBe(16);
   });
 
   it('reports 401 without the key or the body, even when the server echoes the key, and does not retry', async () => {
     server.enqueueEmbeddings({ kind: 'error', status: 401, message: 'Incorrect API key provided', echoApiKey: true });
-    const error = await failure(embedder().embed(['x']));
+    const error = await rejectionOf(embedder().embed(['x']));
     expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
     expect(error.isRetryable).toBe(false);
     expect(error.message).toContain('RATCHET_EMBEDDER_API_KEY');
@@ -182,7 +172,7 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
 
   it('reports other 4xx as INVALID_ARGUMENT with a short reason, key redacted', async () => {
     server.enqueueEmbeddings({ kind: 'error', status: 400, message: `model does not exist (key ${'sk-test-key-0123456789'} used)` });
-    const error = await failure(embedder().embed(['x']));
+    const error = await rejectionOf(embedder().embed(['x']));
     expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(error.message).toContain('HTTP 400 (model does not exist (key [redacted] used))');
     expect(error.message).toContain('embedder.model');
@@ -191,16 +181,16 @@ describe('OpenAiEmbedder against the fake OpenAI server', () => {
 
   it('reports a malformed reply as UNAVAILABLE naming the field', async () => {
     server.enqueueEmbeddings({ kind: 'malformed', body: '{"data": [{"index": 0, "embedding": "AAAA"}]}' });
-    const error = await failure(embedder().embed(['x']));
+    const error = await rejectionOf(embedder().embed(['x']));
     expect(error).toMatchObject({ code: ErrorCode.UNAVAILABLE, message: expect.stringContaining('data.0.embedding') });
     server.enqueueEmbeddings({ kind: 'malformed' });
-    expect(await failure(embedder().embed(['x']))).toMatchObject({ code: ErrorCode.UNAVAILABLE, message: expect.stringContaining('not JSON') });
+    expect(await rejectionOf(embedder().embed(['x']))).toMatchObject({ code: ErrorCode.UNAVAILABLE, message: expect.stringContaining('not JSON') });
   });
 
   it('times out an attempt after timeoutMs as DEADLINE_EXCEEDED, without retrying it', async () => {
     server.enqueueEmbeddings({ kind: 'embeddings', delayMs: 5_000 });
     const started = Date.now();
-    const error = await failure(embedder({ timeoutMs: 200 }).embed(['slow']));
+    const error = await rejectionOf(embedder({ timeoutMs: 200 }).embed(['slow']));
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
     expect(error.message).toContain('200 ms');
@@ -302,7 +292,7 @@ describe('memory service with the OpenAI embedder, end to end through the fake s
 
   it('fails the call with the embedder error when the endpoint refuses', async () => {
     server.enqueueEmbeddings({ kind: 'error', status: 401, echoApiKey: true });
-    const error = await failure(client.retrieveLessons(RetrieveLessonsRequest.fromPartial({ taskId: 'task-4', query: 'anything', language: Language.LANGUAGE_PYTHON, limit: 5 })));
+    const error = await rejectionOf(client.retrieveLessons(RetrieveLessonsRequest.fromPartial({ taskId: 'task-4', query: 'anything', language: Language.LANGUAGE_PYTHON, limit: 5 })));
     expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
     expect(error.message).not.toContain('sk-e2e');
   });

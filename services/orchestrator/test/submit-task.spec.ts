@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Language, SubmitTaskRequest } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
-import { AppError, ErrorCode } from '@ratchet/errors';
-import { startPostgres, type PostgresFixture } from '@ratchet/testing';
+import { ErrorCode } from '@ratchet/errors';
+import { startPostgres, type PostgresFixture, rejectionOf } from '@ratchet/testing';
 import { TaskStore } from '../src';
 import { schema } from '../src/adapters/store/rows';
 import type { HandlerContext } from '../src/handlers/context';
@@ -27,15 +27,6 @@ function handler(store: TaskStore) {
 }
 
 const request = (overrides: Partial<SubmitTaskRequest> = {}) => SubmitTaskRequest.fromPartial({ goal: 'add two numbers', language: Language.LANGUAGE_PYTHON, ...overrides });
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AppError.is(error)) throw new Error(`expected an AppError, got ${String(error)}`);
-  return error;
-}
 
 function submitContract(name: string, open: () => Promise<Database>) {
   describe(`SubmitTask on ${name}`, () => {
@@ -65,7 +56,7 @@ function submitContract(name: string, open: () => Promise<Database>) {
 
     it('refuses a NUL in a file before it reaches the store, naming the file', async () => {
       const { submit } = handler(store);
-      const error = await failure(submit(request({ workspace: [{ path: 'assets/logo.png', content: '\u0089PNG\r\n\u001a\n\u0000\u0000' }] })));
+      const error = await rejectionOf(submit(request({ workspace: [{ path: 'assets/logo.png', content: '\u0089PNG\r\n\u001a\n\u0000\u0000' }] })));
       expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
       expect(error.message).toMatch(/^workspace: "assets\/logo\.png" contains a NUL byte .*only text files are accepted/);
     });
@@ -73,7 +64,7 @@ function submitContract(name: string, open: () => Promise<Database>) {
     it('refuses a NUL that reaches the store as INVALID_ARGUMENT with no SQL text', async () => {
       for (const overrides of [{ goal: 'add\u0000two' }, { workspace: [{ path: 'a.py', content: 'x = 1\u0000' }] }, { labels: { team: 'co\u0000re' } }]) {
         const id = `nul-${name}-${Math.random().toString(36).slice(2)}`;
-        const error = await failure(store.tasks.create(task({ id, ...overrides }), []));
+        const error = await rejectionOf(store.tasks.create(task({ id, ...overrides }), []));
         expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
         expect(error.message).toContain('NUL character');
         expect(error.message).not.toMatch(/INSERT|SELECT|orchestrator\.|tasks \(|\$\d|invalid byte sequence|cannot be converted/);

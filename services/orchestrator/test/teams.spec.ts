@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InProcessTransport } from '@ratchet/bus';
 import { ApprovalDecision, ApprovalKind, Language, OrchestratorServiceDefinition, SubmitTaskRequest, TaskStatus, TaskView } from '@ratchet/contracts';
 import { openPglite, type Database } from '@ratchet/db';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
 import { createGrpcClient, GrpcServer, hashToken, PrincipalDirectory, Role, type GrpcClient } from '@ratchet/grpc-api';
 import { agentClients, createOrchestratorService, loopSettingsOf, orchestratorConfigSection, TaskStore, type OrchestratorService } from '../src';
 import { task } from './fixtures';
+import { rejectionOf } from '@ratchet/testing';
 
 // Two teams on one orchestrator over a real gRPC connection: what each
 // principal sees and may do. No task runs (no slots); the store is PGlite.
@@ -17,16 +18,6 @@ const users = new PrincipalDirectory([
   { name: 'vic', team: 'payments', roles: [Role.VIEWER], tokenSha256: hashToken('vic-token') },
   { name: 'bo', team: 'web', roles: [Role.SUBMITTER, Role.APPROVER], tokenSha256: hashToken('bo-token') },
 ]);
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AppError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('users and teams over gRPC', () => {
   let db: Database;
@@ -68,10 +59,10 @@ describe('users and teams over gRPC', () => {
 
     // Another team's task is not found, whether named in full or by prefix, read, watched, cancelled or resumed.
     for (const taskId of [mine!.id, mine!.id.slice(0, 8)]) {
-      expect((await failure(as('bo').getTask({ taskId, view: TaskView.TASK_VIEW_FULL }))).code).toBe(ErrorCode.NOT_FOUND);
-      expect((await failure(as('bo').cancelTask({ taskId, reason: 'mine now' }))).code).toBe(ErrorCode.NOT_FOUND);
-      expect((await failure(as('bo').resumeTask({ taskId, hint: '' }))).code).toBe(ErrorCode.NOT_FOUND);
-      const watched = await failure((async () => {
+      expect((await rejectionOf(as('bo').getTask({ taskId, view: TaskView.TASK_VIEW_FULL }))).code).toBe(ErrorCode.NOT_FOUND);
+      expect((await rejectionOf(as('bo').cancelTask({ taskId, reason: 'mine now' }))).code).toBe(ErrorCode.NOT_FOUND);
+      expect((await rejectionOf(as('bo').resumeTask({ taskId, hint: '' }))).code).toBe(ErrorCode.NOT_FOUND);
+      const watched = await rejectionOf((async () => {
         for await (const response of as('bo').watchTask({ taskId, fromSequence: 0, followAfterCompletion: false })) void response;
       })());
       expect(watched.code).toBe(ErrorCode.NOT_FOUND);
@@ -89,12 +80,12 @@ describe('users and teams over gRPC', () => {
   });
 
   it('lets each role do its own: viewers read, submitters submit and cancel, approvers decide', async () => {
-    const denied = await failure(submit('vic', 'not allowed'));
+    const denied = await rejectionOf(submit('vic', 'not allowed'));
     expect(denied).toMatchObject({ code: ErrorCode.PERMISSION_DENIED, message: expect.stringMatching(/vic may not submit tasks: that needs the submitter role in team payments/) });
     const { task: queued } = await submit('ana', 'to cancel');
-    expect((await failure(as('ada').cancelTask({ taskId: queued!.id, reason: '' }))).code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((await rejectionOf(as('ada').cancelTask({ taskId: queued!.id, reason: '' }))).code).toBe(ErrorCode.PERMISSION_DENIED);
     expect((await as('ana').cancelTask({ taskId: queued!.id, reason: '' })).task?.status).toBe(TaskStatus.TASK_STATUS_CANCELLED);
-    expect((await failure(as('vic').reindexLessons({ batchSize: 0 }))).code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((await rejectionOf(as('vic').reindexLessons({ batchSize: 0 }))).code).toBe(ErrorCode.PERMISSION_DENIED);
   });
 
   it('records the authenticated approver, never the name the request gives', async () => {
@@ -105,8 +96,8 @@ describe('users and teams over gRPC', () => {
     await store.leases.release([record.id]);
     const decision = { taskId: record.id, gateId: 'gate-1', decision: ApprovalDecision.APPROVAL_DECISION_APPROVED, approver: 'the-ceo', comment: 'ship it' };
 
-    expect((await failure(as('ana').approve(decision))).code).toBe(ErrorCode.PERMISSION_DENIED);
-    expect((await failure(as('bo').approve(decision))).code).toBe(ErrorCode.NOT_FOUND);
+    expect((await rejectionOf(as('ana').approve(decision))).code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((await rejectionOf(as('bo').approve(decision))).code).toBe(ErrorCode.NOT_FOUND);
     const approved = await as('ada').approve(decision);
     expect(approved.gate).toMatchObject({ decision: ApprovalDecision.APPROVAL_DECISION_APPROVED, approver: 'ada', comment: 'ship it' });
     expect(await store.approvals.get(record.id, 'gate-1')).toMatchObject({ approver: 'ada' });

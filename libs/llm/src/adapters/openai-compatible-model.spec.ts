@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
+import { startFakeOpenAiServer, type FakeOpenAiServer, rejectionOf } from '@ratchet/testing';
 import OpenAI from 'openai';
 import type { ChatRequest, ToolDefinition } from '../domain/chat-model';
 import { OpenAiCompatibleModel, type OpenAiCompatibleModelConfig } from './openai-compatible-model';
@@ -13,16 +13,6 @@ const request: ChatRequest = {
   maxTokens: 200,
   temperature: 0.2,
 };
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AppError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('OpenAiCompatibleModel', () => {
   let server: FakeOpenAiServer;
@@ -105,7 +95,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps 429 after the last retry to a retryable RESOURCE_EXHAUSTED', async () => {
     server.enqueue({ kind: 'error', status: 429, retryAfter: 0 }, { kind: 'error', status: 429, retryAfter: 0 });
 
-    const error = await failure(model({ maxRetries: 1 }).complete(request));
+    const error = await rejectionOf(model({ maxRetries: 1 }).complete(request));
 
     expect(error.code).toBe(ErrorCode.RESOURCE_EXHAUSTED);
     expect(error.isRetryable).toBe(true);
@@ -115,7 +105,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps persistent 5xx to a retryable UNAVAILABLE', async () => {
     server.enqueue({ kind: 'error', status: 502, retryAfter: 0 });
 
-    const error = await failure(model({ maxRetries: 0 }).complete(request));
+    const error = await rejectionOf(model({ maxRetries: 0 }).complete(request));
 
     expect(error.code).toBe(ErrorCode.UNAVAILABLE);
     expect(error.isRetryable).toBe(true);
@@ -124,7 +114,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps 401 to UNAUTHENTICATED with advice and does not retry', async () => {
     server.enqueue({ kind: 'error', status: 401, message: 'Incorrect API key provided' });
 
-    const error = await failure(model().complete(request));
+    const error = await rejectionOf(model().complete(request));
 
     expect(error.code).toBe(ErrorCode.UNAUTHENTICATED);
     expect(error.isRetryable).toBe(false);
@@ -136,7 +126,7 @@ describe('OpenAiCompatibleModel', () => {
     const key = 'sk-echoed-secret-0123456789abcdef';
     for (const status of [401, 403, 400, 500]) {
       server.enqueue({ kind: 'error', status, message: 'Incorrect API key provided', echoApiKey: true, headers: { 'x-should-retry': 'false' } });
-      const error = await failure(model({ apiKey: key, maxRetries: 0 }).complete(request));
+      const error = await rejectionOf(model({ apiKey: key, maxRetries: 0 }).complete(request));
       expect(error.message).toContain(`HTTP ${status}`);
       expect(JSON.stringify({ message: error.message, stack: error.stack })).not.toContain(key);
       if (status === 401) expect(error.message).toContain('the API key was rejected');
@@ -146,7 +136,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps 400 to INVALID_ARGUMENT', async () => {
     server.enqueue({ kind: 'error', status: 400, message: "Invalid schema for response_format 'plan'" });
 
-    const error = await failure(model().complete(request));
+    const error = await rejectionOf(model().complete(request));
 
     expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(error.message).toContain("Invalid schema for response_format 'plan'");
@@ -155,7 +145,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps a slow server to DEADLINE_EXCEEDED', async () => {
     server.enqueue({ kind: 'completion', content: 'too late', delayMs: 2000 });
 
-    const error = await failure(model({ timeoutMs: 150, maxRetries: 0 }).complete(request));
+    const error = await rejectionOf(model({ timeoutMs: 150, maxRetries: 0 }).complete(request));
 
     expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
     expect(error.message).toContain('150 ms');
@@ -165,7 +155,7 @@ describe('OpenAiCompatibleModel', () => {
     const url = server.url;
     await server.close();
 
-    const error = await failure(new OpenAiCompatibleModel({ baseUrl: url, model: 'gpt-test', maxRetries: 0 }).complete(request));
+    const error = await rejectionOf(new OpenAiCompatibleModel({ baseUrl: url, model: 'gpt-test', maxRetries: 0 }).complete(request));
 
     expect(error.code).toBe(ErrorCode.UNAVAILABLE);
     expect(error.isRetryable).toBe(true);
@@ -174,7 +164,7 @@ describe('OpenAiCompatibleModel', () => {
   it('maps a malformed JSON body to a typed error', async () => {
     server.enqueue({ kind: 'malformed' });
 
-    const error = await failure(model({ maxRetries: 0 }).complete(request));
+    const error = await rejectionOf(model({ maxRetries: 0 }).complete(request));
 
     expect(error).toBeInstanceOf(AppError);
     expect(error.code).toBe(ErrorCode.UNAVAILABLE);
@@ -186,7 +176,7 @@ describe('OpenAiCompatibleModel', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
 
-    const error = await failure(model().complete(request, { signal: controller.signal }));
+    const error = await rejectionOf(model().complete(request, { signal: controller.signal }));
 
     expect(error.code).toBe(ErrorCode.CANCELLED);
   });

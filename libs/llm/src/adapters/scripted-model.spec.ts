@@ -1,22 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { ErrorCode } from '@ratchet/errors';
 import type { ChatRequest, ToolDefinition } from '../domain/chat-model';
 import { ScriptedModel } from './scripted-model';
+import { rejectionOf } from '@ratchet/testing';
 
 function ask(role: ChatRequest['role'], text: string): ChatRequest {
   return { role, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: text }] };
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AppError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('ScriptedModel', () => {
@@ -54,7 +45,7 @@ describe('ScriptedModel', () => {
     const model = new ScriptedModel([{ role: 'planner', reply: 'plan' }, { role: 'coder', reply: 'code' }]);
     await model.complete(ask('planner', 'x'));
 
-    const error = await failure(model.complete(ask('tester', 'run tests')));
+    const error = await rejectionOf(model.complete(ask('tester', 'run tests')));
 
     expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
     expect(error.message).toContain('turn 2');
@@ -64,7 +55,7 @@ describe('ScriptedModel', () => {
   it('fails with the turn number when an expected substring is missing from the last user message', async () => {
     const model = new ScriptedModel([{ role: 'planner', expect: 'README', reply: 'plan' }]);
 
-    const error = await failure(model.complete(ask('planner', 'add a LICENSE')));
+    const error = await rejectionOf(model.complete(ask('planner', 'add a LICENSE')));
 
     expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
     expect(error.message).toContain('turn 1');
@@ -79,7 +70,7 @@ describe('ScriptedModel', () => {
     await model.complete(ask('planner', 'x'));
     await model.complete(ask('coder', 'y'));
 
-    const error = await failure(model.complete(ask('planner', 'again')));
+    const error = await rejectionOf(model.complete(ask('planner', 'again')));
 
     expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
     expect(error.message).toContain('ran out: turn 3');
@@ -104,7 +95,7 @@ describe('ScriptedModel', () => {
     expect((await model.complete(ask('planner', 'goal: task B'))).content).toBe('plan-b');
     expect((await model.complete(ask('coder', 'code task B'))).content).toBe('code-b');
     expect((await model.complete(ask('planner', 'goal: task A'))).content).toBe('plan-a');
-    const reused = await failure(model.complete(ask('planner', 'goal: task A')));
+    const reused = await rejectionOf(model.complete(ask('planner', 'goal: task A')));
     expect(reused.code).toBe(ErrorCode.FAILED_PRECONDITION);
     expect(reused.message).toMatch(/no unused planner turn expects this request \(0 planner turn\(s\) left\)/);
     expect(model.remaining).toBe(1);
@@ -126,7 +117,7 @@ describe('ScriptedModel', () => {
     // The same phase asked twice (as after an orchestrator crash) gets the same answer.
     expect((await model.complete(ask('coder', 'code task A'))).content).toBe('code-a');
     expect((await model.complete(ask('coder', 'code task A'))).content).toBe('code-a');
-    const third = await failure(model.complete(ask('coder', 'code task A')));
+    const third = await rejectionOf(model.complete(ask('coder', 'code task A')));
     expect(third.message).toMatch(/no unused coder turn expects this request \(1 coder turn\(s\) left\)/);
     expect(model.remaining).toBe(1);
   });
@@ -134,7 +125,7 @@ describe('ScriptedModel', () => {
   it('refuses an unknown script order', async () => {
     const path = join(directory, 'bad-order.yaml');
     await writeFile(path, ['order: random', 'turns:', '  - { role: planner, reply: p }'].join('\n'));
-    const error = await failure(ScriptedModel.fromFile(path));
+    const error = await rejectionOf(ScriptedModel.fromFile(path));
     expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
     expect(error.message).toMatch(/order is "random"; use strict or by-expect/);
   });
@@ -172,7 +163,7 @@ describe('ScriptedModel', () => {
     const path = join(directory, 'bad.yaml');
     await writeFile(path, ['- role: architect', '  reply: x', '- role: coder', '  replies: y'].join('\n'));
 
-    const error = await failure(ScriptedModel.fromFile(path));
+    const error = await rejectionOf(ScriptedModel.fromFile(path));
 
     expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
     expect(error.message).toContain('bad.yaml');
@@ -229,7 +220,7 @@ describe('ScriptedModel', () => {
       await model.complete(coderAsk('fix the parser'));
       await model.complete(coderAsk('fix the parser', afterRun));
       // An older tool result no longer counts once the model has answered it.
-      const stale = await failure(
+      const stale = await rejectionOf(
         model.complete(coderAsk('fix the parser', [...afterRun, { role: 'assistant', content: '', toolCalls: [secondCall] }, { role: 'tool', toolCallId: secondCall.id, name: 'read_file', content: '1: import re' }])),
       );
       expect(stale.code).toBe(ErrorCode.FAILED_PRECONDITION);
@@ -263,7 +254,7 @@ describe('ScriptedModel', () => {
     it('replays a call of a tool the request did not offer, as real models invent names, but fails loudly when no tools were offered', async () => {
       const model = new ScriptedModel([{ role: 'coder', toolCalls: [{ name: 'delete_repo' }] }]);
 
-      const none = await failure(model.complete(ask('coder', 'x')));
+      const none = await rejectionOf(model.complete(ask('coder', 'x')));
       expect(none.code).toBe(ErrorCode.FAILED_PRECONDITION);
       expect(none.message).toContain('calls delete_repo, but the request offered no tools');
       expect(model.remaining).toBe(1);
@@ -293,7 +284,7 @@ describe('ScriptedModel', () => {
 
       const badPath = join(directory, 'empty-turn.yaml');
       await writeFile(badPath, ['- role: coder', '  expect: x', '- role: coder', '  toolCalls: []', '- role: coder', '  toolCalls: [{ arguments: {} }]'].join('\n'));
-      const error = await failure(ScriptedModel.fromFile(badPath));
+      const error = await rejectionOf(ScriptedModel.fromFile(badPath));
       expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
       expect(error.message).toContain('0.reply: a turn needs a reply, toolCalls, or both');
       expect(error.message).toContain('1.toolCalls');
@@ -305,11 +296,11 @@ describe('ScriptedModel', () => {
     const path = join(directory, 'broken.yaml');
     await writeFile(path, 'turns: [ { role: planner, reply: "unterminated ');
 
-    const broken = await failure(ScriptedModel.fromFile(path));
+    const broken = await rejectionOf(ScriptedModel.fromFile(path));
     expect(broken.code).toBe(ErrorCode.CONFIG_INVALID);
     expect(broken.message).toContain('broken.yaml is not valid YAML');
 
-    const missing = await failure(ScriptedModel.fromFile(join(directory, 'nope.yaml')));
+    const missing = await rejectionOf(ScriptedModel.fromFile(join(directory, 'nope.yaml')));
     expect(missing.code).toBe(ErrorCode.NOT_FOUND);
     expect(missing.message).toContain('nope.yaml');
   });
