@@ -32,7 +32,7 @@ export class SqlFailure extends Error {
  * An AppError for a failed statement. Its message is safe to show a client:
  * it names the SQLSTATE but never the statement or Postgres' text (which
  * can quote the client's data and the schema); both are in the cause, a
- * SqlFailure, and appended to the stack for the logs that print only it.
+ * SqlFailure, which servers log (GrpcServer logs an internal error's cause).
  *
  * - 22xxx data exceptions (a NUL character, bytes that are not UTF-8, a
  *   value too long or out of range) -> INVALID_ARGUMENT: the data came from
@@ -53,10 +53,7 @@ export function sqlError(error: unknown, sql: string): AppError {
   const tag = state === '' ? '' : ` (SQLSTATE ${state})`;
   const failure = new SqlFailure(`${raw}${tag} in: ${statement}...`, state, error);
   const { code, message, retryable } = classify(state, raw, typeof candidate === 'string' ? candidate : '');
-  const appError = new AppError(code, `${message.what}${tag}${message.todo === undefined ? '' : `; ${message.todo}`}`, { cause: failure, ...(retryable === undefined ? {} : { retryable }) });
-  // GrpcServer logs an unexpected error's stack alone; keep the statement there.
-  appError.stack = `${appError.stack ?? appError.message}\nCaused by: ${failure.message}`;
-  return appError;
+  return new AppError(code, `${message.what}${tag}${message.todo === undefined ? '' : `; ${message.todo}`}`, { cause: failure, ...(retryable === undefined ? {} : { retryable }) });
 }
 
 interface Message {

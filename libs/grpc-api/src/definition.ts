@@ -40,38 +40,24 @@ export function grpcServiceOf(definition: GrpcServiceDefinition): grpc.ServiceDe
   return service;
 }
 
-/** The key under which an undecodable request keeps its error (see `undecodableRequestError`). */
-const undecodable = Symbol('ratchet.undecodableRequest');
+/** What a request that could not be decoded becomes: its error, for the server to answer with. */
+class UndecodableRequest {
+  constructor(readonly error: AppError) {}
+}
 
 /**
  * A request decoded from `bytes`. One that cannot be decoded (a 64-bit
  * field beyond what a JavaScript number holds exactly, a malformed message)
  * is the client's fault, but grpc-js answers a throwing deserializer with
- * INTERNAL "Error deserializing request". So decoding does not throw:
- * it returns a stand-in whose every use throws AppError INVALID_ARGUMENT
- * naming the problem, which the server's handler wrapper turns into the
- * call's status as it does for any handler error.
+ * INTERNAL "Error deserializing request". So decoding does not throw: it
+ * returns an UndecodableRequest, which `GrpcServer` answers with its
+ * INVALID_ARGUMENT before any handler runs.
  */
 function decodeRequest(requestType: MessageCodec<unknown>, bytes: Buffer, methodName: string): unknown {
   try {
     return requestType.decode(bytes);
   } catch (error) {
-    const refusal = new AppError(ErrorCode.INVALID_ARGUMENT, decodeProblem(error, methodName), { cause: error });
-    const refuse = (): never => {
-      throw refusal;
-    };
-    return new Proxy(
-      {},
-      {
-        get: (_target, key) => (key === undecodable ? refusal : key === 'then' ? undefined : refuse()),
-        has: refuse,
-        ownKeys: refuse,
-        getOwnPropertyDescriptor: refuse,
-        set: refuse,
-        defineProperty: refuse,
-        deleteProperty: refuse,
-      },
-    );
+    return new UndecodableRequest(new AppError(ErrorCode.INVALID_ARGUMENT, decodeProblem(error, methodName), { cause: error }));
   }
 }
 
@@ -85,15 +71,9 @@ function decodeProblem(error: unknown, methodName: string): string {
   return `the ${methodName} request is not a valid protobuf message (${detail.slice(0, 200)}); check that the client uses Ratchet's .proto files`;
 }
 
-/**
- * The INVALID_ARGUMENT error of a request that could not be decoded, or
- * undefined for a decoded one. A handler wrapper may check it before
- * calling the handler; otherwise the first use of the request throws it.
- */
+/** The INVALID_ARGUMENT error of a request that could not be decoded, or undefined for a decoded one. */
 export function undecodableRequestError(request: unknown): AppError | undefined {
-  if (typeof request !== 'object' || request === null) return undefined;
-  const refusal = (request as Record<symbol, unknown>)[undecodable];
-  return AppError.is(refusal) ? refusal : undefined;
+  return request instanceof UndecodableRequest ? request.error : undefined;
 }
 
 /** Trailing metadata that carries Ratchet's own error code and retry flag across gRPC. */

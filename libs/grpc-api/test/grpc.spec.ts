@@ -25,6 +25,7 @@ function implementation(seen: { streamAborted?: boolean; slowAborted?: Promise<u
         await seen.slowAborted;
       }
       if (request.taskId === 'boom') throw new Error('secret stack detail');
+      if (request.taskId === 'db-boom') throw new AppError(ErrorCode.INTERNAL, 'database error', { cause: new Error('relation "secret_table" does not exist in: SELECT * FROM secret_table...') });
       if (request.taskId === 'whoami') return { task: Task.fromPartial({ id: 'whoami', goal: `${context.principal.name} of ${context.principal.team} as ${[...context.principal.roles].join('+')}` }), iterations: [], approvals: [] };
       return { task: task(request.taskId), iterations: [], approvals: [] };
     },
@@ -84,6 +85,22 @@ describe('GrpcServer and createGrpcClient', () => {
     expect(missing.code).toBe(ErrorCode.UNIMPLEMENTED);
     expect(missing.message).toMatch(/ratchet\.v1\.OrchestratorService\/CancelTask/);
     client.close();
+  });
+
+  it('logs the cause of an internal error for operators, and sends the client only the message', async () => {
+    const logged: object[] = [];
+    const logging = new GrpcServer({ logger: { error: (details) => void logged.push(details) } });
+    logging.addService(OrchestratorServiceDefinition, implementation({}));
+    const port = await logging.listen('127.0.0.1:0');
+    const client = createGrpcClient(OrchestratorServiceDefinition, `127.0.0.1:${port}`);
+    try {
+      const error = await rejectionOf(client.getTask({ taskId: 'db-boom', view: 0 }));
+      expect(error).toMatchObject({ code: ErrorCode.INTERNAL, message: 'database error' });
+      expect(logged).toEqual([expect.objectContaining({ cause: 'relation "secret_table" does not exist in: SELECT * FROM secret_table...' })]);
+    } finally {
+      client.close();
+      await logging.close(1_000);
+    }
   });
 
   it('ends a call past its deadline on both sides', async () => {
