@@ -34,6 +34,8 @@ export default [
             { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
             // The CLI is the composition root of embedded mode: it may host the services in-process.
             { sourceTag: 'type:client', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing', 'type:service'] },
+            // Deployment tests run the built services as a user would; they may read the libs' definitions (metrics, config).
+            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:platform', 'type:util', 'type:contracts', 'type:testing'] },
           ],
         },
       ],
