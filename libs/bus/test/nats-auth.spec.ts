@@ -14,6 +14,8 @@ import { jsonCodec } from './echo-service';
 jest.setTimeout(30_000);
 
 const shipped = path.resolve(__dirname, '..', '..', '..', 'deploy', 'nats', 'authorization.conf');
+/** kustomize reads no file outside its root, so the dev overlay ships a copy of its own. */
+const shippedForKubernetes = path.resolve(__dirname, '..', '..', '..', 'k8s', 'overlays', 'dev', 'nats', 'authorization.conf');
 const roles = Object.keys(busRoles) as BusRoleName[];
 const SANDBOX_QUEUE = 'sandbox-jobs';
 interface Job {
@@ -52,9 +54,10 @@ describe('NATS with the shipped authorization (real nats-server)', () => {
     await server?.stop();
   });
 
-  it('ships deploy/nats/authorization.conf as the roles in permissions.ts make it (else run node tools/nats-config.mjs)', () => {
+  it('ships deploy/nats/authorization.conf and its k8s copy as the roles in permissions.ts make them (else run node tools/nats-config.mjs)', () => {
     const users = roles.map((role) => ({ role, user: role, password: `$${natsPasswordVariable(role)}` }));
     expect(readFileSync(shipped, 'utf8')).toBe(natsAuthorizationConfig(users));
+    expect(readFileSync(shippedForKubernetes, 'utf8')).toBe(natsAuthorizationConfig(users));
   });
 
   it('refuses a client without credentials or with a wrong password, saying what to set', async () => {
