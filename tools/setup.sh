@@ -1,7 +1,7 @@
 # Sourced by .ci/run and tools/demo.sh: installs what a fresh Debian machine
 # lacks for Ratchet and puts Node 24 on PATH. Safe to run again: every step
 # checks first. Usage: `source tools/setup.sh [--for-tests]`.
-# --for-tests adds nats-server and PostgreSQL, which only the tests need.
+# --for-tests adds nats-server, PostgreSQL, Prometheus, kubectl and docker-compose, which only the tests need.
 
 ratchet_log() { printf '\n==> %s\n' "$*"; }
 ratchet_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -25,6 +25,13 @@ ratchet_log "node $(node -v), npm $(npm -v)"
 
 if [ "${1:-}" = "--for-tests" ]; then
   command -v nats-server >/dev/null || { ratchet_log "installing nats-server"; ratchet_apt_install nats-server; }
+  # kubectl renders k8s/ with its kustomize; Debian's own kubernetes-client is too old, so
+  # this needs the Kubernetes apt repository, and the k8s test says what to do without it.
+  command -v kubectl >/dev/null || { ratchet_log "installing kubectl"; ratchet_apt_install kubectl || ratchet_log "no kubectl package: add the Kubernetes apt repository (the k8s tests need kubectl)"; }
+  # The compose tests validate and run docker-compose.yml.
+  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || { ratchet_log "installing docker-compose"; ratchet_apt_install docker-compose; }
+  # The metrics test scrapes a running stack with a real Prometheus (Debian's package: /usr/bin/prometheus).
+  command -v prometheus >/dev/null || { ratchet_log "installing prometheus"; ratchet_apt_install prometheus; }
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
     ratchet_log "installing PostgreSQL"; ratchet_apt_install postgresql
   fi

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { injectTraceContext, withSpan } from '@ratchet/telemetry';
+import { injectTraceContext, processMetrics, withSpan } from '@ratchet/telemetry';
 import type { MethodDefinition, RequestOf, ResponseOf, ServiceDefinition, UnaryMethodName } from './definitions';
 import { errorFromHeaders } from './error-headers';
 import { Header, rpcSubject } from './headers';
@@ -66,6 +66,10 @@ async function call(
   const maxAttempts = Math.max(1, options.maxAttempts ?? clientOptions.maxAttempts ?? 3);
   const requestId = options.requestId ?? randomUUID();
   const payload = method.requestType.encode(request).finish();
+  const metrics = processMetrics();
+  // The service's short name and the method: bounded, unlike the subject (which may name a replica).
+  const labels = { rpc_service: definition.name, rpc_method: method.name };
+  const started = performance.now();
 
   return withSpan(
     `${definition.fullName}/${method.name}`,
@@ -92,9 +96,20 @@ async function call(
           const canRetry = appError.isRetryable && attempt < maxAttempts && deadline - Date.now() > retryAfter;
           span.addEvent('attempt failed', { attempt, 'error.code': appError.code, retrying: canRetry });
           if (!canRetry) throw appError;
+          metrics.rpcClientRetries.inc(labels);
           await sleep(retryAfter, options.signal);
         }
       }
+    },
+  ).then(
+    (response) => {
+      metrics.rpcClientDuration.observe(labels, (performance.now() - started) / 1000);
+      return response;
+    },
+    (error: unknown) => {
+      metrics.rpcClientDuration.observe(labels, (performance.now() - started) / 1000);
+      metrics.rpcClientErrors.inc({ ...labels, code: AppError.from(error).code });
+      throw error;
     },
   );
 }

@@ -1,6 +1,6 @@
 import { context as otelContext, SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { extractTraceContext, withSpan } from '@ratchet/telemetry';
+import { extractTraceContext, processMetrics, withSpan } from '@ratchet/telemetry';
 import type { BusLogger } from './logger';
 import type { MethodDefinition, RequestOf, ResponseOf, ServiceDefinition, UnaryMethodName } from './definitions';
 import { errorToHeaders } from './error-headers';
@@ -116,7 +116,20 @@ async function handle(
 ): Promise<void> {
   const subject = request.subject;
   const requestId = request.headers[Header.REQUEST_ID] ?? '';
-  const fail = (error: AppError) => request.respond(new Uint8Array(), errorToHeaders(error));
+  const metrics = processMetrics();
+  const labels = { rpc_service: definition.name, rpc_method: method.name };
+  const started = performance.now();
+  // Only the first answer reaches the caller (a handler may finish after the deadline answered): only it is counted.
+  let answered = false;
+  const answer = (data: Uint8Array, error?: AppError) => {
+    if (!answered) {
+      answered = true;
+      metrics.rpcServerDuration.observe(labels, (performance.now() - started) / 1000);
+      if (error !== undefined) metrics.rpcServerErrors.inc({ ...labels, code: error.code });
+    }
+    request.respond(data, error === undefined ? undefined : errorToHeaders(error));
+  };
+  const fail = (error: AppError) => answer(new Uint8Array(), error);
 
   const deadline = Number(request.headers[Header.DEADLINE] ?? Date.now() + (options.defaultDeadlineMs ?? 30_000));
   if (!Number.isFinite(deadline)) {
@@ -151,7 +164,7 @@ async function handle(
         { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'ratchet-bus', 'rpc.service': definition.fullName, 'rpc.method': method.name, 'ratchet.request_id': requestId } },
         async () => {
           const response = await handler(decoded, { requestId, deadline, signal: controller.signal, headers: request.headers });
-          request.respond(method.responseType.encode(response).finish());
+          answer(method.responseType.encode(response).finish());
         },
       ),
     );

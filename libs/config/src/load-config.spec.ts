@@ -27,7 +27,7 @@ describe('loadConfig', () => {
   it('works with no files at all, from defaults', () => {
     expect(load()).toEqual({
       bus: { transport: 'nats', natsUrl: 'nats://127.0.0.1:4222', requestTimeoutMs: 5000, maxAttempts: 3, retryBackoffMs: 100 },
-      telemetry: { tracesExporter: 'none', serviceNamespace: 'ratchet' },
+      telemetry: { tracesExporter: 'none', serviceNamespace: 'ratchet', metrics: { host: '127.0.0.1', allowUnauthenticated: false } },
       log: { level: 'info' },
       shutdown: { graceMs: 10000 },
     });

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
 /**
- * Tracing settings. They are read by the `@ratchet/telemetry/register`
- * preload, before the service itself parses its config; the standard
- * `OTEL_*` variables take precedence over them.
+ * Tracing and metrics settings. The tracing keys are read by the
+ * `@ratchet/telemetry/register` preload, before the service itself parses its
+ * config; the standard `OTEL_*` variables take precedence over them. The
+ * `metrics` section is read by the service host (`@ratchet/runtime`).
  */
 export const telemetryConfigSchema = z
   .object({
@@ -13,6 +14,23 @@ export const telemetryConfigSchema = z
     otlpEndpoint: z.httpUrl().optional(),
     /** `service.namespace` resource attribute, groups Ratchet's services in Tempo and Grafana. */
     serviceNamespace: z.string().min(1).default('ratchet'),
+    /**
+     * The operations HTTP server every service process runs: `GET /metrics`
+     * (Prometheus), `GET /livez`, `GET /readyz`. Off unless `port` is set.
+     */
+    metrics: z
+      .object({
+        /** TCP port of the server (containers use 9464); unset = no server. */
+        port: z.number().int().min(1).max(65_535).optional(),
+        /** Interface to bind. Loopback by default; `0.0.0.0` in containers, where Prometheus scrapes from outside. */
+        host: z.string().min(1).default('127.0.0.1'),
+        /** Bearer token `/metrics` requires (`Authorization: Bearer <token>`); the probes need none. */
+        token: z.string().min(1).optional(),
+        /** Serve `/metrics` on a non-loopback host without a token (a network where every client is trusted). */
+        allowUnauthenticated: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .prefault({});

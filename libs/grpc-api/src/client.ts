@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
+import { SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { injectTraceContext } from '@ratchet/telemetry';
+import { injectTraceContext, withSpan, type SpanOptions } from '@ratchet/telemetry';
 import { service as healthService } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { errorOf, grpcServiceOf, messageSizeOptions, type GrpcServiceDefinition } from './definition';
@@ -56,20 +57,55 @@ export function createGrpcClient<D extends GrpcServiceDefinition>(definition: D,
   for (const [key, method] of Object.entries(definition.methods)) {
     const call = raw[key]?.bind(client);
     if (call === undefined) throw new AppError(ErrorCode.INTERNAL, `grpc-js made no method ${key}`);
+    // A CLIENT span per call, whose context the metadata carries: the server's span is its child.
+    const spanName = `${definition.fullName}/${method.name}`;
+    const spanOptions: SpanOptions = { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': definition.fullName, 'rpc.method': method.name, 'server.address': address } };
     typed[key] = method.responseStream
-      ? (request: unknown, callOptions: GrpcCallOptions = {}) => streamOf(call(request, metadata(), deadlineOf(callOptions.timeoutMs)) as grpc.ClientReadableStream<unknown>, callOptions.signal, address)
+      ? (request: unknown, callOptions: GrpcCallOptions = {}) =>
+          tracedStream(spanName, spanOptions, () => streamOf(call(request, metadata(), deadlineOf(callOptions.timeoutMs)) as grpc.ClientReadableStream<unknown>, callOptions.signal, address))
       : (request: unknown, callOptions: GrpcCallOptions = {}) =>
-          new Promise((resolve, reject) => {
-            const pending = call(request, metadata(), deadlineOf(callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 30_000), (error: grpc.ServiceError | null, response: unknown) => {
-              callOptions.signal?.removeEventListener('abort', cancel);
-              if (error === null) resolve(response);
-              else reject(errorOf(error, address));
-            }) as grpc.ClientUnaryCall;
-            const cancel = () => pending.cancel();
-            callOptions.signal?.addEventListener('abort', cancel, { once: true });
-          });
+          withSpan(
+            spanName,
+            spanOptions,
+            () =>
+              new Promise((resolve, reject) => {
+                const pending = call(request, metadata(), deadlineOf(callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 30_000), (error: grpc.ServiceError | null, response: unknown) => {
+                  callOptions.signal?.removeEventListener('abort', cancel);
+                  if (error === null) resolve(response);
+                  else reject(errorOf(error, address));
+                }) as grpc.ClientUnaryCall;
+                const cancel = () => pending.cancel();
+                callOptions.signal?.addEventListener('abort', cancel, { once: true });
+              }),
+          );
   }
   return typed as GrpcClient<D>;
+}
+
+/**
+ * `open()`'s stream inside a CLIENT span that lasts until the stream ends
+ * (or the reader stops), ending with its error if it fails. The stream is
+ * opened inside the span, so its metadata carries the span's context.
+ */
+async function* tracedStream<T>(spanName: string, spanOptions: SpanOptions, open: () => AsyncGenerator<T>): AsyncGenerator<T> {
+  let settle!: (error?: unknown) => void;
+  const ended = new Promise<void>((resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error as Error))));
+  let stream!: AsyncGenerator<T>;
+  // The span's own promise: it has recorded a failure by the time it rejects; the reader gets the error from the loop.
+  withSpan(spanName, spanOptions, () => {
+    stream = open();
+    return ended;
+  }).catch(() => undefined);
+  try {
+    yield* stream;
+    settle();
+  } catch (error) {
+    settle(error);
+    throw error;
+  } finally {
+    // A reader that stops early ends the span without an error.
+    settle();
+  }
 }
 
 function deadlineOf(timeoutMs: number | undefined): grpc.CallOptions {

@@ -5,7 +5,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { context as otelContext, SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { extractTraceContext, withSpan } from '@ratchet/telemetry';
+import { extractTraceContext, withSpan, type SpanOptions } from '@ratchet/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { grpcServiceOf, messageSizeOptions, statusOf, undecodableRequestError, type GrpcServiceDefinition } from './definition';
@@ -194,7 +194,7 @@ export class GrpcServer {
       const undecodable = undecodableRequestError(call.request);
       if (undecodable !== undefined) throw undecodable;
       const context = opened.context;
-      const response = await otelContext.with(extractTraceContext(context.headers), () => withSpan(spanName, { kind: SpanKind.SERVER }, () => handler(call.request, context)));
+      const response = await otelContext.with(extractTraceContext(context.headers), () => withSpan(spanName, serverSpanOptions(spanName), () => handler(call.request, context)));
       callback(null, response);
     } catch (error) {
       this.logUnexpected(spanName, error);
@@ -213,7 +213,7 @@ export class GrpcServer {
       if (undecodable !== undefined) throw undecodable;
       const context = opened.context;
       await otelContext.with(extractTraceContext(context.headers), () =>
-        withSpan(spanName, { kind: SpanKind.SERVER }, async () => {
+        withSpan(spanName, serverSpanOptions(spanName), async () => {
           for await (const message of handler(call.request, context)) {
             if (context.signal.aborted) break;
             // Respect the client's pace: a slow reader must not make the server buffer without bound.
@@ -256,3 +256,9 @@ function certificateNamesOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.
 
 type UnaryHandler = (request: unknown, context: GrpcCallContext) => Promise<unknown>;
 type StreamHandler = (request: unknown, context: GrpcCallContext) => AsyncIterable<unknown>;
+
+/** A gRPC server span's kind and the RPC semantic-convention attributes, from its `package.Service/Method` name. */
+function serverSpanOptions(spanName: string): SpanOptions {
+  const slash = spanName.lastIndexOf('/');
+  return { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.service': spanName.slice(0, slash), 'rpc.method': spanName.slice(slash + 1) } };
+}

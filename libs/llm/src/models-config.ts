@@ -2,6 +2,7 @@ import path from 'node:path';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
 import { OpenAiCompatibleModel } from './adapters/openai-compatible-model';
+import { declareModelSeries } from './adapters/model-metrics';
 import { ScriptedModel } from './adapters/scripted-model';
 import { ChatRole, ToolProtocol, type ChatModel } from './domain/chat-model';
 import type { ModelPrice } from './domain/cost';
@@ -160,13 +161,17 @@ export type RoleModels = Readonly<Record<ChatRole, RoleModel>>;
 export async function createRoleModels(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>): Promise<RoleModels> {
   if (config.script !== undefined) {
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script));
+    for (const role of roles) declareModelSeries(role, `scripted:${scripted.name}`);
     const entry = (role: ChatRole): RoleModel => ({ model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) });
     return { planner: entry('planner'), coder: entry('coder'), tester: entry('tester'), reflector: entry('reflector') };
   }
   const result: Partial<Record<ChatRole, RoleModel>> = {};
   // Resolve all roles first so one error lists the problem once, not per role.
   const endpoints = roles.map((role) => [role, resolveRoleEndpoint(config, role)] as const);
-  for (const [role, endpoint] of endpoints) result[role] = endpointModel(endpoint, prices);
+  for (const [role, endpoint] of endpoints) {
+    result[role] = endpointModel(endpoint, prices);
+    declareModelSeries(role, endpoint.name);
+  }
   return result as RoleModels;
 }
 
@@ -181,12 +186,16 @@ export async function createRoleModels(config: DeepReadonlyModelConfig, prices: 
 export async function createRoleModel(config: DeepReadonlyModelConfig, prices: Readonly<Record<string, ModelPrice>>, role: ChatRole): Promise<RoleModel> {
   if (config.script !== undefined) {
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script), { roles: [role] });
+    declareModelSeries(role, `scripted:${scripted.name}`);
     return { model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) };
   }
-  return endpointModel(resolveRoleEndpoint(config, role), prices);
+  const endpoint = resolveRoleEndpoint(config, role);
+  declareModelSeries(role, endpoint.name);
+  return endpointModel(endpoint, prices);
 }
 
 function endpointModel(endpoint: RoleEndpoint, prices: Readonly<Record<string, ModelPrice>>): RoleModel {
+  const price = prices[endpoint.name];
   const model = new OpenAiCompatibleModel({
     baseUrl: endpoint.baseUrl,
     model: endpoint.name,
@@ -196,8 +205,8 @@ function endpointModel(endpoint: RoleEndpoint, prices: Readonly<Record<string, M
     apiKeyHeader: endpoint.apiKeyHeader,
     ...(endpoint.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
     ...(endpoint.apiVersion === undefined ? {} : { apiVersion: endpoint.apiVersion }),
+    ...(price === undefined ? {} : { price }),
   });
-  const price = prices[endpoint.name];
   return {
     model,
     modelName: endpoint.name,

@@ -5,3 +5,5 @@ export type { ProcessSpec, StartContext, StartedService } from './run-service';
 export { connectWithRetry, hostService, natsConnectionOf } from './service-host';
 export type { NatsConnectionSettings } from './service-host';
 export type { HealthServiceDefinition, HostOptions, RunningService, ServiceSpec } from './service-host';
+export { checkOpsSettings, isLoopbackHost, startOpsServer } from './ops-server';
+export type { OpsServer, OpsServerOptions, OpsSettings } from './ops-server';

@@ -3,12 +3,14 @@ import path from 'node:path';
 import { configuredSecrets, createRedactor, loadRedactionRules, type Redactor } from '@ratchet/agent';
 import { baseConfigSchema, loadConfig, type BaseConfig } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { createLogger } from '@ratchet/telemetry';
+import { HealthStatus } from '@ratchet/contracts';
+import { createLogger, processMetrics } from '@ratchet/telemetry';
 import type { NatsTransport } from '@ratchet/bus';
 import type { z } from 'zod';
 import type { DependencyCheck } from './health';
 import type { HealthServiceDefinition, RunningService, ServiceSpec } from './service-host';
 import { connectWithRetry, hostService, natsConnectionOf } from './service-host';
+import { checkOpsSettings, startOpsServer, type OpsServer } from './ops-server';
 
 /** What a service builds from its config once the bus is up. */
 export interface StartedService<D extends HealthServiceDefinition> {
@@ -55,13 +57,15 @@ export function packageVersion(packageDir: string): string {
 
 /**
  * The whole life of a service process, for its `main.ts`: parse config once,
- * connect to NATS (retrying until it answers), serve, and on SIGTERM or
- * SIGINT stop taking calls, finish or hand back the ones in flight within
- * `shutdown.graceMs`, close the connection and exit 0. A bad config exits 78
- * with every problem listed.
+ * start the operations HTTP server when `telemetry.metrics.port` is set
+ * (`/metrics`, `/livez`, `/readyz`; see `startOpsServer`), connect to NATS
+ * (retrying until it answers), serve, and on SIGTERM or SIGINT stop taking
+ * calls, finish or hand back the ones in flight within `shutdown.graceMs`,
+ * close the connection and exit 0. A bad config (a metrics port in use
+ * included) exits 78 with every problem listed.
  */
 export async function runService<D extends HealthServiceDefinition, S extends z.ZodType = typeof baseConfigSchema>(spec: ProcessSpec<D, S>): Promise<void> {
-  let config: z.infer<S> & { readonly bus: BaseConfig['bus']; readonly log: BaseConfig['log']; readonly shutdown: BaseConfig['shutdown'] };
+  let config: z.infer<S> & { readonly bus: BaseConfig['bus']; readonly telemetry: BaseConfig['telemetry']; readonly log: BaseConfig['log']; readonly shutdown: BaseConfig['shutdown'] };
   let redactor: Redactor;
   try {
     const configDir = process.env['RATCHET_CONFIG_DIR'] || path.resolve('config');
@@ -69,6 +73,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     config = loadConfig({ service: spec.name, schema: spec.schema ?? baseConfigSchema, files }) as typeof config;
     // Checked at start: a bad redaction.yaml stops the service rather than let secrets through.
     redactor = createRedactor(loadRedactionRules(configDir), { values: configuredSecrets(config) });
+    checkOpsSettings(config.telemetry.metrics);
   } catch (error) {
     const appError = AppError.from(error);
     process.stderr.write(`${spec.name}: ${appError.code === ErrorCode.CONFIG_INVALID ? '' : 'cannot load config: '}${appError.message}\n`);
@@ -83,9 +88,34 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     return;
   }
 
+  const metrics = processMetrics();
+  metrics.serviceInfo.set({ service_name: spec.name, version: spec.version }, 1);
   const stopping = new AbortController();
   // Filled in as start-up proceeds; a signal may arrive at any point of it.
-  const state: { running?: RunningService; transport?: NatsTransport; started?: StartedService<D> } = {};
+  const state: { running?: RunningService; transport?: NatsTransport; started?: StartedService<D>; ops?: OpsServer } = {};
+  const { port: opsPort, host: opsHost, token: opsToken } = config.telemetry.metrics;
+  if (opsPort !== undefined) {
+    metrics.collectProcessMetrics();
+    try {
+      // Up before NATS: liveness holds while the bus is awaited, readiness says NOT_SERVING until the service serves.
+      state.ops = await startOpsServer({
+        port: opsPort,
+        host: opsHost,
+        token: opsToken,
+        registry: metrics.registry,
+        health: async () => (state.running === undefined ? HealthStatus.HEALTH_STATUS_NOT_SERVING : (await state.running.health()).status),
+        logger,
+      });
+    } catch (error) {
+      const appError = AppError.from(error);
+      logger.error({ code: appError.code, err: appError.message }, 'cannot start the operations server');
+      process.exitCode = appError.code === ErrorCode.CONFIG_INVALID ? EXIT_CONFIG : 1;
+      return;
+    }
+    logger.info({ host: opsHost, port: state.ops.port, token: opsToken !== undefined }, 'serving /metrics, /livez and /readyz');
+  }
+  /** Closes the operations server, last: on the way out of a start that failed, or at the end of a shutdown. */
+  const closeOps = () => state.ops?.close() ?? Promise.resolve();
   const shutdown = async (signal: string) => {
     if (stopping.signal.aborted) return;
     stopping.abort();
@@ -98,6 +128,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     await state.running?.stop(config.shutdown.graceMs);
     await state.started?.close?.(config.shutdown.graceMs).catch((error: unknown) => logger.error({ err: AppError.from(error).message }, 'closing the service failed'));
     await state.transport?.close();
+    await closeOps();
     logger.info({}, 'stopped');
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
@@ -116,6 +147,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     );
   } catch (error) {
     if (stopping.signal.aborted) return;
+    await closeOps();
     const appError = AppError.from(error);
     if (appError.code === ErrorCode.CONFIG_INVALID || appError.code === ErrorCode.UNAUTHENTICATED) {
       // Nothing a restart fixes: say what to set and exit as a bad config does.
@@ -140,6 +172,7 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
       const appError = AppError.from(error);
       logger.error({ code: appError.code, err: appError.message }, 'cannot start');
       await transport.close();
+      await closeOps();
       process.exitCode = appError.code === ErrorCode.CONFIG_INVALID ? EXIT_CONFIG : 1;
       return;
     }

@@ -42,6 +42,8 @@ export interface HostOptions {
 
 export interface RunningService {
   readonly server: ServiceServer;
+  /** The report the Health RPC answers with, run now (also behind the operations server's `/readyz`). */
+  health(): Promise<HealthResponse>;
   /** Stops taking calls and finishes or hands back the ones in flight; see `ServiceServer.drain`. */
   stop(graceMs: number): Promise<void>;
 }
@@ -75,6 +77,7 @@ export function hostService<D extends HealthServiceDefinition>(spec: ServiceSpec
   options.logger?.info({ service: spec.name, version: spec.version, subjects: `${spec.definition.fullName}.*` }, 'serving');
   return {
     server,
+    health,
     stop: async (graceMs) => {
       draining = true;
       await server.drain(graceMs);

@@ -90,12 +90,50 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
       }
     }, 60_000);
 
+    it('serves /livez, /readyz and /metrics (with its bearer token) when telemetry.metrics.port is set; a port in use stops a second one as a bad config', async () => {
+      const port = await freePort();
+      const token = `t${randomBytes(12).toString('hex')}`;
+      const metricsEnv = { RATCHET_TELEMETRY_METRICS_PORT: String(port), RATCHET_TELEMETRY_METRICS_TOKEN: token };
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url, ...natsUser, ...metricsEnv });
+      try {
+        await service.waitForLine(/"msg":"ready"/, 40_000);
+        const base = `http://127.0.0.1:${port}`;
+        expect((await fetch(`${base}/livez`)).status).toBe(200);
+        const ready = await fetch(`${base}/readyz`);
+        expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 200, body: 'SERVING\n' });
+        expect((await fetch(`${base}/metrics`)).status).toBe(401);
+        const scraped = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        expect(scraped.status).toBe(200);
+        const text = await scraped.text();
+        expect(text).toContain(`ratchet_service_info{service_name="${spec.name}",version="${packageVersion(spec.packageDir)}"} 1`);
+        expect(text).toContain('ratchet_process_resident_memory_bytes');
+        // The token is a configured secret: no log line shows it.
+        expect(service.output()).not.toContain(token);
+
+        const second = await start({ RATCHET_BUS_NATS_URL: nats.url, ...natsUser, ...metricsEnv });
+        expect((await second.exited).code).toBe(EXIT_CONFIG);
+        expect(second.output()).toMatch(new RegExp(`telemetry\\.metrics\\.port ${port} .*already in use: set RATCHET_TELEMETRY_METRICS_PORT`));
+
+        const exit = await service.terminate('SIGTERM', 10_000);
+        expect(exit).toEqual({ code: 0, signal: null });
+        await expect(fetch(`${base}/livez`)).rejects.toThrow();
+      } finally {
+        await service.kill();
+      }
+    }, 60_000);
+
     it('refuses a bad config at start, naming the key and the variable to fix', async () => {
       const service = await start({ RATCHET_BUS_NATS_URL: nats.url, RATCHET_BUS_MAX_ATTEMPTS: 'lots' });
       const exit = await service.exited;
       expect(exit.code).toBe(EXIT_CONFIG);
       expect(service.output()).toMatch(/bus\.maxAttempts/);
       expect(service.output()).toMatch(/RATCHET_BUS_MAX_ATTEMPTS/);
+    }, 30_000);
+
+    it('refuses to serve metrics beyond loopback without a token', async () => {
+      const service = await start({ RATCHET_BUS_NATS_URL: nats.url, ...natsUser, RATCHET_TELEMETRY_METRICS_PORT: String(await freePort()), RATCHET_TELEMETRY_METRICS_HOST: '0.0.0.0' });
+      expect((await service.exited).code).toBe(EXIT_CONFIG);
+      expect(service.output()).toMatch(/set RATCHET_TELEMETRY_METRICS_TOKEN/);
     }, 30_000);
 
     it('exits as with a bad config when NATS refuses its credentials, saying what to set and not the password', async () => {

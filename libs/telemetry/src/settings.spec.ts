@@ -1,4 +1,4 @@
-import { resolveTelemetrySettings } from './settings';
+import { DEFAULT_OTLP_TIMEOUT_MS, resolveTelemetrySettings, serviceNameOfScript } from './settings';
 
 describe('resolveTelemetrySettings', () => {
   const config = { tracesExporter: 'otlp', otlpEndpoint: 'http://collector:4318', serviceNamespace: 'team-a' } as const;
@@ -28,5 +28,24 @@ describe('resolveTelemetrySettings', () => {
 
   it('exports metrics and OTel logs only when their variable asks for it', () => {
     expect(resolveTelemetrySettings({ OTEL_METRICS_EXPORTER: 'prometheus', OTEL_LOGS_EXPORTER: '' })).toEqual(expect.objectContaining({ metricsFromEnv: true, logsFromEnv: false }));
+  });
+
+  it('names a service after its main script when nothing else names it', () => {
+    expect(serviceNameOfScript('/app/services/sandbox-runner/dist/main.js')).toBe('sandbox-runner');
+    expect(serviceNameOfScript('services/planner/dist/main.js')).toBe('planner');
+    expect(serviceNameOfScript('/app/services/cli/bin/ratchet.js')).toBeUndefined();
+    expect(serviceNameOfScript(undefined)).toBeUndefined();
+    expect(resolveTelemetrySettings({}, undefined, '/app/services/memory/dist/main.js').serviceName).toBe('memory');
+    expect(resolveTelemetrySettings({ RATCHET_SERVICE_NAME: 'cli' }, undefined, '/app/services/memory/dist/main.js').serviceName).toBe('cli');
+    expect(resolveTelemetrySettings({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=x' }, undefined, '/app/services/memory/dist/main.js').serviceName).toBeUndefined();
+  });
+
+  it('bounds each export by a short timeout unless an OTLP timeout variable sets one', () => {
+    expect(resolveTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpTimeoutMs).toBe(DEFAULT_OTLP_TIMEOUT_MS);
+    expect(resolveTelemetrySettings({}, config).otlpTimeoutMs).toBe(DEFAULT_OTLP_TIMEOUT_MS);
+    expect(resolveTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TIMEOUT: '20000' }).otlpTimeoutMs).toBeUndefined();
+    expect(resolveTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '1000' }).otlpTimeoutMs).toBeUndefined();
+    // Nothing exported, nothing to bound.
+    expect(resolveTelemetrySettings({}).otlpTimeoutMs).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Writable } from 'node:stream';
 import { createLogger } from './logger';
-import { currentTraceIds, extractTraceContext, injectTraceContext, withSpan } from './span';
+import { captureTraceContext, currentTraceIds, extractTraceContext, injectTraceContext, linkActiveSpan, restoreTraceContext, setSpanAttributes, withSpan } from './span';
 import { installInMemoryTracing } from './testing';
 import type { InMemoryTracing } from './testing';
 
@@ -85,5 +85,37 @@ describe('telemetry', () => {
     expect(outside).toEqual(expect.objectContaining({ service: 'coder', msg: 'outside' }));
     expect(outside).not.toHaveProperty('trace_id');
     expect(inside).toEqual(expect.objectContaining({ service: 'coder', msg: 'inside', files: 3, trace_id: span!.spanContext().traceId, span_id: span!.spanContext().spanId }));
+  });
+
+  it('parents later work on a captured context, not on whatever context is active then', () => {
+    const captured = withSpan('submit', {}, () => captureTraceContext());
+    // Later, from inside another task's span: the phase still belongs to the submit's trace.
+    withSpan('other task', {}, () => withSpan('phase', { parent: restoreTraceContext(captured) }, () => undefined));
+    const [submit, phase, other] = tracing.spans();
+    expect(captured).toEqual({ traceparent: `00-${submit!.spanContext().traceId}-${submit!.spanContext().spanId}-01` });
+    expect(phase!.spanContext().traceId).toBe(submit!.spanContext().traceId);
+    expect(phase!.parentSpanContext?.spanId).toBe(submit!.spanContext().spanId);
+    expect(other!.spanContext().traceId).not.toBe(submit!.spanContext().traceId);
+
+    // Nothing captured (an untraced submit): a trace of its own, never the active one's.
+    withSpan('other task', {}, () => withSpan('untraced phase', { parent: restoreTraceContext(undefined) }, () => undefined));
+    const untraced = tracing.spans().find((span) => span.name === 'untraced phase')!;
+    expect(untraced.parentSpanContext).toBeUndefined();
+    expect(captureTraceContext()).toEqual({});
+  });
+
+  it('sets attributes on, and links, the active span; outside a span both do nothing', () => {
+    const captured = withSpan('submit', {}, () => captureTraceContext());
+    withSpan('resume', {}, () => {
+      setSpanAttributes({ 'ratchet.task_id': 't-7' });
+      linkActiveSpan(captured);
+      linkActiveSpan({ traceparent: 'garbage' });
+      linkActiveSpan(undefined);
+    });
+    setSpanAttributes({ ignored: true });
+    linkActiveSpan(captured);
+    const [submit, resume] = tracing.spans();
+    expect(resume!.attributes).toEqual({ 'ratchet.task_id': 't-7' });
+    expect(resume!.links.map((link) => link.context.spanId)).toEqual([submit!.spanContext().spanId]);
   });
 });

@@ -1,4 +1,4 @@
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span, SpanKind } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
@@ -83,6 +83,44 @@ export function injectTraceContext(carrier: Record<string, string>, ctx: Context
  */
 export function extractTraceContext(carrier: Readonly<Record<string, string>>, ctx: Context = context.active()): Context {
   return propagator.extract(ctx, carrier as Record<string, string>, getter);
+}
+
+/**
+ * The W3C trace context of the active span as a new carrier, to store with
+ * work that goes on later, elsewhere or after a restart (a task's phases):
+ * `{ traceparent, tracestate? }`, or `{}` outside a valid span.
+ */
+export function captureTraceContext(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  injectTraceContext(carrier);
+  return carrier;
+}
+
+/**
+ * The context that goes on with a trace captured by `captureTraceContext`:
+ * its span is the parent of spans started in it, whatever context is active
+ * now (a timer's, or another task's that happened to start this work).
+ * Without a valid `traceparent` it is the root context, so spans started in
+ * it begin a trace of their own.
+ */
+export function restoreTraceContext(carrier: Readonly<Record<string, string>> | undefined): Context {
+  return extractTraceContext(carrier ?? {}, ROOT_CONTEXT);
+}
+
+/** Sets attributes on the active span, e.g. an id learnt while it runs; does nothing outside a span. */
+export function setSpanAttributes(attributes: Attributes): void {
+  trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/**
+ * Links the active span to the span of a captured trace context: work on
+ * something that lives in another trace (a resume or an approval of a task
+ * whose phases run in the trace of its submit) points to it. Does nothing
+ * outside a span or without a valid `traceparent`.
+ */
+export function linkActiveSpan(carrier: Readonly<Record<string, string>> | undefined): void {
+  const linked = trace.getSpanContext(restoreTraceContext(carrier));
+  if (linked !== undefined && trace.isSpanContextValid(linked)) trace.getActiveSpan()?.addLink({ context: linked });
 }
 
 /**

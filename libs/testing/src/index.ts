@@ -30,3 +30,7 @@ export type { Stack, StackOptions, StackService } from './stack';
 export { codeReply, planReply, reflectionReply, scriptedGoals, testsReply, writeScript } from './scripted-tasks';
 export type { ScriptedGoal } from './scripted-tasks';
 export { rejectionOf } from './rejection';
+export { startOtlpReceiver } from './otlp-receiver';
+export type { OtlpReceiver, OtlpReceiverOptions, OtlpValue, ReceivedSpan } from './otlp-receiver';
+export { findPrometheusBinary, startPrometheus } from './prometheus';
+export type { PrometheusFixture, PrometheusJob, PrometheusOptions, PrometheusSample, PrometheusTargetState } from './prometheus';

@@ -44,6 +44,12 @@ export interface StackOptions {
   readonly onExited?: (name: string, exit: ProcessExit, restartInMs: number | undefined) => void;
   /** Called with the new process once a restarted service is ready. */
   readonly onRestarted?: (name: string, process: NodeProcessFixture) => void;
+  /**
+   * Every process serves its operations endpoints (/metrics, /livez,
+   * /readyz) on a free port of its own, `/metrics` behind `token` when
+   * given; see `Stack.metricsTargets`. Default: none.
+   */
+  readonly metrics?: { readonly token?: string };
 }
 
 export interface Stack {
@@ -75,6 +81,8 @@ export interface Stack {
   output(): string;
   /** nats-server's log lines about a client acting outside its permissions (of its last ~200 lines). */
   natsViolations(): string[];
+  /** With `metrics`: the operations address (`127.0.0.1:<port>`) of every running process, by service. */
+  metricsTargets(): { service: StackService; pid: number; address: string }[];
 }
 
 /** The users of a shipped nats-server authorization and the environment variable each one's password comes from. */
@@ -115,6 +123,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const starting = new Set<Promise<unknown>>();
   const stopping = new AbortController();
   const restartDelayMs = options.restartDelayMs ?? 1_000;
+  const metricsPorts = new WeakMap<NodeProcessFixture, number>();
   const envOf = (service: StackService): Record<string, string> => ({
     RATCHET_CONFIG_DIR: path.join(options.repoRoot, 'config'),
     RATCHET_BUS_NATS_URL: nats.url,
@@ -139,14 +148,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
    * rejects (after killing it) when it does not print "ready" in time.
    */
   const spawn = async (service: StackService, env: Readonly<Record<string, string>>, replacing?: NodeProcessFixture): Promise<{ child: NodeProcessFixture; ready: Promise<void> }> => {
+    const metricsPort = options.metrics === undefined ? undefined : await freePort();
+    const metricsEnv: Record<string, string> =
+      metricsPort === undefined ? {} : { RATCHET_TELEMETRY_METRICS_PORT: String(metricsPort), ...(options.metrics?.token === undefined ? {} : { RATCHET_TELEMETRY_METRICS_TOKEN: options.metrics.token }) };
     const child = await track(
       startNodeProcess({
         script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
         nodeArgs: ['--require', '@ratchet/telemetry/register'],
         cwd: options.repoRoot,
-        env: { ...envOf(service), ...env },
+        env: { ...envOf(service), ...metricsEnv, ...env },
       }),
     );
+    if (metricsPort !== undefined) metricsPorts.set(child, metricsPort);
     const list = processes.get(service) as NodeProcessFixture[];
     const index = replacing === undefined ? -1 : list.indexOf(replacing);
     if (index >= 0) list[index] = child;
@@ -241,6 +254,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     },
     stop,
     natsViolations: () => nats.output().split('\n').filter((line) => /Violation/.test(line)),
+    metricsTargets: () =>
+      [...processes].flatMap(([service, children]) =>
+        children.flatMap((child) => {
+          const port = metricsPorts.get(child);
+          return port === undefined ? [] : [{ service, pid: child.pid, address: `127.0.0.1:${port}` }];
+        }),
+      ),
     output: () =>
       [
         ...[...processes].flatMap(([service, children]) => children.map((child) => `--- ${service} (pid ${child.pid}):\n${child.output()}`)),

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
 import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
@@ -173,6 +174,7 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       memory: options.memory ?? MemoryUse.MEMORY_USE_UNSPECIFIED,
     });
     taskId = task.id;
+    setSpanAttributes({ 'ratchet.task_id': task.id });
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
     return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace);
   } finally {

@@ -1,6 +1,7 @@
 import { TaskStatus } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { roleNames } from '@ratchet/grpc-api';
+import { withSpan } from '@ratchet/telemetry';
 import { Command, CommanderError } from 'commander';
 import { runBench, type BenchOptions } from './bench/run-bench';
 import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
@@ -228,14 +229,31 @@ function program(): Command {
   return command;
 }
 
+/** `run`, `lessons list`, ...: the words that name a command, below `ratchet`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) names.unshift(current.name());
+  return names.join(' ');
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   try {
-    await program().parseAsync([...argv]);
+    // The root of the trace of whatever the command does: with a server, the task's phases in every service are its descendants.
+    await withSpan('ratchet', {}, async (span) => {
+      const command = program().hook('preAction', (_root, action) => {
+        const name = commandPath(action);
+        span.updateName(`ratchet ${name}`);
+        span.setAttribute('ratchet.command', name);
+      });
+      try {
+        await command.parseAsync([...argv]);
+      } catch (error) {
+        // Help, a version or a usage error: what the user asked for, or told on stderr; not a failure of the command's work.
+        if (!(error instanceof CommanderError)) throw error;
+        process.exitCode = error.exitCode;
+      }
+    });
   } catch (error) {
-    if (error instanceof CommanderError) {
-      process.exitCode = error.exitCode;
-      return;
-    }
     const appError = AppError.from(error);
     consoleOutput.err(`ratchet: ${appError.message}`);
     process.exitCode = appError.code === ErrorCode.CONFIG_INVALID ? exitConfig : 1;

@@ -9,6 +9,7 @@ import { DEFAULT_GRPC_MAX_MESSAGE_BYTES, GrpcServer } from '@ratchet/grpc-api';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
 import { accessOf } from './adapters/grpc-access';
+import { reportTaskMetrics } from './adapters/metrics';
 import { agentClients } from './agent-clients';
 import { loopSettingsOf, orchestratorConfigSection } from './config';
 import { createOrchestratorService, type OrchestratorService } from './orchestrator-service';
@@ -93,6 +94,7 @@ main({
         logger.warn({ attempt, retryInMs, err: error.message }, 'Postgres not reachable yet'),
       );
       state.db = db;
+      reportTaskMetrics(db);
       state.orchestrator = await createOrchestratorService({
         db,
         redact,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { LogLevel, Phase, StopReason, TaskStatus, type TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { withSpan } from '@ratchet/telemetry';
+import { installInMemoryTracing } from '@ratchet/telemetry/testing';
 import type { Decision } from '../src/domain/decide';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import { Effect } from '../src/domain/next-action';
@@ -86,6 +88,29 @@ describe('TaskRunner with in-memory adapters', () => {
     expect(published).toEqual(store.events);
     expect(published.map((event) => event.sequence)).toEqual(store.events.map((_, index) => index + 2));
     expect(final.iterations.map((iteration) => iteration.number)).toEqual([1, 2]);
+  });
+
+  it("runs every phase as a child of the submit's stored span, whatever span is active when the run starts", async () => {
+    const tracing = installInMemoryTracing();
+    try {
+      const submit = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const store = new MemoryStore(task({ traceContext: { traceparent: submit } }));
+      const { phases } = scripted({ [Effect.RETRIEVE]: [reply(InputKind.LESSONS_RETRIEVED)], [Effect.PLAN]: [() => Promise.reject(new AppError(ErrorCode.INVALID_ARGUMENT, 'no plan'))] });
+      const runner = new TaskRunner({ store, phases, policy, now, publish: async () => undefined });
+      // A run started from inside another task's work (a slot freed by it) must not join that task's trace.
+      await withSpan('another task', {}, () => runner.drive('task-1', new AbortController().signal));
+      const phaseSpans = tracing.spans().filter((span) => span.name.startsWith('phase '));
+      expect(phaseSpans.map((span) => span.name)).toEqual(['phase retrieving', 'phase planning']);
+      for (const span of phaseSpans) {
+        expect(span.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+        expect(span.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+        expect(span.attributes['ratchet.task_id']).toBe('task-1');
+      }
+      // The failed phase says why on its span.
+      expect(phaseSpans[1]!.attributes['error.type']).toBe(ErrorCode.INVALID_ARGUMENT);
+    } finally {
+      await tracing.shutdown();
+    }
   });
 
   it('checks the stop conditions before a model call: a spent token budget ends the task without calling the coder', async () => {

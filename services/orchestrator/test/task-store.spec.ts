@@ -247,6 +247,14 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect((await store.tasks.get((await store.tasks.create(task(), [])).task.id)).testEdits).toBe(TestEdits.TEST_EDITS_UNSPECIFIED);
     });
 
+    it("keeps the submit's trace context through every transition, and none for an untraced submit", async () => {
+      const traceContext = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+      const { task: traced } = await store.tasks.create(task({ traceContext }), [], { leaseMs: 60_000 });
+      await store.transitions.save(traced, change(traced, { status: TaskStatus.TASK_STATUS_PLANNING }));
+      expect((await store.tasks.get(traced.id)).traceContext).toEqual(traceContext);
+      expect(await store.tasks.get((await store.tasks.create(task(), [])).task.id)).not.toHaveProperty('traceContext');
+    });
+
     it('returns the existing task for a repeated request id instead of a second one', async () => {
       const first = await store.tasks.create(task({ requestId: `req-${name}` }), []);
       const again = await store.tasks.create(task({ requestId: `req-${name}` }), []);

@@ -5,6 +5,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from '@ratchet/runtime';
 import { BubblewrapDriver, type SandboxLogger } from './adapters/bubblewrap-driver';
 import { DockerDriver } from './adapters/docker-driver';
+import { observeJob } from './adapters/metrics';
 import { SessionManager } from './adapters/session-manager';
 import type { SessionLaunch, SessionSandbox } from './adapters/session-sandbox';
 import { defaultLimits, effectiveLimits } from './domain/job-limits';
@@ -20,6 +21,7 @@ export { CappedBuffer } from './domain/capped-buffer';
 export { defaultLimits, effectiveLimits, maximumLimits, validateJob } from './domain/job-limits';
 export type { EffectiveLimits } from './domain/job-limits';
 export { parseJUnit } from './domain/junit';
+export { countJobTaken, jobOutcome, reportRunner } from './adapters/metrics';
 
 /** What the runner needs of a driver; DockerDriver and BubblewrapDriver both are one. */
 export interface Sandbox {
@@ -29,6 +31,8 @@ export interface Sandbox {
   /** Resolves, with what it checked, when the driver can run jobs; throws AppError saying what to fix. */
   ping(): Promise<string>;
   warm(): Promise<void>;
+  /** Sandboxes started ahead and waiting for a job now. */
+  readonly warmPoolSize: number;
   close(): Promise<void>;
 }
 
@@ -156,7 +160,8 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
           const wanted = request.job.driver === SandboxDriver.SANDBOX_DRIVER_DOCKER ? 'docker' : 'bwrap';
           throw new AppError(ErrorCode.FAILED_PRECONDITION, `the job asks for the ${wanted} driver and this runner runs ${name}; leave driver unset or send it to a runner with sandbox.driver: ${wanted}`);
         }
-        return { result: await driver.run(request.job, context.signal) };
+        const job = request.job;
+        return { result: await observeJob(() => driver.run(job, context.signal)) };
       },
     },
     checks: [

@@ -6,7 +6,7 @@ import { configSection, extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
-import { createSandboxRunnerService, sandboxRunnerOptionsOf } from './index';
+import { countJobTaken, createSandboxRunnerService, reportRunner, sandboxRunnerOptionsOf } from './index';
 
 const runnerConfigSection = configSection({
   /** Sandbox jobs this process runs at once; it pulls no more than that from the queue. */
@@ -33,7 +33,10 @@ main({
       transport,
       SANDBOX_JOB_QUEUE,
       { request: RunJobRequest, response: RunJobResponse },
-      (request, { job, deadline, signal }) => service.implementation.runJob(request, { requestId: job.id, deadline, signal, headers: job.headers }),
+      (request, { job, deadline, signal }) => {
+        countJobTaken();
+        return service.implementation.runJob(request, { requestId: job.id, deadline, signal, headers: job.headers });
+      },
       {
         concurrency: config.runner.concurrency,
         ackWaitMs: config.runner.ackWaitMs,
@@ -43,6 +46,7 @@ main({
       },
     );
     logger.info({ queue: SANDBOX_JOB_QUEUE, concurrency: config.runner.concurrency, driver: config.sandbox.driver }, 'pulling sandbox jobs');
+    reportRunner({ queue: SANDBOX_JOB_QUEUE, warmPoolSize: () => service.driver.warmPoolSize, backlog: () => transport.workQueueBacklog(SANDBOX_JOB_QUEUE) });
     return {
       implementation: service.implementation,
       checks: service.checks,

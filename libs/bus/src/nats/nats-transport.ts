@@ -460,6 +460,24 @@ export class NatsTransport implements Transport {
     }
   }
 
+  /**
+   * How far behind the workers of `queue` are: jobs waiting for a worker
+   * (`pending`) and jobs taken and not yet acknowledged (`ackPending`), as
+   * the workers' shared consumer reports them. For metrics and autoscaling.
+   * @throws AppError UNAVAILABLE when JetStream does not answer or the queue
+   *   was never set up; PERMISSION_DENIED for a user that does not work it.
+   */
+  async workQueueBacklog(queue: string): Promise<{ pending: number; ackPending: number }> {
+    this.assertUsable(`read the backlog of ${queue}`);
+    assertToken('queue name', queue);
+    try {
+      const info = await (await this.jsm()).consumers.info(queueStream(queue), WORKERS);
+      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+    } catch (error) {
+      throw jetStreamError(`read the backlog of ${queue}`, error);
+    }
+  }
+
   async deadLetters(queue: string): Promise<DeadLetter[]> {
     await this.ensureDeadLetterStream();
     const subject = Subjects.deadLetter(queue);

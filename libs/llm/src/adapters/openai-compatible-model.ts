@@ -8,7 +8,9 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall } from '../domain/chat-model';
+import type { ModelPrice } from '../domain/cost';
 import { withJsonInstruction } from '../domain/json-instruction';
+import { countRetryAttempt, meteredCompletion } from './model-metrics';
 
 export interface OpenAiCompatibleModelConfig {
   /**
@@ -32,15 +34,20 @@ export interface OpenAiCompatibleModelConfig {
   readonly apiKeyHeader?: 'bearer' | 'api-key';
   /** Sent as the `api-version` query parameter (Azure). */
   readonly apiVersion?: string;
+  /** Prices the tokens in the `ratchet_model_cost_usd_total` metric; without it the cost counts as 0. */
+  readonly price?: ModelPrice;
 }
 
 /**
- * `fetch` whose rejections are `Error`s of this realm. The SDK tells timeouts
- * from other connection failures with `instanceof Error` and the error name;
- * where fetch lives in another realm (jest's vm sandbox) its AbortError
- * would otherwise be flattened to a generic "Connection error".
+ * `fetch` whose rejections are `Error`s of this realm, and which counts the
+ * SDK's retries in the model metrics. The SDK tells timeouts from other
+ * connection failures with `instanceof Error` and the error name; where
+ * fetch lives in another realm (jest's vm sandbox) its AbortError would
+ * otherwise be flattened to a generic "Connection error".
  */
 const sameRealmFetch: typeof fetch = async (input, init) => {
+  // Each retry of the SDK is one more fetch: counted here, where the attempt number is visible.
+  countRetryAttempt(init?.headers);
   try {
     return await fetch(input, init);
   } catch (error) {
@@ -91,7 +98,11 @@ export class OpenAiCompatibleModel implements ChatModel {
    *   retryable), DEADLINE_EXCEEDED (timeout), INVALID_ARGUMENT (400/422),
    *   NOT_FOUND (404), CANCELLED (aborted by `options.signal`).
    */
-  async complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+  complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+    return meteredCompletion({ role: request.role, model: this.config.model }, this.config.price, () => this.completeOnce(request, options));
+  }
+
+  private async completeOnce(request: ChatRequest, options: ChatCallOptions): Promise<ChatResponse> {
     let completion: ChatCompletion;
     try {
       completion = await this.client.chat.completions.create(this.toParams(request), { signal: options.signal });

@@ -4,6 +4,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ChatRole, type ChatCallOptions, type ChatModel, type ChatRequest, type ChatResponse, type ToolCall } from '../domain/chat-model';
+import { meteredCompletion } from './model-metrics';
 
 const toolCallSchema = z.strictObject({
   name: z.string().min(1),
@@ -132,11 +133,14 @@ export class ScriptedModel implements ChatModel {
    *   offer; CANCELLED when `options.signal` is aborted.
    */
   complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
-    try {
-      return Promise.resolve(this.answer(request, options));
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    // The turn is taken at once, in call order; the metrics count it like a real model's call.
+    return meteredCompletion({ role: request.role, model: `scripted:${this.name}` }, undefined, () => {
+      try {
+        return Promise.resolve(this.answer(request, options));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    });
   }
 
   /**

@@ -165,4 +165,10 @@ export const orchestratorMigrations: readonly Migration[] = [
           CREATE UNIQUE INDEX tasks_team_request_id ON tasks (team, request_id) WHERE request_id <> '';
           CREATE INDEX tasks_team_created ON tasks (team, created_at DESC, id DESC);`,
   },
+  {
+    id: '0013_trace_context',
+    // The W3C trace context of the submit ({traceparent, tracestate}): every phase span is its child, so a
+    // task is one trace however long it waits and whichever replica runs it. NULL: submitted untraced.
+    sql: `ALTER TABLE tasks ADD COLUMN trace_context jsonb;`,
+  },
 ];

@@ -73,6 +73,12 @@ export interface TaskRecord {
   readonly team: string;
   /** The authenticated principal that submitted the task. */
   readonly submittedBy: string;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the submit, the
+   * parent of every phase span; absent when the submit was not traced. Set at
+   * submit, never changed.
+   */
+  readonly traceContext?: Readonly<Record<string, string>>;
   /** The gate the task waits on while AWAITING_APPROVAL; empty otherwise. Read from the gates, never saved. */
   readonly pendingGateId: string;
   readonly createdAt: Date;

@@ -2,6 +2,7 @@ import { statusName } from '@ratchet/agent';
 import { ApprovalDecision, TaskStatus, type ApproveRequest, type ApproveResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Principal } from '@ratchet/grpc-api';
+import { linkActiveSpan } from '@ratchet/telemetry';
 import { decide } from '../domain/decide';
 import { InputKind } from '../domain/inputs';
 import { toTaskProto } from '../domain/records';
@@ -27,6 +28,8 @@ export function approve(context: HandlerContext) {
     const approver = principalOf(call).name;
     const { store } = context;
     const task = await store.tasks.get(taskId);
+    // The phases after the decision go on in the task's own trace (its submit's); this call's trace points to it.
+    linkActiveSpan(task.traceContext);
     if (task.status !== TaskStatus.TASK_STATUS_AWAITING_APPROVAL) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}, not waiting for approval`);
     const gate = await store.approvals.get(task.id, gateId);
     if (gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) {

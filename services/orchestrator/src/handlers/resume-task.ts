@@ -1,6 +1,7 @@
 import { durationFromMs, msOf, statusName } from '@ratchet/agent';
 import { TaskStatus, type Budget, type ResumeTaskRequest, type ResumeTaskResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { linkActiveSpan } from '@ratchet/telemetry';
 import { effectiveBudget } from '../domain/budget';
 import { decide } from '../domain/decide';
 import { InputKind } from '../domain/inputs';
@@ -45,6 +46,8 @@ export function resumeTask(context: HandlerContext) {
     if (hint.includes('\0')) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'hint contains a NUL character (\\u0000); send plain text');
     const { store, policy } = context;
     const task = await store.tasks.get(taskId);
+    // The resumed phases go on in the task's own trace (its submit's); this call's trace points to it.
+    linkActiveSpan(task.traceContext);
     if (task.status !== TaskStatus.TASK_STATUS_FAILED) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} is ${statusName(task.status)}; only a FAILED task can be resumed`);
     const now = context.now();
     const budget = resumedBudget(task, add, policy, now);

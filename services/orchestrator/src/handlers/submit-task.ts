@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { msOf } from '@ratchet/agent';
 import { StopReason, TaskStatus, type SubmitTaskRequest, type SubmitTaskResponse } from '@ratchet/contracts';
 import type { Principal } from '@ratchet/grpc-api';
+import { captureTraceContext, setSpanAttributes } from '@ratchet/telemetry';
 import { emptyUsage, toTaskProto, type TaskRecord } from '../domain/records';
 import type { HandlerContext } from './context';
 import { principalOf } from './principal';
@@ -13,6 +14,8 @@ export function submitTask(context: HandlerContext) {
     const principal = principalOf(call);
     validateSubmit(request);
     const created = context.now();
+    // The submit's span is the parent of every phase span, wherever and whenever the task runs.
+    const traceContext = captureTraceContext();
     const record: TaskRecord = {
       id: randomUUID(),
       goal: request.goal.trim(),
@@ -41,6 +44,7 @@ export function submitTask(context: HandlerContext) {
       memory: request.memory,
       team: principal.team,
       submittedBy: principal.name,
+      ...(traceContext['traceparent'] === undefined ? {} : { traceContext }),
       approvalTimeoutMs: msOf(request.approvalPolicy?.timeout),
       pendingGateId: '',
       createdAt: created,
@@ -49,6 +53,8 @@ export function submitTask(context: HandlerContext) {
     };
     const keep = context.scheduler.hasSlot();
     const result = await context.store.tasks.create(record, [{ time: created, iteration: 0, payload: { $case: 'taskSubmitted', taskSubmitted: { task: toTaskProto(record, false) } } }], keep ? { leaseMs: context.leaseMs } : {});
+    // The task span to find a task's trace by (a repeated request id: the task it created first).
+    setSpanAttributes({ 'ratchet.task_id': result.task.id });
     if (result.created) {
       await context.publish(result.events);
       context.scheduler.enqueue(keep ? record.id : undefined);

@@ -1,7 +1,8 @@
 import { phaseName, phaseOfStatus, redactStrings, redactText, statusName } from '@ratchet/agent';
 import type { TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { withSpan } from '@ratchet/telemetry';
+import { restoreTraceContext, withSpan } from '@ratchet/telemetry';
+import { observePhase } from '../adapters/metrics';
 import type { TaskStore } from '../adapters/store';
 import type { Decision } from '../domain/decide';
 import { decide } from '../domain/decide';
@@ -109,7 +110,7 @@ export class TaskRunner {
         const progress = async (step: TaskInput) => {
           state = await this.store(state, step);
         };
-        const input = action.kind === 'input' ? action.input : await this.run(action.effect, state, signal, { enteredAt, progress });
+        const input = action.kind === 'input' ? action.input : await observePhase(state.task.status, signal, () => this.run(action.effect, state, signal, { enteredAt, progress }));
         const before = state.task.status;
         state = await this.store(state, input);
         if (state.task.status !== before) enteredAt = this.now();
@@ -194,7 +195,10 @@ export class TaskRunner {
   private run(effect: Effect, state: TaskState, signal: AbortSignal, phase: PhaseContext): Promise<TaskInput> {
     const runner = this.options.phases[effect];
     if (runner === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${state.task.id} is ${statusName(state.task.status)}, and this orchestrator has no runner for '${effect}' yet`);
-    return withSpan(`phase ${phaseName(phaseOfStatus(state.task.status))}`, { attributes: { 'ratchet.task_id': state.task.id, 'ratchet.iteration': state.task.currentIteration, 'ratchet.effect': effect } }, async (span) => {
+    // Every phase is a child of the task's submit, not of whatever context started this run (a
+    // claim timer, or the task before it in the queue): one task, one trace, across replicas and restarts.
+    const parent = restoreTraceContext(state.task.traceContext);
+    return withSpan(`phase ${phaseName(phaseOfStatus(state.task.status))}`, { parent, attributes: { 'ratchet.task_id': state.task.id, 'ratchet.iteration': state.task.currentIteration, 'ratchet.effect': effect } }, async (span) => {
       const input = await runner(state, signal, phase);
       const usage = 'usage' in input ? input.usage : undefined;
       span.setAttribute('ratchet.tokens', usage === undefined ? 0 : usage.promptTokens + usage.completionTokens);

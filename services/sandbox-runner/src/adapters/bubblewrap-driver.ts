@@ -17,6 +17,9 @@ import { superviseJob, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
 
+/** False under gVisor, whose /proc has no user.max_user_namespaces for bwrap's --disable-userns. */
+const nestedUserNamespacesLimitable = existsSync('/proc/sys/user/max_user_namespaces');
+
 export interface BubblewrapDriverOptions {
   /**
    * The sandbox image's root filesystem, mounted read-only as `/`. Default
@@ -120,6 +123,11 @@ export class BubblewrapDriver {
 
   /** Sandboxes ready in the warm pool now. */
   get warmSandboxes(): number {
+    return this.pool.size;
+  }
+
+  /** The same, under the name every driver shares (see Sandbox). */
+  get warmPoolSize(): number {
     return this.pool.size;
   }
 
@@ -348,7 +356,11 @@ export class BubblewrapDriver {
     return [
       '--unshare-all',
       '--unshare-user',
-      '--disable-userns',
+      // Forbids user namespaces inside the sandbox by setting its
+      // user.max_user_namespaces to 0. gVisor has no such file (google/gvisor
+      // issue 11210) and bwrap then fails, so there, where gVisor's own kernel
+      // already stands between the jobs and the node's, it is left out.
+      ...(nestedUserNamespacesLimitable ? ['--disable-userns'] : []),
       '--die-with-parent',
       '--new-session',
       '--cap-drop',

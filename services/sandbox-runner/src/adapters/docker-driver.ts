@@ -100,6 +100,11 @@ export class DockerDriver {
     return this.pool.size;
   }
 
+  /** The same, under the name every driver shares (see Sandbox). */
+  get warmPoolSize(): number {
+    return this.pool.size;
+  }
+
   /**
    * Fills the warm pool (if any) and resolves once it is full (or a container
    * could not be made) and the containers of finished jobs are removed.

@@ -152,6 +152,7 @@ export interface TaskRow {
   memory_use?: string;
   team?: string;
   submitted_by?: string;
+  trace_context?: Record<string, string> | null;
   approval_timeout_ms: string | number;
   pending_gate_id: string | null;
   goal: string;
@@ -236,6 +237,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     memory: memoryUseFromJSON(row.memory_use ?? 'MEMORY_USE_UNSPECIFIED'),
     team: row.team ?? DEFAULT_TEAM,
     submittedBy: row.submitted_by ?? '',
+    ...(row.trace_context === undefined || row.trace_context === null ? {} : { traceContext: row.trace_context }),
     pendingGateId: row.pending_gate_id ?? '',
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),

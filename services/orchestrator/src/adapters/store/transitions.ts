@@ -3,6 +3,7 @@ import type { Database, Queryable } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Decision } from '../../domain/decide';
 import type { TaskRecord } from '../../domain/records';
+import { recordTransition } from '../metrics';
 import { pendingDecision } from './approvals';
 import { numbered } from './events';
 import { heavyColumns, heavyFields, iterationColumns, iterationColumnTypes, iterationJson, json, schema } from './rows';
@@ -57,6 +58,7 @@ export class TransitionWriter {
         await this.write(tx, before, decision, events, options);
       });
     }
+    recordTransition(before, decision.task);
     return { events, version };
   }
 
