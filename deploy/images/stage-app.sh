@@ -28,6 +28,8 @@ done
 # Source maps and type declarations are for developers, not for running.
 find "$out" -path "$out/node_modules" -prune -o -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.tsbuildinfo' \) -print0 | xargs -0 rm -f
 cp -r services/cli/bin "$out/services/cli/"
+# The sandbox supervisor, read at run time and passed to python3 in each sandbox.
+cp -r services/sandbox-runner/supervisor "$out/services/sandbox-runner/"
 cp -r config protos "$out/"
 rm -f "$out/config/"*.local.yaml
 install -m 0755 deploy/images/ratchet-service deploy/images/healthcheck.mjs "$out/"
