@@ -1,22 +1,11 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { metricDefinitions, processMetrics } from '@ratchet/telemetry';
+import { metricValue } from '@ratchet/telemetry/testing';
 import { InProcessBroker } from '../src/in-process/in-process-broker';
 import { InProcessTransport } from '../src/in-process/in-process-transport';
 import { createClient } from '../src/rpc-client';
 import { serveService } from '../src/rpc-server';
 import { echoDefinition, type EchoReply } from './echo-service';
 
-/** The value of one series of the process registry (a histogram's `_count` too), 0 when it does not exist. */
-async function value(series: string, labels: Record<string, string>): Promise<number> {
-  const name = series.replace(/_count$/, '');
-  if (!Object.values(metricDefinitions).some((definition) => definition.name === name)) throw new Error(`${name} is not a Ratchet metric`);
-  // Metrics are registered when first used: one never used has no series yet.
-  const metric = processMetrics().registry.getSingleMetric(name);
-  if (metric === undefined) return 0;
-  const { values } = await metric.get();
-  const found = values.find((entry) => ((entry as { metricName?: string }).metricName ?? name) === series && Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted));
-  return found?.value ?? 0;
-}
 
 describe('RPC metrics', () => {
   let transport: InProcessTransport;
@@ -50,17 +39,17 @@ describe('RPC metrics', () => {
     await expect(client.unserved({ text: 'x' }, { maxAttempts: 1 })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
 
     // Client: three Echo calls (one of them retried once), one failed for good.
-    expect(await value('ratchet_rpc_client_duration_seconds_count', labels)).toBe(3);
-    expect(await value('ratchet_rpc_client_retries_total', labels)).toBe(1);
-    expect(await value('ratchet_rpc_client_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
-    expect(await value('ratchet_rpc_client_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(0);
-    expect(await value('ratchet_rpc_client_errors_total', { rpc_service: definition.name, rpc_method: 'Unserved', code: 'UNIMPLEMENTED' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_client_duration_seconds_count', labels)).toBe(3);
+    expect(await metricValue('ratchet_rpc_client_retries_total', labels)).toBe(1);
+    expect(await metricValue('ratchet_rpc_client_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_client_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(0);
+    expect(await metricValue('ratchet_rpc_client_errors_total', { rpc_service: definition.name, rpc_method: 'Unserved', code: 'UNIMPLEMENTED' })).toBe(1);
 
     // Server: four Echo answers (the failed attempt included), two of them errors; Unserved answered UNIMPLEMENTED.
-    expect(await value('ratchet_rpc_server_duration_seconds_count', labels)).toBe(4);
-    expect(await value('ratchet_rpc_server_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(1);
-    expect(await value('ratchet_rpc_server_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
-    expect(await value('ratchet_rpc_server_errors_total', { rpc_service: definition.name, rpc_method: 'Unserved', code: 'UNIMPLEMENTED' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_server_duration_seconds_count', labels)).toBe(4);
+    expect(await metricValue('ratchet_rpc_server_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_server_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_server_errors_total', { rpc_service: definition.name, rpc_method: 'Unserved', code: 'UNIMPLEMENTED' })).toBe(1);
     await server.drain(1_000);
   });
 
@@ -84,9 +73,9 @@ describe('RPC metrics', () => {
     await expect(createClient(transport, definition).echo({ text: 'slow' }, { timeoutMs: 50, maxAttempts: 1 })).rejects.toMatchObject({ code: ErrorCode.DEADLINE_EXCEEDED });
     await done;
     const labels = { rpc_service: definition.name, rpc_method: 'Echo' };
-    expect(await value('ratchet_rpc_server_errors_total', { ...labels, code: 'DEADLINE_EXCEEDED' })).toBe(1);
-    expect(await value('ratchet_rpc_server_duration_seconds_count', labels)).toBe(1);
-    expect(await value('ratchet_rpc_client_errors_total', { ...labels, code: 'DEADLINE_EXCEEDED' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_server_errors_total', { ...labels, code: 'DEADLINE_EXCEEDED' })).toBe(1);
+    expect(await metricValue('ratchet_rpc_server_duration_seconds_count', labels)).toBe(1);
+    expect(await metricValue('ratchet_rpc_client_errors_total', { ...labels, code: 'DEADLINE_EXCEEDED' })).toBe(1);
     await server.drain(1_000);
   });
 });

@@ -2,6 +2,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { metricDefinitions, processMetrics } from './metrics';
 
 export interface InMemoryTracing {
   readonly exporter: InMemorySpanExporter;
@@ -43,4 +44,20 @@ export function installInMemoryTracing(): InMemoryTracing {
       context.disable();
     },
   };
+}
+
+/**
+ * The current value of one series of this process's metrics registry (a
+ * histogram's `_count` too), or 0 when the metric has no series yet (metrics
+ * are registered when first used).
+ * @throws Error when `series` names no Ratchet metric, so a typo cannot pass as 0.
+ */
+export async function metricValue(series: string, labels: Record<string, string> = {}): Promise<number> {
+  const name = series.replace(/_count$/, '');
+  if (!Object.values(metricDefinitions).some((definition) => definition.name === name)) throw new Error(`${name} is not a Ratchet metric`);
+  const metric = processMetrics().registry.getSingleMetric(name);
+  if (metric === undefined) return 0;
+  const { values } = await metric.get();
+  const found = values.find((entry) => ((entry as { metricName?: string }).metricName ?? name) === series && Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted));
+  return found?.value ?? 0;
 }

@@ -1,5 +1,6 @@
 import { ErrorCode } from '@ratchet/errors';
-import { metricDefinitions, processMetrics } from '@ratchet/telemetry';
+import { processMetrics } from '@ratchet/telemetry';
+import { metricValue } from '@ratchet/telemetry/testing';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '@ratchet/testing';
 import type { ChatRequest } from '../domain/chat-model';
 import { createRoleModel, modelConfigSection } from '../models-config';
@@ -8,17 +9,6 @@ import { ScriptedModel } from './scripted-model';
 
 const request: ChatRequest = { role: 'coder', messages: [{ role: 'user', content: 'Write it.' }] };
 
-/** The value of one series of the process registry (a histogram's `_count` too), 0 when it does not exist yet. */
-async function value(series: string, labels: Record<string, string>): Promise<number> {
-  const name = series.replace(/_count$/, '');
-  if (!Object.values(metricDefinitions).some((definition) => definition.name === name)) throw new Error(`${name} is not a Ratchet metric`);
-  // Metrics are registered when first used: one never used has no series yet.
-  const metric = processMetrics().registry.getSingleMetric(name);
-  if (metric === undefined) return 0;
-  const { values } = await metric.get();
-  const found = values.find((entry) => ((entry as { metricName?: string }).metricName ?? name) === series && Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted));
-  return found?.value ?? 0;
-}
 
 describe('model metrics', () => {
   let server: FakeOpenAiServer;
@@ -36,12 +26,12 @@ describe('model metrics', () => {
     await model.complete(request);
 
     expect(server.requests).toHaveLength(2);
-    expect(await value('ratchet_model_tokens_total', { ...labels, kind: 'prompt' })).toBe(1_000);
-    expect(await value('ratchet_model_tokens_total', { ...labels, kind: 'completion' })).toBe(250);
-    expect(await value('ratchet_model_cost_usd_total', labels)).toBeCloseTo((1_000 * 2 + 250 * 8) / 1_000_000, 12);
-    expect(await value('ratchet_model_retries_total', labels)).toBe(1);
-    expect(await value('ratchet_model_call_duration_seconds_count', labels)).toBe(1);
-    expect(await value('ratchet_model_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(0);
+    expect(await metricValue('ratchet_model_tokens_total', { ...labels, kind: 'prompt' })).toBe(1_000);
+    expect(await metricValue('ratchet_model_tokens_total', { ...labels, kind: 'completion' })).toBe(250);
+    expect(await metricValue('ratchet_model_cost_usd_total', labels)).toBeCloseTo((1_000 * 2 + 250 * 8) / 1_000_000, 12);
+    expect(await metricValue('ratchet_model_retries_total', labels)).toBe(1);
+    expect(await metricValue('ratchet_model_call_duration_seconds_count', labels)).toBe(1);
+    expect(await metricValue('ratchet_model_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(0);
   });
 
   it('counts a call that fails after the retries by its error code', async () => {
@@ -52,10 +42,10 @@ describe('model metrics', () => {
     server.enqueue({ kind: 'error', status: 400, message: 'bad request' });
     await expect(model.complete(request)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
 
-    expect(await value('ratchet_model_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(1);
-    expect(await value('ratchet_model_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
-    expect(await value('ratchet_model_retries_total', labels)).toBe(1);
-    expect(await value('ratchet_model_call_duration_seconds_count', labels)).toBe(2);
+    expect(await metricValue('ratchet_model_errors_total', { ...labels, code: 'UNAVAILABLE' })).toBe(1);
+    expect(await metricValue('ratchet_model_errors_total', { ...labels, code: 'INVALID_ARGUMENT' })).toBe(1);
+    expect(await metricValue('ratchet_model_retries_total', labels)).toBe(1);
+    expect(await metricValue('ratchet_model_call_duration_seconds_count', labels)).toBe(2);
   });
 
   it('counts a scripted model like any other, its model named after the script', async () => {
@@ -63,9 +53,9 @@ describe('model metrics', () => {
     await model.complete({ role: 'planner', messages: [{ role: 'user', content: 'Plan.' }] });
     await expect(model.complete({ role: 'planner', messages: [{ role: 'user', content: 'Plan.' }] })).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION });
     const labels = { role: 'planner', model: 'scripted:metrics-test' };
-    expect(await value('ratchet_model_tokens_total', { ...labels, kind: 'prompt' })).toBe(40);
-    expect(await value('ratchet_model_tokens_total', { ...labels, kind: 'completion' })).toBe(7);
-    expect(await value('ratchet_model_errors_total', { ...labels, code: 'FAILED_PRECONDITION' })).toBe(1);
+    expect(await metricValue('ratchet_model_tokens_total', { ...labels, kind: 'prompt' })).toBe(40);
+    expect(await metricValue('ratchet_model_tokens_total', { ...labels, kind: 'completion' })).toBe(7);
+    expect(await metricValue('ratchet_model_errors_total', { ...labels, code: 'FAILED_PRECONDITION' })).toBe(1);
   });
 
   it('creates the series of a configured role at zero, priced from the table', async () => {
@@ -79,6 +69,6 @@ describe('model metrics', () => {
 
     server.enqueue({ kind: 'completion', content: 'ok', usage: { promptTokens: 500_000, completionTokens: 500_000 } });
     await roleModel.model.complete({ role: 'reflector', messages: [{ role: 'user', content: 'Why?' }] });
-    expect(await value('ratchet_model_cost_usd_total', labels)).toBeCloseTo(1, 9);
+    expect(await metricValue('ratchet_model_cost_usd_total', labels)).toBeCloseTo(1, 9);
   });
 });
