@@ -26,7 +26,7 @@ import type { VectorStore } from './domain/vector-store';
 import { defaultStandingPolicy, type StandingPolicy } from './domain/standing';
 import { forgetLessonHandler, getLessonHandler, listLessonsHandler } from './handlers/get-lesson';
 import { importLessonsHandler } from './handlers/import-lessons';
-import { reindexBatch, reindexLessonsHandler } from './handlers/reindex-lessons';
+import { markMissingVectors, reindexBatch, reindexLessonsHandler } from './handlers/reindex-lessons';
 import { recordFailureHandler } from './handlers/record-failure';
 import { recordSuccessHandler } from './handlers/record-success';
 import { retrieveLessonsHandler } from './handlers/retrieve-lessons';
@@ -36,6 +36,8 @@ export { memoryMigrations } from './adapters/migrations';
 export { OpenAiEmbedder } from './adapters/openai-embedder';
 export type { OpenAiEmbedderConfig } from './adapters/openai-embedder';
 export { PgVectorStore } from './adapters/pgvector-store';
+export { DEFAULT_QDRANT_COLLECTION, pointIdOf, QdrantVectorStore } from './adapters/qdrant-store';
+export type { QdrantVectorStoreOptions } from './adapters/qdrant-store';
 export { cosine, HashingEmbedder } from './domain/hashing-embedder';
 export type { Embedder } from './domain/hashing-embedder';
 export { createEmbedder, embedderConfigSection } from './embedder-config';
@@ -47,6 +49,8 @@ export { GLOBAL_SCOPE, scopeOf } from './domain/scope';
 export { LESSON_EXPORT_VERSION } from './handlers/import-lessons';
 export { learningConfigSection, learningOptionsOf } from './learning-config';
 export type { LearningSettings } from './learning-config';
+export { memoryConfigSection } from './memory-config';
+export type { MemorySettings } from './memory-config';
 
 export interface MemoryServiceOptions {
   /** Lesson metadata lives here (schema `memory`); the caller owns it. */
@@ -71,10 +75,20 @@ export interface MemoryServiceOptions {
   readonly searchVectors?: boolean;
   /** How much vector similarity counts against keyword relevance, 0..1; default `vectorWeightOf(embedder)`. */
   readonly vectorWeight?: number;
-  /** Re-embed lessons lacking a vector from the embedder in the background after start; default true. */
+  /**
+   * In the background after start, find lessons whose vector the vector
+   * store lacks (see `onVectorsMissing`) and re-embed every lesson lacking a
+   * vector from the embedder; default true.
+   */
   readonly reindexOnStart?: boolean;
   /** Told when background re-embedding fails (it stops; `ReindexLessons` resumes it). */
   readonly onReindexError?: (error: unknown) => void;
+  /**
+   * Told how many lessons counted as embedded had no vector in the store
+   * (vectors moved to another store, or a store that lost its data); they
+   * are re-embedded in the background. Not called when there are none.
+   */
+  readonly onVectorsMissing?: (count: number) => void;
 }
 
 // The handlers need no call context, so in-process callers (the CLI reading lessons) may leave it out.
@@ -125,6 +139,8 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
       ? Promise.resolve()
       : (async () => {
           try {
+            const missing = await markMissingVectors(deps, 500, () => closing);
+            if (missing > 0) options.onVectorsMissing?.(missing);
             while (!closing && (await reindexBatch(deps, 100)) > 0);
           } catch (error) {
             options.onReindexError?.(error);

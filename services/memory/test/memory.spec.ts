@@ -4,8 +4,7 @@ import { Language, LessonStatus, MemoryServiceDefinition } from '@ratchet/contra
 import { openPglite, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { cosine, createMemoryService, HashingEmbedder, PgVectorStore } from '../src';
-import { vectorStoreContract } from './vector-store-contract';
+import { cosine, createMemoryService, HashingEmbedder } from '../src';
 
 jest.setTimeout(60_000);
 
@@ -25,11 +24,6 @@ describe('HashingEmbedder', () => {
     expect(empty!.every((value) => value === 0)).toBe(true);
     expect(todo!.length).toBe(512);
   });
-});
-
-vectorStoreContract('pgvector on PGlite', async () => {
-  const db = await openPglite({ vector: true });
-  return { store: await PgVectorStore.open(db), close: () => db.close() };
 });
 
 describe('memory service over the in-process bus', () => {

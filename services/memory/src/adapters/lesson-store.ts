@@ -350,6 +350,12 @@ export class LessonStore {
     return result.rows.map((row) => ({ id: row.id, kind: row.kind, language: row.language, scope: row.scope, title: row.title, body: row.body, errorSignature: row.error_signature }));
   }
 
+  /** Up to `limit` ids of lessons whose vector is from `embedder`, in id order after `afterId` (to page through them). */
+  async embeddedWith(embedder: string, afterId: string, limit: number): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>('SELECT id FROM memory.lessons WHERE embedder = $1 AND id > $2 ORDER BY id LIMIT $3', [embedder, afterId, limit]);
+    return result.rows.map((row) => row.id);
+  }
+
   /** How many lessons have no vector from `embedder`. */
   async countToEmbed(embedder: string): Promise<number> {
     const result = await this.db.query<{ count: string }>('SELECT count(*) AS count FROM memory.lessons WHERE embedder <> $1', [embedder]);

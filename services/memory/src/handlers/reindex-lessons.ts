@@ -40,3 +40,27 @@ export async function reindexBatch(deps: MemoryDeps, size: number): Promise<numb
   );
   return batch.length;
 }
+
+/**
+ * Finds lessons the metadata counts as embedded by the current embedder
+ * whose vector the vector store lacks (vectors moved to another store, such
+ * as from pgvector to Qdrant, or a store that lost its data), and marks them
+ * as lacking one, so `reindexBatch` embeds them again. Pages through the
+ * lessons `pageSize` at a time; stops early when `stopped()` says so.
+ *
+ * @returns how many lessons were marked.
+ */
+export async function markMissingVectors(deps: MemoryDeps, pageSize: number, stopped: () => boolean = () => false): Promise<number> {
+  let marked = 0;
+  let after = '';
+  while (!stopped()) {
+    const ids = await deps.store.embeddedWith(deps.embedder.id, after, pageSize);
+    if (ids.length === 0) break;
+    const missing = await deps.vectors.missing(ids, deps.embedder.id);
+    // No embedder is named '': reindexBatch takes these up like those of an old embedder.
+    await deps.store.setEmbedder(missing, '');
+    marked += missing.length;
+    after = ids[ids.length - 1] as string;
+  }
+  return marked;
+}
