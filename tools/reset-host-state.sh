@@ -68,7 +68,7 @@ for parent in /sys/fs/cgroup/ratchet-sandbox /sys/fs/cgroup/{memory,pids,cpu}/ra
   if [ -d "$parent" ]; then say "warning: $parent still has processes in it; it stays"; fi
 done
 
-# 4. Sandbox containers (labelled with their job id); no test tags images.
+# 4. Sandbox containers (labelled with their job id), and what compose tests left.
 if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
   containers="$(docker ps -aq --filter label=dev.ratchet.job-id)"
   if [ -n "$containers" ]; then
@@ -76,6 +76,18 @@ if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     # shellcheck disable=SC2086 # one id per word
     docker rm -f $containers >/dev/null
   fi
+  # What an interrupted compose test (deploy/test/compose-offline.spec.ts,
+  # project ratchet-e2e-PID) left: its containers, volumes and network. A
+  # network the engine still counts endpoints on stays until dockerd restarts;
+  # it holds nothing and the next test uses a project of its own.
+  containers="$(docker ps -aq --filter label=com.docker.compose.project | xargs -r docker inspect -f '{{.Id}} {{index .Config.Labels "com.docker.compose.project"}}' | awk '$2 ~ /^ratchet-e2e-[0-9]+$/ {print $1}')"
+  if [ -n "$containers" ]; then
+    say "removing $(echo "$containers" | wc -l) containers of earlier compose tests"
+    # shellcheck disable=SC2086 # one id per word
+    docker rm -f $containers >/dev/null
+  fi
+  docker volume ls -q | grep -E '^ratchet-e2e-[0-9]+_' | xargs -r docker volume rm >/dev/null 2>&1 || true
+  docker network ls --format '{{.Name}}' | grep -E '^ratchet-e2e-[0-9]+_default$' | xargs -r docker network rm >/dev/null 2>&1 || true
 fi
 
 # 5. The temporary directories themselves.

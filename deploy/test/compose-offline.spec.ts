@@ -138,7 +138,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (compose && dir) {
-    const down = await composeRun(['down', '--volumes', '--remove-orphans', '--timeout', '20'], 180_000);
+    // The engine may still hold a removed container's network endpoint for a
+    // moment ("has active endpoints"); a second `down` then removes the
+    // network and the volumes.
+    let down = await composeRun(['down', '--volumes', '--remove-orphans', '--timeout', '20'], 180_000);
+    for (let attempt = 1; down.code !== 0 && attempt < 3; attempt += 1) {
+      await delay(3000);
+      down = await composeRun(['down', '--volumes', '--remove-orphans', '--timeout', '20'], 180_000);
+    }
     if (down.code !== 0) console.error(`compose down failed:\n${down.stderr}`);
   }
   if (dir) await rm(dir, { recursive: true, force: true });
