@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, ErrorCode, retryUntilOpen } from '@ratchet/errors';
 import pg from 'pg';
 import type { Database, Queryable, QueryResult } from './database';
 import { sqlError } from './sql-error';
@@ -111,19 +111,12 @@ export async function openPostgresWithRetry(
   signal: AbortSignal,
   onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void,
 ): Promise<Database> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await openPostgres(options);
-    } catch (error) {
-      const appError = AppError.from(error);
-      if (appError.code !== ErrorCode.UNAVAILABLE) throw appError;
-      const retryInMs = Math.min(10_000, 500 * 2 ** (attempt - 1));
-      onAttemptFailed?.(appError, attempt, retryInMs);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, retryInMs);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
-      if (signal.aborted) throw new AppError(ErrorCode.CANCELLED, 'stopped before Postgres answered');
-    }
-  }
+  return retryUntilOpen(() => openPostgres(options), {
+    signal,
+    what: 'Postgres',
+    shouldRetry: (error) => error.code === ErrorCode.UNAVAILABLE,
+    initialDelayMs: 500,
+    maxDelayMs: 10_000,
+    onAttemptFailed,
+  });
 }

@@ -4,7 +4,7 @@ import { inboxPrefixOf, NatsTransport, serveService } from '@ratchet/bus';
 import type { MethodDefinition, NatsTransportOptions, ServiceDefinition, ServiceImplementation, ServiceServer, Transport } from '@ratchet/bus';
 import type { BaseConfig } from '@ratchet/config';
 import type { HealthRequest, HealthResponse } from '@ratchet/contracts';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, ErrorCode, retryUntilOpen } from '@ratchet/errors';
 import type { DependencyCheck } from './health';
 import { healthReport, runChecks } from './health';
 
@@ -96,21 +96,15 @@ export async function connectWithRetry(
   options: { url: string; name: string; connection?: NatsConnectionSettings; onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void },
   signal: AbortSignal,
 ): Promise<NatsTransport> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await NatsTransport.connect({ url: options.url, name: options.name, connectTimeoutMs: 2_000, ...options.connection });
-    } catch (error) {
-      const appError = AppError.from(error);
-      if (appError.code === ErrorCode.UNAUTHENTICATED) throw appError;
-      const retryInMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
-      options.onAttemptFailed?.(appError, attempt, retryInMs);
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, retryInMs);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), { once: true });
-      });
-      if (signal.aborted) throw new AppError(ErrorCode.CANCELLED, `stopped before NATS at ${options.url} answered`);
-    }
-  }
+  return retryUntilOpen(() => NatsTransport.connect({ url: options.url, name: options.name, connectTimeoutMs: 2_000, ...options.connection }), {
+    signal,
+    what: `NATS at ${options.url}`,
+    // Refused credentials will not get better.
+    shouldRetry: (error) => error.code !== ErrorCode.UNAUTHENTICATED,
+    initialDelayMs: 250,
+    maxDelayMs: 5_000,
+    onAttemptFailed: options.onAttemptFailed,
+  });
 }
 
 /** Who a process is on NATS and how it reaches the server, from its `bus` config. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
-import { AppError, ErrorCode, quoted } from '@ratchet/errors';
+import { AppError, ErrorCode, quoted, retryUntilOpen } from '@ratchet/errors';
 import type { VectorHit, VectorPayload, VectorPoint, VectorSearch, VectorStore } from '../domain/vector-store';
 
 export interface QdrantVectorStoreOptions {
@@ -288,23 +288,14 @@ export class QdrantVectorStore implements VectorStore {
    *   for anything else.
    */
   static async openWithRetry(options: QdrantVectorStoreOptions, signal: AbortSignal, onAttemptFailed?: (error: AppError, attempt: number, retryInMs: number) => void): Promise<QdrantVectorStore> {
-    for (let attempt = 1; ; attempt += 1) {
-      if (signal.aborted) throw new AppError(ErrorCode.CANCELLED, 'stopped before Qdrant answered');
-      try {
-        return await QdrantVectorStore.open(options);
-      } catch (error) {
-        const appError = AppError.from(error);
-        if (!appError.isRetryable && appError.code !== ErrorCode.DEADLINE_EXCEEDED) throw appError;
-        const retryInMs = Math.min(10_000, 500 * 2 ** (attempt - 1));
-        onAttemptFailed?.(appError, attempt, retryInMs);
-        await new Promise<void>((resolve) => {
-          const stop = () => (clearTimeout(timer), resolve());
-          // Removed after each wait: a listener per attempt would pile up on the signal over a long outage.
-          const timer = setTimeout(() => (signal.removeEventListener('abort', stop), resolve()), retryInMs);
-          signal.addEventListener('abort', stop, { once: true });
-        });
-      }
-    }
+    return retryUntilOpen(() => QdrantVectorStore.open(options), {
+      signal,
+      what: `Qdrant at ${options.url}`,
+      shouldRetry: (error) => error.isRetryable || error.code === ErrorCode.DEADLINE_EXCEEDED,
+      initialDelayMs: 500,
+      maxDelayMs: 10_000,
+      onAttemptFailed,
+    });
   }
 
   /** For Health: whether the collection answers, and its shape. Never throws. */
