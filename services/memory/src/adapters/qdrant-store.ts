@@ -38,6 +38,12 @@ const defaultTimeoutMs = 10_000;
 const collectionName = /^[A-Za-z0-9_-]{1,255}$/;
 /** The Query API (`POST /points/query`) came with 1.10. */
 const minimumVersion = [1, 10] as const;
+
+/** Whether a Qdrant server version (`1.12.4`, `1.10.0-dev`) has the Query API this store uses. */
+export function isSupportedQdrantVersion(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
+  return major > minimumVersion[0] || (major === minimumVersion[0] && minor >= minimumVersion[1]);
+}
 /** Points per upsert request: a thousand 1536-dimension vectors as JSON are about 20 MB, near Qdrant's 32 MB request limit. */
 const upsertBatch = 256;
 
@@ -399,8 +405,7 @@ export class QdrantVectorStore implements VectorStore {
     if (typeof version !== 'string') {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `the server at ${this.shownUrl} does not answer like Qdrant (no version at /); check ${configKeys.url}`);
     }
-    const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
-    if (major < minimumVersion[0] || (major === minimumVersion[0] && minor < minimumVersion[1])) {
+    if (!isSupportedQdrantVersion(version)) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `Qdrant at ${this.shownUrl} is version ${quoted(version, 40)}; Ratchet needs ${minimumVersion.join('.')} or later (its Query API): upgrade Qdrant`);
     }
     const info = await this.collectionInfo('reading the collection');
