@@ -106,6 +106,7 @@ try {
               image: '',
               testReportPath: '/tmp/report.xml',
               protectedPaths: [],
+              dependencies: [],
               enqueuedAt: new Date(),
               deadline: undefined,
             },

@@ -59,6 +59,7 @@ export async function runInSandbox(directory: string, command: readonly string[]
       image: '',
       testReportPath: report,
       protectedPaths: command.length > 0 ? [] : testFiles,
+      dependencies: [],
       enqueuedAt: new Date(),
       deadline: undefined,
     });

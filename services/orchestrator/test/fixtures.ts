@@ -43,6 +43,7 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     requestId: '',
     approvalKinds: [],
     commandDecisions: [],
+    dependencyDecisions: [],
     testCommand: [],
     testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
     project: '',
@@ -168,7 +169,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.SAFETY_PASSED:
       return { kind, at: when, startedAt: at(1), findings: [] };
     case InputKind.SAFETY_BLOCKED:
-      return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '' }] };
+      return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
     case InputKind.REVIEWED:
       return { kind, ...run, passed: true, summary: 'looks right' };
     case InputKind.AUDITED:
@@ -176,7 +177,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.TESTS_WRITTEN:
       return { kind, ...run, tests: [{ path: 'tests/test_calc.py', content: 'def test_add(): ...\n' }] };
     case InputKind.TESTS_REJECTED:
-      return { kind, ...run, blocked: false, verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [], unparseable: [{ ruleId: 'parse-error', severity: 3, path: 'tests/test_calc.py', line: 1, column: 1, message: 'syntax', snippet: '', remediation: '' }] };
+      return { kind, ...run, blocked: false, verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [], unparseable: [{ ruleId: 'parse-error', severity: 3, path: 'tests/test_calc.py', line: 1, column: 1, message: 'syntax', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
     case InputKind.TESTS_PASSED:
       return { kind, at: when, ...testRun, report: report(3, 3), gateId: 'gate-1' };
     case InputKind.TESTS_FAILED:

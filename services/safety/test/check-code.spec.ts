@@ -70,7 +70,7 @@ describe('CheckCode over the in-process bus', () => {
       findings: [],
       reason: 'allowed',
     });
-    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [] })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
+    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [], files: [], approved: [] })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
   });
 });
 

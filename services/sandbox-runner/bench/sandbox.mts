@@ -45,6 +45,7 @@ function job(argv: readonly string[]): SandboxJob {
     testReportPath: argv === pytest ? '/tmp/report.xml' : '',
     // As the tester sends them: the test file is checked after the run.
     protectedPaths: argv === pytest ? ['tests/test_calc.py'] : [],
+    dependencies: [],
     enqueuedAt: undefined,
     deadline: undefined,
   };

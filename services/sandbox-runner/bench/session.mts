@@ -54,6 +54,7 @@ function job(argv: readonly string[]): SandboxJob {
     image: '',
     testReportPath: '',
     protectedPaths: [],
+    dependencies: [],
     enqueuedAt: undefined,
     deadline: undefined,
   };

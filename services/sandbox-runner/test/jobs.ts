@@ -18,6 +18,7 @@ export function sandboxJob(jobId: string, argv: readonly string[], files: Readon
     image: '',
     testReportPath: '',
     protectedPaths: [],
+    dependencies: [],
     enqueuedAt: undefined,
     deadline: undefined,
     ...overrides,

@@ -171,4 +171,10 @@ export const orchestratorMigrations: readonly Migration[] = [
     // task is one trace however long it waits and whichever replica runs it. NULL: submitted untraced.
     sql: `ALTER TABLE tasks ADD COLUMN trace_context jsonb;`,
   },
+  {
+    id: '0014_dependencies',
+    // The dependency policy's decisions for the task (approvals included), and each iteration's install step.
+    sql: `ALTER TABLE tasks ADD COLUMN dependency_decisions jsonb NOT NULL DEFAULT '[]';
+          ALTER TABLE iterations ADD COLUMN dependency_install jsonb;`,
+  },
 ];

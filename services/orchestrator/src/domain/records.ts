@@ -2,6 +2,8 @@ import { durationFromMs, phaseOfStatus } from '@ratchet/agent';
 import type {
   ApprovalKind,
   CommandDecision,
+  DependencyDecision,
+  DependencyInstall,
   TestEdits,
   MemoryUse,
   Budget,
@@ -61,6 +63,8 @@ export interface TaskRecord {
   readonly approvalTimeoutMs: number;
   /** What people decided about commands the coder asked to run (command gates), oldest first. */
   readonly commandDecisions: readonly CommandDecision[];
+  /** The dependency policy's decisions on the plan's packages, approvals and refusals included; ALLOWED ones are installed for the tests. */
+  readonly dependencyDecisions: readonly DependencyDecision[];
   /** The workspace's own test command, program and arguments; empty runs the acceptance tests with the language's runner. */
   readonly testCommand: readonly string[];
   /** Whether the model may edit the acceptance tests, as submitted (unspecified: the planner judges the goal). */
@@ -111,6 +115,8 @@ export interface IterationRecord {
   readonly storedLesson?: StoredLesson;
   /** The agentic coder's tool calls in this iteration's coding phase(s), in order. */
   readonly toolSteps: readonly ToolStep[];
+  /** The install step of the iteration's test run, when the task has dependencies. */
+  readonly dependencyInstall?: DependencyInstall;
   /** Memory's id for this iteration's failure record. */
   readonly failureId: string;
   readonly fingerprint?: FailureFingerprint;
@@ -162,6 +168,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     memory: record.memory,
     team: record.team,
     submittedBy: record.submittedBy,
+    dependencyDecisions: [...record.dependencyDecisions],
   };
 }
 
@@ -187,6 +194,7 @@ export function toIterationProto(record: IterationRecord): Iteration {
     reflectionLessons: [...record.reflectionLessons],
     storedLesson: record.storedLesson,
     toolSteps: [...record.toolSteps],
+    ...(record.dependencyInstall === undefined ? {} : { dependencyInstall: record.dependencyInstall }),
   };
 }
 

@@ -38,6 +38,7 @@ export function submitTask(context: HandlerContext) {
       requestId: request.requestId,
       approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
       commandDecisions: [],
+      dependencyDecisions: [],
       testCommand: [...request.testCommand],
       testEdits: request.testEdits,
       project: request.project.trim(),

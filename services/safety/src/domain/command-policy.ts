@@ -161,7 +161,8 @@ function summarize(all: readonly CommandFinding[]): CommandCheck {
   return { decision, findings: capFindings(all), reason };
 }
 
-function decisionOf(severity: Severity): CommandDecision {
+/** The decision a finding of `severity` stands for: HIGH and above deny, MEDIUM asks, lower allows. */
+export function decisionOf(severity: Severity): CommandDecision {
   if (severity === Severity.HIGH || severity === Severity.CRITICAL) return CommandDecision.DENY;
   return severity === Severity.MEDIUM ? CommandDecision.ASK : CommandDecision.ALLOW;
 }

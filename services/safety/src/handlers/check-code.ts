@@ -1,9 +1,9 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { CallContext } from '@ratchet/bus';
-import { SafetyVerdict, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
+import { Confidence, SafetyVerdict, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { analyzeFile, checkLimits, summarize, type AnalysisLimits } from '../domain/analyze';
-import { Verdict, type Finding } from '../domain/findings';
+import { Verdict, verdictOf, type Finding } from '../domain/findings';
 import type { Parsers } from '../domain/syntax';
 import { severityToProto } from './proto-severity';
 
@@ -14,7 +14,8 @@ const verdictToProto: Readonly<Record<Verdict, SafetyVerdict>> = {
 };
 
 function findingToProto(finding: Finding): SafetyFinding {
-  return { ...finding, severity: severityToProto[finding.severity] };
+  const severity = severityToProto[finding.severity];
+  return { ...finding, severity, cwe: '', confidence: Confidence.CONFIDENCE_HIGH, tool: 'ratchet', action: verdictToProto[verdictOf([finding])] };
 }
 
 /**

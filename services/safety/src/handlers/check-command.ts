@@ -1,8 +1,8 @@
 import type { CallContext } from '@ratchet/bus';
-import { SafetyVerdict, type CheckCommandRequest, type CheckCommandResponse, type SafetyFinding } from '@ratchet/contracts';
+import { Confidence, SafetyVerdict, type CheckCommandRequest, type CheckCommandResponse, type SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { checkCommand } from '../domain/command-check';
-import { CommandDecision, type CommandFinding, type CommandPolicy } from '../domain/command-policy';
+import { CommandDecision, decisionOf, type CommandFinding, type CommandPolicy } from '../domain/command-policy';
 import type { Parsers } from '../domain/syntax';
 import { severityToProto } from './proto-severity';
 
@@ -14,7 +14,7 @@ const decisionToProto: Readonly<Record<CommandDecision, SafetyVerdict>> = {
 
 function findingToProto(finding: CommandFinding): SafetyFinding {
   // Commands have no file: path stays empty, as the contract says.
-  return { ...finding, path: '', severity: severityToProto[finding.severity] };
+  return { ...finding, path: '', severity: severityToProto[finding.severity], cwe: '', confidence: Confidence.CONFIDENCE_HIGH, tool: 'ratchet', action: decisionToProto[decisionOf(finding.severity)] };
 }
 
 /**

@@ -33,6 +33,7 @@ const job = (overrides: Partial<SandboxJob> = {}): SandboxJob => ({
   image: '',
   testReportPath: '/tmp/r.xml',
   protectedPaths: ['tests/test_calc.py'],
+  dependencies: [],
   enqueuedAt: undefined,
   deadline: undefined,
   ...overrides,

@@ -53,6 +53,7 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           testReportPath: reportPath,
           // The code under test must not edit its tests; the runner checks them after the run.
           protectedPaths: request.testPaths,
+          dependencies: request.dependencies,
           enqueuedAt: new Date(),
           deadline: new Date(context.deadline),
         },

@@ -14,6 +14,8 @@ import {
   StopReason,
   StoredLesson,
   CommandDecision,
+  DependencyDecision,
+  DependencyInstall,
   ToolStep,
   TestDispute,
   TestReport,
@@ -56,6 +58,7 @@ export const iterationColumns = [
   'test_disputes',
   'stored_lesson',
   'tool_steps',
+  'dependency_install',
   'failure_id',
   'fingerprint',
   'output',
@@ -66,7 +69,7 @@ export const iterationColumns = [
 
 export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, dependency_install jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
 /** Sent as an iteration's files when they are the ones stored: a JSON string, never a valid file list. */
 export const keepFiles = 'keep';
@@ -92,6 +95,7 @@ export function iterationJson(iteration: IterationRecord, withFiles = true): Rec
     test_disputes: iteration.testDisputes.map((dispute) => TestDispute.toJSON(dispute)),
     stored_lesson: iteration.storedLesson === undefined ? null : StoredLesson.toJSON(iteration.storedLesson),
     tool_steps: iteration.toolSteps.map((step) => ToolStep.toJSON(step)),
+    dependency_install: iteration.dependencyInstall === undefined ? null : DependencyInstall.toJSON(iteration.dependencyInstall),
     failure_id: iteration.failureId,
     fingerprint: iteration.fingerprint ?? null,
     output: iteration.output,
@@ -146,6 +150,7 @@ export interface TaskRow {
   last_event_sequence: string | number;
   approval_kinds: unknown;
   command_decisions?: unknown;
+  dependency_decisions?: unknown;
   test_command?: unknown;
   test_edits?: string;
   project?: string;
@@ -196,6 +201,7 @@ export interface IterationRow {
   test_disputes: unknown;
   stored_lesson: unknown;
   tool_steps: unknown;
+  dependency_install?: unknown;
   failure_id: string;
   fingerprint: FailureFingerprint | null;
   output: string;
@@ -230,6 +236,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     requestId: row.request_id ?? '',
     approvalKinds: Array.isArray(row.approval_kinds) ? row.approval_kinds.map((kind) => approvalKindFromJSON(kind)) : [],
     commandDecisions: Array.isArray(row.command_decisions) ? row.command_decisions.map((decision) => CommandDecision.fromJSON(decision)) : [],
+    dependencyDecisions: Array.isArray(row.dependency_decisions) ? row.dependency_decisions.map((decision) => DependencyDecision.fromJSON(decision)) : [],
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
     testCommand: Array.isArray(row.test_command) ? row.test_command.map(String) : [],
     testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
@@ -296,6 +303,7 @@ export function iterationFromRow(row: IterationRow): IterationRecord {
     startedAt: date(row.started_at),
     ...(row.plan === null ? {} : { plan: Plan.fromJSON(row.plan) }),
     ...(row.test_report === null ? {} : { testReport: TestReport.fromJSON(row.test_report) }),
+    ...(row.dependency_install === null || row.dependency_install === undefined ? {} : { dependencyInstall: DependencyInstall.fromJSON(row.dependency_install) }),
     ...(row.error === null ? {} : { error: ErrorDetail.fromJSON(row.error) }),
     ...(row.reflection === null ? {} : { reflection: Reflection.fromJSON(row.reflection) }),
     ...(row.stored_lesson === null || row.stored_lesson === undefined ? {} : { storedLesson: StoredLesson.fromJSON(row.stored_lesson) }),

@@ -1,4 +1,4 @@
-import { approvalDecisionToJSON, approvalKindToJSON, CommandDecision, stopReasonToJSON, TaskEvent, taskStatusToJSON, Budget, Usage } from '@ratchet/contracts';
+import { approvalDecisionToJSON, approvalKindToJSON, CommandDecision, DependencyDecision, stopReasonToJSON, TaskEvent, taskStatusToJSON, Budget, Usage } from '@ratchet/contracts';
 import type { Database, Queryable } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Decision } from '../../domain/decide';
@@ -74,6 +74,7 @@ export class TransitionWriter {
       ['resume_count', task.resumeCount],
       ['replan_reason', task.replanReason],
       ['command_decisions', json(task.commandDecisions.map((decision) => CommandDecision.toJSON(decision)))],
+      ['dependency_decisions', json(task.dependencyDecisions.map((decision) => DependencyDecision.toJSON(decision)))],
       ['usage', json(Usage.toJSON(task.usage))],
       ['updated_at', task.updatedAt],
       ['started_at', task.startedAt ?? null],

@@ -18,10 +18,19 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, TestDispute, Usage } from "./common";
+import {
+  Dependency,
+  Language,
+  languageFromJSON,
+  languageToJSON,
+  ReplyFailure,
+  SourceFile,
+  TestDispute,
+  Usage,
+} from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
-import { Dependency, SafetyFinding } from "./safety";
+import { SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
 import { Plan, Reflection, ToolStep } from "./task";
 

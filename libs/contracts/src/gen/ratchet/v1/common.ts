@@ -138,6 +138,14 @@ export interface ErrorDetail {
   detail: string;
 }
 
+/** Dependency is a third-party package a plan or the code wants installed. */
+export interface Dependency {
+  /** Package name as the ecosystem spells it, for example "requests" or "zod". */
+  name: string;
+  /** Version specifier, for example "^3.2.0" or ">=2,<3"; empty means latest. */
+  versionSpec: string;
+}
+
 function createBaseSourceFile(): SourceFile {
   return { path: "", content: "" };
 }
@@ -810,6 +818,95 @@ export const ErrorDetail: MessageFns<ErrorDetail> = {
     message.retryable = object.retryable ?? false;
     message.signature = object.signature ?? "";
     message.detail = object.detail ?? "";
+    return message;
+  },
+};
+
+function createBaseDependency(): Dependency {
+  return { name: "", versionSpec: "" };
+}
+
+export const Dependency: MessageFns<Dependency> = {
+  encode(message: Dependency, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.versionSpec !== "") {
+      writer.uint32(18).string(message.versionSpec);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Dependency {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependency();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.versionSpec = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Dependency {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      versionSpec: isSet(object.versionSpec)
+        ? globalThis.String(object.versionSpec)
+        : isSet(object.version_spec)
+        ? globalThis.String(object.version_spec)
+        : "",
+    };
+  },
+
+  toJSON(message: Dependency): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.versionSpec !== "") {
+      obj.versionSpec = message.versionSpec;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Dependency>, I>>(base?: I): Dependency {
+    return Dependency.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Dependency>, I>>(object: I): Dependency {
+    const message = createBaseDependency();
+    message.name = object.name ?? "";
+    message.versionSpec = object.versionSpec ?? "";
     return message;
   },
 };

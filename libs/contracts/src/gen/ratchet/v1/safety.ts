@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
+import { Dependency, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 
 /** Severity ranks a finding. */
@@ -142,6 +142,106 @@ export function safetyVerdictToJSON(object: SafetyVerdict): string {
   }
 }
 
+/** Confidence says how likely a finding is to be a real problem. */
+export enum Confidence {
+  /** CONFIDENCE_UNSPECIFIED - Not set. */
+  CONFIDENCE_UNSPECIFIED = 0,
+  /** CONFIDENCE_LOW - Often a false alarm. */
+  CONFIDENCE_LOW = 1,
+  /** CONFIDENCE_MEDIUM - Probably real. */
+  CONFIDENCE_MEDIUM = 2,
+  /** CONFIDENCE_HIGH - Almost certainly real. */
+  CONFIDENCE_HIGH = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function confidenceFromJSON(object: any): Confidence {
+  switch (object) {
+    case 0:
+    case "CONFIDENCE_UNSPECIFIED":
+      return Confidence.CONFIDENCE_UNSPECIFIED;
+    case 1:
+    case "CONFIDENCE_LOW":
+      return Confidence.CONFIDENCE_LOW;
+    case 2:
+    case "CONFIDENCE_MEDIUM":
+      return Confidence.CONFIDENCE_MEDIUM;
+    case 3:
+    case "CONFIDENCE_HIGH":
+      return Confidence.CONFIDENCE_HIGH;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Confidence.UNRECOGNIZED;
+  }
+}
+
+export function confidenceToJSON(object: Confidence): string {
+  switch (object) {
+    case Confidence.CONFIDENCE_UNSPECIFIED:
+      return "CONFIDENCE_UNSPECIFIED";
+    case Confidence.CONFIDENCE_LOW:
+      return "CONFIDENCE_LOW";
+    case Confidence.CONFIDENCE_MEDIUM:
+      return "CONFIDENCE_MEDIUM";
+    case Confidence.CONFIDENCE_HIGH:
+      return "CONFIDENCE_HIGH";
+    case Confidence.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** DependencyVerdict is the policy's answer for one package. */
+export enum DependencyVerdict {
+  /** DEPENDENCY_VERDICT_UNSPECIFIED - Not set; treat as DENIED. */
+  DEPENDENCY_VERDICT_UNSPECIFIED = 0,
+  /** DEPENDENCY_VERDICT_ALLOWED - The allowlist (or an earlier approval) lets it be installed. */
+  DEPENDENCY_VERDICT_ALLOWED = 1,
+  /** DEPENDENCY_VERDICT_NEEDS_APPROVAL - A person must approve it first (the DEPENDENCY_INSTALL gate). */
+  DEPENDENCY_VERDICT_NEEDS_APPROVAL = 2,
+  /** DEPENDENCY_VERDICT_DENIED - The denylist, a suspicious name or an impossible version forbids it. */
+  DEPENDENCY_VERDICT_DENIED = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function dependencyVerdictFromJSON(object: any): DependencyVerdict {
+  switch (object) {
+    case 0:
+    case "DEPENDENCY_VERDICT_UNSPECIFIED":
+      return DependencyVerdict.DEPENDENCY_VERDICT_UNSPECIFIED;
+    case 1:
+    case "DEPENDENCY_VERDICT_ALLOWED":
+      return DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED;
+    case 2:
+    case "DEPENDENCY_VERDICT_NEEDS_APPROVAL":
+      return DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL;
+    case 3:
+    case "DEPENDENCY_VERDICT_DENIED":
+      return DependencyVerdict.DEPENDENCY_VERDICT_DENIED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return DependencyVerdict.UNRECOGNIZED;
+  }
+}
+
+export function dependencyVerdictToJSON(object: DependencyVerdict): string {
+  switch (object) {
+    case DependencyVerdict.DEPENDENCY_VERDICT_UNSPECIFIED:
+      return "DEPENDENCY_VERDICT_UNSPECIFIED";
+    case DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED:
+      return "DEPENDENCY_VERDICT_ALLOWED";
+    case DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL:
+      return "DEPENDENCY_VERDICT_NEEDS_APPROVAL";
+    case DependencyVerdict.DEPENDENCY_VERDICT_DENIED:
+      return "DEPENDENCY_VERDICT_DENIED";
+    case DependencyVerdict.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** SafetyFinding is one rule match. */
 export interface SafetyFinding {
   /** Stable rule identifier, for example "py.subprocess-shell" or "cmd.network". */
@@ -163,14 +263,20 @@ export interface SafetyFinding {
   snippet: string;
   /** How to fix it, when the rule knows. */
   remediation: string;
-}
-
-/** Dependency is a third-party package a plan or the code wants installed. */
-export interface Dependency {
-  /** Package name as the ecosystem spells it, for example "requests" or "zod". */
-  name: string;
-  /** Version specifier, for example "^3.2.0" or ">=2,<3"; empty means latest. */
-  versionSpec: string;
+  /** The weakness the rule looks for, as "CWE-<n>"; empty when none applies. */
+  cwe: string;
+  /** How sure the rule is that the match is real. */
+  confidence: Confidence;
+  /**
+   * What produced the finding: "ratchet" (the built-in rules), "bandit",
+   * "eslint-plugin-security", "dependency-policy".
+   */
+  tool: string;
+  /**
+   * What the policy made of it (block, warn, ask or allow); the verdict is the
+   * most severe of these.
+   */
+  action: SafetyVerdict;
 }
 
 /** CheckCodeRequest asks for a static analysis of source files. */
@@ -227,8 +333,47 @@ export interface CheckDependenciesRequest {
   taskId: string;
   /** Language, which selects the ecosystem (PyPI for Python, npm otherwise). */
   language: Language;
-  /** Packages requested. */
+  /** Packages requested (the plan's declared dependencies). */
   dependencies: Dependency[];
+  /**
+   * Code to look for imports of packages that were not declared; these are
+   * judged too, and marked undeclared.
+   */
+  files: SourceFile[];
+  /**
+   * Package names a person already approved for this task; they count as
+   * allowed unless the denylist names them.
+   */
+  approved: string[];
+}
+
+/** DependencyDecision is the policy's answer for one package, and why. */
+export interface DependencyDecision {
+  /**
+   * The package as requested; for an undeclared import, the package that
+   * provides it and an empty version_spec.
+   */
+  dependency?:
+    | Dependency
+    | undefined;
+  /** The answer. */
+  verdict: DependencyVerdict;
+  /** Why, one line, naming the rule (allowlist entry, denylist entry, default). */
+  reason: string;
+  /**
+   * The version specifier to install: the request's and the allowlist's range
+   * together, in the ecosystem's syntax; empty means any.
+   */
+  installSpec: string;
+  /** Whether the plan declared it (false: found only as an import in the code). */
+  declared: boolean;
+  /** Where the code imports it, "path:line", when it does. */
+  importedAt: string[];
+  /**
+   * Who approved it for this task, when a person did (the verdict is then
+   * ALLOWED); empty when the policy decided.
+   */
+  approvedBy: string;
 }
 
 /** CheckDependenciesResponse is the outcome of a dependency check. */
@@ -237,10 +382,25 @@ export interface CheckDependenciesResponse {
   verdict: SafetyVerdict;
   /** Every rule match; the snippet names the package. */
   findings: SafetyFinding[];
+  /** One decision per package, declared ones first, in request order. */
+  decisions: DependencyDecision[];
 }
 
 function createBaseSafetyFinding(): SafetyFinding {
-  return { ruleId: "", severity: 0, path: "", line: 0, column: 0, message: "", snippet: "", remediation: "" };
+  return {
+    ruleId: "",
+    severity: 0,
+    path: "",
+    line: 0,
+    column: 0,
+    message: "",
+    snippet: "",
+    remediation: "",
+    cwe: "",
+    confidence: 0,
+    tool: "",
+    action: 0,
+  };
 }
 
 export const SafetyFinding: MessageFns<SafetyFinding> = {
@@ -268,6 +428,18 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     }
     if (message.remediation !== "") {
       writer.uint32(66).string(message.remediation);
+    }
+    if (message.cwe !== "") {
+      writer.uint32(74).string(message.cwe);
+    }
+    if (message.confidence !== 0) {
+      writer.uint32(80).int32(message.confidence);
+    }
+    if (message.tool !== "") {
+      writer.uint32(90).string(message.tool);
+    }
+    if (message.action !== 0) {
+      writer.uint32(96).int32(message.action);
     }
     return writer;
   },
@@ -349,6 +521,38 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
             message.remediation = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.cwe = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.confidence = reader.int32() as any;
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -375,6 +579,10 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
       message: isSet(object.message) ? globalThis.String(object.message) : "",
       snippet: isSet(object.snippet) ? globalThis.String(object.snippet) : "",
       remediation: isSet(object.remediation) ? globalThis.String(object.remediation) : "",
+      cwe: isSet(object.cwe) ? globalThis.String(object.cwe) : "",
+      confidence: isSet(object.confidence) ? confidenceFromJSON(object.confidence) : 0,
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      action: isSet(object.action) ? safetyVerdictFromJSON(object.action) : 0,
     };
   },
 
@@ -404,6 +612,18 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     if (message.remediation !== "") {
       obj.remediation = message.remediation;
     }
+    if (message.cwe !== "") {
+      obj.cwe = message.cwe;
+    }
+    if (message.confidence !== 0) {
+      obj.confidence = confidenceToJSON(message.confidence);
+    }
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.action !== 0) {
+      obj.action = safetyVerdictToJSON(message.action);
+    }
     return obj;
   },
 
@@ -420,95 +640,10 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     message.message = object.message ?? "";
     message.snippet = object.snippet ?? "";
     message.remediation = object.remediation ?? "";
-    return message;
-  },
-};
-
-function createBaseDependency(): Dependency {
-  return { name: "", versionSpec: "" };
-}
-
-export const Dependency: MessageFns<Dependency> = {
-  encode(message: Dependency, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.name !== "") {
-      writer.uint32(10).string(message.name);
-    }
-    if (message.versionSpec !== "") {
-      writer.uint32(18).string(message.versionSpec);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): Dependency {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseDependency();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.name = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.versionSpec = reader.string();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): Dependency {
-    return {
-      name: isSet(object.name) ? globalThis.String(object.name) : "",
-      versionSpec: isSet(object.versionSpec)
-        ? globalThis.String(object.versionSpec)
-        : isSet(object.version_spec)
-        ? globalThis.String(object.version_spec)
-        : "",
-    };
-  },
-
-  toJSON(message: Dependency): unknown {
-    const obj: any = {};
-    if (message.name !== "") {
-      obj.name = message.name;
-    }
-    if (message.versionSpec !== "") {
-      obj.versionSpec = message.versionSpec;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<Dependency>, I>>(base?: I): Dependency {
-    return Dependency.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<Dependency>, I>>(object: I): Dependency {
-    const message = createBaseDependency();
-    message.name = object.name ?? "";
-    message.versionSpec = object.versionSpec ?? "";
+    message.cwe = object.cwe ?? "";
+    message.confidence = object.confidence ?? 0;
+    message.tool = object.tool ?? "";
+    message.action = object.action ?? 0;
     return message;
   },
 };
@@ -970,7 +1105,7 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
 };
 
 function createBaseCheckDependenciesRequest(): CheckDependenciesRequest {
-  return { taskId: "", language: 0, dependencies: [] };
+  return { taskId: "", language: 0, dependencies: [], files: [], approved: [] };
 }
 
 export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
@@ -983,6 +1118,12 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     }
     for (const v of message.dependencies) {
       Dependency.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.approved) {
+      writer.uint32(42).string(v!);
     }
     return writer;
   },
@@ -1024,6 +1165,22 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
             message.dependencies.push(Dependency.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.approved.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1047,6 +1204,8 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
       dependencies: globalThis.Array.isArray(object?.dependencies)
         ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
         : [],
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      approved: globalThis.Array.isArray(object?.approved) ? object.approved.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -1061,6 +1220,12 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     if (message.dependencies?.length) {
       obj.dependencies = message.dependencies.map((e) => Dependency.toJSON(e));
     }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.approved?.length) {
+      obj.approved = message.approved;
+    }
     return obj;
   },
 
@@ -1072,12 +1237,201 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     message.taskId = object.taskId ?? "";
     message.language = object.language ?? 0;
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.approved = object.approved?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseDependencyDecision(): DependencyDecision {
+  return {
+    dependency: undefined,
+    verdict: 0,
+    reason: "",
+    installSpec: "",
+    declared: false,
+    importedAt: [],
+    approvedBy: "",
+  };
+}
+
+export const DependencyDecision: MessageFns<DependencyDecision> = {
+  encode(message: DependencyDecision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.dependency !== undefined) {
+      Dependency.encode(message.dependency, writer.uint32(10).fork()).join();
+    }
+    if (message.verdict !== 0) {
+      writer.uint32(16).int32(message.verdict);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.installSpec !== "") {
+      writer.uint32(34).string(message.installSpec);
+    }
+    if (message.declared !== false) {
+      writer.uint32(40).bool(message.declared);
+    }
+    for (const v of message.importedAt) {
+      writer.uint32(50).string(v!);
+    }
+    if (message.approvedBy !== "") {
+      writer.uint32(58).string(message.approvedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DependencyDecision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependencyDecision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.dependency = Dependency.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.verdict = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.installSpec = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.declared = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.importedAt.push(reader.string());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.approvedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DependencyDecision {
+    return {
+      dependency: isSet(object.dependency) ? Dependency.fromJSON(object.dependency) : undefined,
+      verdict: isSet(object.verdict) ? dependencyVerdictFromJSON(object.verdict) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      installSpec: isSet(object.installSpec)
+        ? globalThis.String(object.installSpec)
+        : isSet(object.install_spec)
+        ? globalThis.String(object.install_spec)
+        : "",
+      declared: isSet(object.declared) ? globalThis.Boolean(object.declared) : false,
+      importedAt: globalThis.Array.isArray(object?.importedAt)
+        ? object.importedAt.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.imported_at)
+        ? object.imported_at.map((e: any) => globalThis.String(e))
+        : [],
+      approvedBy: isSet(object.approvedBy)
+        ? globalThis.String(object.approvedBy)
+        : isSet(object.approved_by)
+        ? globalThis.String(object.approved_by)
+        : "",
+    };
+  },
+
+  toJSON(message: DependencyDecision): unknown {
+    const obj: any = {};
+    if (message.dependency !== undefined) {
+      obj.dependency = Dependency.toJSON(message.dependency);
+    }
+    if (message.verdict !== 0) {
+      obj.verdict = dependencyVerdictToJSON(message.verdict);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.installSpec !== "") {
+      obj.installSpec = message.installSpec;
+    }
+    if (message.declared !== false) {
+      obj.declared = message.declared;
+    }
+    if (message.importedAt?.length) {
+      obj.importedAt = message.importedAt;
+    }
+    if (message.approvedBy !== "") {
+      obj.approvedBy = message.approvedBy;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DependencyDecision>, I>>(base?: I): DependencyDecision {
+    return DependencyDecision.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DependencyDecision>, I>>(object: I): DependencyDecision {
+    const message = createBaseDependencyDecision();
+    message.dependency = (object.dependency !== undefined && object.dependency !== null)
+      ? Dependency.fromPartial(object.dependency)
+      : undefined;
+    message.verdict = object.verdict ?? 0;
+    message.reason = object.reason ?? "";
+    message.installSpec = object.installSpec ?? "";
+    message.declared = object.declared ?? false;
+    message.importedAt = object.importedAt?.map((e) => e) || [];
+    message.approvedBy = object.approvedBy ?? "";
     return message;
   },
 };
 
 function createBaseCheckDependenciesResponse(): CheckDependenciesResponse {
-  return { verdict: 0, findings: [] };
+  return { verdict: 0, findings: [], decisions: [] };
 }
 
 export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = {
@@ -1087,6 +1441,9 @@ export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = 
     }
     for (const v of message.findings) {
       SafetyFinding.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.decisions) {
+      DependencyDecision.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1120,6 +1477,14 @@ export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = 
             message.findings.push(SafetyFinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.decisions.push(DependencyDecision.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1138,6 +1503,9 @@ export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = 
       findings: globalThis.Array.isArray(object?.findings)
         ? object.findings.map((e: any) => SafetyFinding.fromJSON(e))
         : [],
+      decisions: globalThis.Array.isArray(object?.decisions)
+        ? object.decisions.map((e: any) => DependencyDecision.fromJSON(e))
+        : [],
     };
   },
 
@@ -1149,6 +1517,9 @@ export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = 
     if (message.findings?.length) {
       obj.findings = message.findings.map((e) => SafetyFinding.toJSON(e));
     }
+    if (message.decisions?.length) {
+      obj.decisions = message.decisions.map((e) => DependencyDecision.toJSON(e));
+    }
     return obj;
   },
 
@@ -1159,6 +1530,7 @@ export const CheckDependenciesResponse: MessageFns<CheckDependenciesResponse> = 
     const message = createBaseCheckDependenciesResponse();
     message.verdict = object.verdict ?? 0;
     message.findings = object.findings?.map((e) => SafetyFinding.fromPartial(e)) || [];
+    message.decisions = object.decisions?.map((e) => DependencyDecision.fromPartial(e)) || [];
     return message;
   },
 };

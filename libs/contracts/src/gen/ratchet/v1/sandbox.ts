@@ -20,7 +20,7 @@ import {
 } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
+import { Dependency, ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 
 /** SandboxDriver selects the isolation technology. */
@@ -209,11 +209,50 @@ export interface SandboxJob {
    * sent, the result lists it in tampered_paths and the report is not trusted.
    */
   protectedPaths: string[];
+  /**
+   * Third-party packages the commands need (already allowed or approved):
+   * the runner installs them in a separate install sandbox whose only way
+   * out is its filtering proxy to the configured registries, caches the
+   * result as a layer keyed by the hash of the requirements, and mounts the
+   * layer read-only into this job's sandbox, which has no network.
+   */
+  dependencies: Dependency[];
 }
 
 export interface SandboxJob_EnvEntry {
   key: string;
   value: string;
+}
+
+/** DependencyInstall is what the install step did for a job's dependencies. */
+export interface DependencyInstall {
+  /**
+   * Hash of the requirements, ecosystem, registries and image that keys the
+   * cached layer.
+   */
+  layerKey: string;
+  /** Whether the layer came from the cache (nothing was installed). */
+  cached: boolean;
+  /** How long the install took (zero when cached). */
+  duration?:
+    | Duration
+    | undefined;
+  /** What was installed, "name==version", sorted: the layer's lock. */
+  resolved: string[];
+  /**
+   * Why the install failed, one paragraph naming the package or limit;
+   * empty when the layer is ready. A job whose install failed runs nothing.
+   */
+  error: string;
+  /** The end of the installer's output, capped. */
+  log: string;
+  /**
+   * Hosts the install tried to reach that are not registries: refused by the
+   * proxy, "host:port".
+   */
+  refusedHosts: string[];
+  /** Size of the layer on disk, bytes. */
+  sizeBytes: number;
 }
 
 /** ResourceUsage is what a job consumed. */
@@ -359,7 +398,11 @@ export interface SandboxJobResult {
    * From the runner taking the job to the first command's process starting
    * in the sandbox (time to first instruction).
    */
-  startup?: Duration | undefined;
+  startup?:
+    | Duration
+    | undefined;
+  /** The install step for the job's dependencies; unset when it had none. */
+  install?: DependencyInstall | undefined;
 }
 
 /** RunJobRequest asks a runner to run one job. */
@@ -871,6 +914,7 @@ function createBaseSandboxJob(): SandboxJob {
     enqueuedAt: undefined,
     deadline: undefined,
     protectedPaths: [],
+    dependencies: [],
   };
 }
 
@@ -917,6 +961,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     }
     for (const v of message.protectedPaths) {
       writer.uint32(114).string(v!);
+    }
+    for (const v of message.dependencies) {
+      Dependency.encode(v!, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1049,6 +1096,14 @@ export const SandboxJob: MessageFns<SandboxJob> = {
             message.protectedPaths.push(reader.string());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.dependencies.push(Dependency.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1112,6 +1167,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
         : globalThis.Array.isArray(object?.protected_paths)
         ? object.protected_paths.map((e: any) => globalThis.String(e))
         : [],
+      dependencies: globalThis.Array.isArray(object?.dependencies)
+        ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
+        : [],
     };
   },
 
@@ -1165,6 +1223,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     if (message.protectedPaths?.length) {
       obj.protectedPaths = message.protectedPaths;
     }
+    if (message.dependencies?.length) {
+      obj.dependencies = message.dependencies.map((e) => Dependency.toJSON(e));
+    }
     return obj;
   },
 
@@ -1197,6 +1258,7 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     message.enqueuedAt = object.enqueuedAt ?? undefined;
     message.deadline = object.deadline ?? undefined;
     message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
+    message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1282,6 +1344,210 @@ export const SandboxJob_EnvEntry: MessageFns<SandboxJob_EnvEntry> = {
     const message = createBaseSandboxJob_EnvEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseDependencyInstall(): DependencyInstall {
+  return {
+    layerKey: "",
+    cached: false,
+    duration: undefined,
+    resolved: [],
+    error: "",
+    log: "",
+    refusedHosts: [],
+    sizeBytes: 0,
+  };
+}
+
+export const DependencyInstall: MessageFns<DependencyInstall> = {
+  encode(message: DependencyInstall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.layerKey !== "") {
+      writer.uint32(10).string(message.layerKey);
+    }
+    if (message.cached !== false) {
+      writer.uint32(16).bool(message.cached);
+    }
+    if (message.duration !== undefined) {
+      Duration.encode(message.duration, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.resolved) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.error !== "") {
+      writer.uint32(42).string(message.error);
+    }
+    if (message.log !== "") {
+      writer.uint32(50).string(message.log);
+    }
+    for (const v of message.refusedHosts) {
+      writer.uint32(58).string(v!);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(64).int64(message.sizeBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DependencyInstall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependencyInstall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.layerKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cached = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.duration = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.resolved.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.log = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.refusedHosts.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DependencyInstall {
+    return {
+      layerKey: isSet(object.layerKey)
+        ? globalThis.String(object.layerKey)
+        : isSet(object.layer_key)
+        ? globalThis.String(object.layer_key)
+        : "",
+      cached: isSet(object.cached) ? globalThis.Boolean(object.cached) : false,
+      duration: isSet(object.duration) ? Duration.fromJSON(object.duration) : undefined,
+      resolved: globalThis.Array.isArray(object?.resolved) ? object.resolved.map((e: any) => globalThis.String(e)) : [],
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      log: isSet(object.log) ? globalThis.String(object.log) : "",
+      refusedHosts: globalThis.Array.isArray(object?.refusedHosts)
+        ? object.refusedHosts.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.refused_hosts)
+        ? object.refused_hosts.map((e: any) => globalThis.String(e))
+        : [],
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: DependencyInstall): unknown {
+    const obj: any = {};
+    if (message.layerKey !== "") {
+      obj.layerKey = message.layerKey;
+    }
+    if (message.cached !== false) {
+      obj.cached = message.cached;
+    }
+    if (message.duration !== undefined) {
+      obj.duration = Duration.toJSON(message.duration);
+    }
+    if (message.resolved?.length) {
+      obj.resolved = message.resolved;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.log !== "") {
+      obj.log = message.log;
+    }
+    if (message.refusedHosts?.length) {
+      obj.refusedHosts = message.refusedHosts;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DependencyInstall>, I>>(base?: I): DependencyInstall {
+    return DependencyInstall.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DependencyInstall>, I>>(object: I): DependencyInstall {
+    const message = createBaseDependencyInstall();
+    message.layerKey = object.layerKey ?? "";
+    message.cached = object.cached ?? false;
+    message.duration = (object.duration !== undefined && object.duration !== null)
+      ? Duration.fromPartial(object.duration)
+      : undefined;
+    message.resolved = object.resolved?.map((e) => e) || [];
+    message.error = object.error ?? "";
+    message.log = object.log ?? "";
+    message.refusedHosts = object.refusedHosts?.map((e) => e) || [];
+    message.sizeBytes = object.sizeBytes ?? 0;
     return message;
   },
 };
@@ -1977,6 +2243,7 @@ function createBaseSandboxJobResult(): SandboxJobResult {
     tamperedPaths: [],
     rejectedOutputs: [],
     startup: undefined,
+    install: undefined,
   };
 }
 
@@ -2041,6 +2308,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     }
     if (message.startup !== undefined) {
       Duration.encode(message.startup, writer.uint32(162).fork()).join();
+    }
+    if (message.install !== undefined) {
+      DependencyInstall.encode(message.install, writer.uint32(170).fork()).join();
     }
     return writer;
   },
@@ -2218,6 +2488,14 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
             message.startup = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.install = DependencyInstall.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2312,6 +2590,7 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
         ? object.rejected_outputs.map((e: any) => globalThis.String(e))
         : [],
       startup: isSet(object.startup) ? Duration.fromJSON(object.startup) : undefined,
+      install: isSet(object.install) ? DependencyInstall.fromJSON(object.install) : undefined,
     };
   },
 
@@ -2377,6 +2656,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     if (message.startup !== undefined) {
       obj.startup = Duration.toJSON(message.startup);
     }
+    if (message.install !== undefined) {
+      obj.install = DependencyInstall.toJSON(message.install);
+    }
     return obj;
   },
 
@@ -2412,6 +2694,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     message.rejectedOutputs = object.rejectedOutputs?.map((e) => e) || [];
     message.startup = (object.startup !== undefined && object.startup !== null)
       ? Duration.fromPartial(object.startup)
+      : undefined;
+    message.install = (object.install !== undefined && object.install !== null)
+      ? DependencyInstall.fromPartial(object.install)
       : undefined;
     return message;
   },

@@ -10,6 +10,7 @@ import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
   Budget,
+  Dependency,
   ErrorDetail,
   Language,
   languageFromJSON,
@@ -19,8 +20,8 @@ import {
   Usage,
 } from "./common";
 import { Lesson, LessonDraft } from "./memory";
-import { Dependency, SafetyFinding } from "./safety";
-import { TestReport } from "./sandbox";
+import { DependencyDecision, SafetyFinding } from "./safety";
+import { DependencyInstall, TestReport } from "./sandbox";
 
 /** TaskStatus is the state of a task in the loop's state machine. */
 export enum TaskStatus {
@@ -709,6 +710,12 @@ export interface Task {
    * server authenticates nobody).
    */
   submittedBy: string;
+  /**
+   * The dependency policy's decisions on the plan's packages (and on
+   * undeclared imports it allowed), with approvals and refusals; the packages
+   * with verdict ALLOWED are what the tests get installed.
+   */
+  dependencyDecisions: DependencyDecision[];
 }
 
 export interface Task_LabelsEntry {
@@ -858,6 +865,11 @@ export interface Iteration {
     | undefined;
   /** Tool calls the coder made in this iteration's coding phase, in order. */
   toolSteps: ToolStep[];
+  /**
+   * The install step of this iteration's test run; unset when the task has
+   * no dependencies or the tests did not run.
+   */
+  dependencyInstall?: DependencyInstall | undefined;
 }
 
 /** ToolStep is one tool call of the agentic coder and what came of it. */
@@ -1274,6 +1286,7 @@ function createBaseTask(): Task {
     memory: 0,
     team: "",
     submittedBy: "",
+    dependencyDecisions: [],
   };
 }
 
@@ -1368,6 +1381,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.submittedBy !== "") {
       writer.uint32(242).string(message.submittedBy);
+    }
+    for (const v of message.dependencyDecisions) {
+      DependencyDecision.encode(v!, writer.uint32(250).fork()).join();
     }
     return writer;
   },
@@ -1628,6 +1644,14 @@ export const Task: MessageFns<Task> = {
             message.submittedBy = reader.string();
             continue;
           }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.dependencyDecisions.push(DependencyDecision.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1757,6 +1781,11 @@ export const Task: MessageFns<Task> = {
         : isSet(object.submitted_by)
         ? globalThis.String(object.submitted_by)
         : "",
+      dependencyDecisions: globalThis.Array.isArray(object?.dependencyDecisions)
+        ? object.dependencyDecisions.map((e: any) => DependencyDecision.fromJSON(e))
+        : globalThis.Array.isArray(object?.dependency_decisions)
+        ? object.dependency_decisions.map((e: any) => DependencyDecision.fromJSON(e))
+        : [],
     };
   },
 
@@ -1858,6 +1887,9 @@ export const Task: MessageFns<Task> = {
     if (message.submittedBy !== "") {
       obj.submittedBy = message.submittedBy;
     }
+    if (message.dependencyDecisions?.length) {
+      obj.dependencyDecisions = message.dependencyDecisions.map((e) => DependencyDecision.toJSON(e));
+    }
     return obj;
   },
 
@@ -1908,6 +1940,7 @@ export const Task: MessageFns<Task> = {
     message.memory = object.memory ?? 0;
     message.team = object.team ?? "";
     message.submittedBy = object.submittedBy ?? "";
+    message.dependencyDecisions = object.dependencyDecisions?.map((e) => DependencyDecision.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2790,6 +2823,7 @@ function createBaseIteration(): Iteration {
     reflectionLessons: [],
     storedLesson: undefined,
     toolSteps: [],
+    dependencyInstall: undefined,
   };
 }
 
@@ -2848,6 +2882,9 @@ export const Iteration: MessageFns<Iteration> = {
     }
     for (const v of message.toolSteps) {
       ToolStep.encode(v!, writer.uint32(146).fork()).join();
+    }
+    if (message.dependencyInstall !== undefined) {
+      DependencyInstall.encode(message.dependencyInstall, writer.uint32(154).fork()).join();
     }
     return writer;
   },
@@ -3009,6 +3046,14 @@ export const Iteration: MessageFns<Iteration> = {
             message.toolSteps.push(ToolStep.decode(reader, reader.uint32()));
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.dependencyInstall = DependencyInstall.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3077,6 +3122,11 @@ export const Iteration: MessageFns<Iteration> = {
         : globalThis.Array.isArray(object?.tool_steps)
         ? object.tool_steps.map((e: any) => ToolStep.fromJSON(e))
         : [],
+      dependencyInstall: isSet(object.dependencyInstall)
+        ? DependencyInstall.fromJSON(object.dependencyInstall)
+        : isSet(object.dependency_install)
+        ? DependencyInstall.fromJSON(object.dependency_install)
+        : undefined,
     };
   },
 
@@ -3136,6 +3186,9 @@ export const Iteration: MessageFns<Iteration> = {
     if (message.toolSteps?.length) {
       obj.toolSteps = message.toolSteps.map((e) => ToolStep.toJSON(e));
     }
+    if (message.dependencyInstall !== undefined) {
+      obj.dependencyInstall = DependencyInstall.toJSON(message.dependencyInstall);
+    }
     return obj;
   },
 
@@ -3172,6 +3225,9 @@ export const Iteration: MessageFns<Iteration> = {
       ? StoredLesson.fromPartial(object.storedLesson)
       : undefined;
     message.toolSteps = object.toolSteps?.map((e) => ToolStep.fromPartial(e)) || [];
+    message.dependencyInstall = (object.dependencyInstall !== undefined && object.dependencyInstall !== null)
+      ? DependencyInstall.fromPartial(object.dependencyInstall)
+      : undefined;
     return message;
   },
 };

@@ -18,10 +18,18 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, TestDispute, Usage } from "./common";
+import {
+  Dependency,
+  Language,
+  languageFromJSON,
+  languageToJSON,
+  ReplyFailure,
+  SourceFile,
+  TestDispute,
+  Usage,
+} from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
-import { Dependency } from "./safety";
 import { SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
 import { Plan } from "./task";
 
