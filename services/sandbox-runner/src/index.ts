@@ -45,7 +45,7 @@ export interface SandboxRunnerOptions {
   readonly rootfs?: string;
   /** docker: OCI runtime, for example runsc. */
   readonly runtime?: string;
-  /** Image for jobs that name none. Default ratchet-sandbox:1. */
+  /** Image for jobs that name none. Default ratchet-sandbox:2. */
   readonly image?: string;
   /** Docker engine socket. Default /var/run/docker.sock. */
   readonly socketPath?: string;

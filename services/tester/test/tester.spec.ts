@@ -40,7 +40,7 @@ describe('tester over the in-process bus', () => {
     const transport = new InProcessTransport();
     // RunTests needs a sandbox runner; these tests stop at validation, before any job is sent.
     const sandbox = createClient(transport, SandboxRunnerServiceDefinition);
-    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox, limits, image: 'ratchet-sandbox:1' });
+    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox, limits, image: 'ratchet-sandbox:2' });
     running = hostService({ name: 'tester', version: 'test', definition: TesterServiceDefinition, implementation: service.implementation }, { transport });
     return { model, client: createClient(transport, TesterServiceDefinition) };
   }
