@@ -44,7 +44,10 @@ export function formatPlan(plan: Plan | undefined): string {
   if (plan === undefined) return '(no plan)';
   const steps = plan.steps.map((step) => `${step.number}. ${step.description}${step.paths.length > 0 ? ` [${step.paths.join(', ')}]` : ''}`);
   const files = plan.files.map((file) => `- ${file.path}${file.isTest ? ' (test)' : ''}: ${file.purpose}`);
-  return [`Summary: ${plan.summary}`, 'Steps:', ...steps, 'Files:', ...files, `Test strategy: ${plan.testStrategy}`].join('\n');
+  const dependencies = plan.dependencies.map((dependency) => `${dependency.name}${dependency.versionSpec === '' ? '' : ` ${dependency.versionSpec}`}`);
+  // Only what the plan declares is installed: the coder and tester must know it, and that nothing else is.
+  const packages = `Third-party packages: ${dependencies.length === 0 ? 'none (the standard library only)' : dependencies.join(', ')}`;
+  return [`Summary: ${plan.summary}`, 'Steps:', ...steps, 'Files:', ...files, `Test strategy: ${plan.testStrategy}`, packages].join('\n');
 }
 
 /** Failing cases of a test report with their messages; a summary line first. */

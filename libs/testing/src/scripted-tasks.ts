@@ -13,6 +13,7 @@ export const planReply = (file: string, test: string, testEdits?: { changesTests
       { path: test, purpose: 'tests', isTest: true },
     ],
     testStrategy: 'pytest',
+    dependencies: [],
     appliedLessonIds: [],
     // A workspace task with its own tests asks the planner whether the goal wants them changed.
     ...(testEdits === undefined ? {} : { changesTests: testEdits.changesTests, changesTestsReason: testEdits.reason ?? '' }),

@@ -33,6 +33,7 @@ const plan = JSON.stringify({
   steps: [{ description: 'write add', paths: ['calc.py'] }],
   files: [{ path: 'calc.py', purpose: 'code', isTest: false }],
   testStrategy: 'pytest',
+  dependencies: [],
   appliedLessonIds: [],
 });
 const code = (body: string) => JSON.stringify({ files: [{ path: 'calc.py', content: `def add(a, b):\n    return ${body}\n` }], deletedPaths: [], summary: 's' });

@@ -157,7 +157,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.LESSONS_RETRIEVED:
       return { kind, at: when, startedAt: at(1), lessons: [] };
     case InputKind.PLANNED:
-      return { kind, ...run, plan };
+      return { kind, ...run, plan, dependencies: [], gateId: 'gate-deps' };
     case InputKind.TOOL_STEP:
       return { kind, at: when, step: { number: 1, tool: 'read_file', arguments: '{"path":"calc.py"}', result: 'calc.py (2 lines)', failed: false, decision: '', duration: undefined, thought: '' } };
     case InputKind.COMMAND_ASKED:
@@ -167,7 +167,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.REPLY_INVALID:
       return { kind, at: when, startedAt: at(1), phase: Phase.PHASE_CODING, message: 'reply is not JSON', truncated: false, usage: usage(7) };
     case InputKind.SAFETY_PASSED:
-      return { kind, at: when, startedAt: at(1), findings: [] };
+      return { kind, at: when, startedAt: at(1), findings: [], undeclared: [] };
     case InputKind.SAFETY_BLOCKED:
       return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
     case InputKind.REVIEWED:

@@ -21,6 +21,7 @@ const validPlan = {
     { path: 'tests/test_app.py', purpose: 'tests', isTest: true },
   ],
   testStrategy: 'pytest on the functions',
+  dependencies: [],
   appliedLessonIds: ['lesson-1', 'made-up'],
 };
 
@@ -91,6 +92,17 @@ describe('planner over the in-process bus', () => {
     expect(sent.messages[0]!.content).toContain('python');
     expect(sent.responseFormat?.name).toBe('planner_reply');
     expect(sent.maxTokens).toBe(1000);
+  });
+
+  it('declares the third-party packages the plan needs, trimmed, and the schema asks for them', async () => {
+    const { model, client } = serve([{ role: 'planner', reply: JSON.stringify({ ...validPlan, dependencies: [{ name: ' flask ', versionSpec: '>=2.2' }, { name: 'PyYAML', versionSpec: '' }] }) }]);
+    const response = await client.createPlan(request({ goal: 'a Flask REST API for books' }));
+    expect(response.plan?.dependencies).toEqual([
+      { name: 'flask', versionSpec: '>=2.2' },
+      { name: 'PyYAML', versionSpec: '' },
+    ]);
+    expect(JSON.stringify(model.calls[0]!.request.responseFormat?.schema)).toContain('"dependencies"');
+    expect(model.calls[0]!.request.messages[0]!.content).toContain('dependency policy');
   });
 
   it('says why on a re-plan and caps the reply at the remaining token budget', async () => {

@@ -2,6 +2,7 @@ import { durationFromMs, mergeFiles, sumUsage, isTerminal, phaseName, phaseOfSta
 import {
   ApprovalDecision,
   ApprovalKind,
+  DependencyVerdict,
   LogLevel,
   Phase,
   StopReason,
@@ -15,6 +16,7 @@ import {
   TestEdits,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { dependencyGate, gateDecided, packageLabel, planDecisions, withUndeclared, withVerdict } from './dependencies';
 import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
@@ -117,7 +119,7 @@ function finish(state: TaskState, input: TaskInput, step: Step): Decision {
       }),
     );
   }
-  const iterationPhase = phaseOfIteration(step.to);
+  const iterationPhase = step.gate?.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL ? Phase.PHASE_CODING : phaseOfIteration(step.to);
   const current = step.iteration === undefined ? undefined : iterationPhase === undefined ? step.iteration : { ...step.iteration, phase: iterationPhase };
   const iterations = [...(step.finished ?? []), ...(current === undefined ? [] : [current])];
   const stored = new Map(state.iterations.map((iteration) => [iteration.number, iteration.files]));
@@ -204,7 +206,7 @@ export function testSummary(report: TestReport | undefined): string {
 function ranTests(state: TaskState, input: TestRun): { iteration: IterationRecord; events: NewEvent[]; summary: string } {
   const summary = testSummary(input.report);
   return {
-    iteration: { ...currentIteration(state), ...(input.report === undefined ? {} : { testReport: input.report }), output: input.output },
+    iteration: { ...currentIteration(state), ...(input.report === undefined ? {} : { testReport: input.report }), ...(input.install === undefined ? {} : { dependencyInstall: input.install }), output: input.output },
     summary,
     events: [
       event(input.at, {
@@ -300,13 +302,32 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const previous = state.iterations.find((iteration) => iteration.number === state.task.currentIteration);
     // New plan, new tests: tests written for the old design may not fit it.
     const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage), plan: input.plan, generatedTests: [], replanReason: '' };
+    const dependencyDecisions = planDecisions(state.task.dependencyDecisions, input.dependencies);
+    const planned = phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task));
+    // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
+    const declared = new Set(input.dependencies.map((decision) => decision.dependency?.name));
+    const denied = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).filter((decision) => declared.has(decision.dependency?.name));
+    if (denied.length > 0) {
+      return {
+        to: TaskStatus.TASK_STATUS_FAILED,
+        reason: `the plan needs ${denied.map((decision) => `${packageLabel(decision)}, which is refused (${decision.reason})`).join('; ')}`,
+        stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED,
+        task: { usage: task.usage, plan: task.plan, dependencyDecisions },
+        events: [planned],
+      };
+    }
     const iteration = newIteration(task, previous, input.at, input.usage);
+    const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions };
+    const waiting = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
+    if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events: [planned] };
+    const gate = dependencyGate(task, iteration.number, waiting, input.gateId, input.at);
     return {
-      to: TaskStatus.TASK_STATUS_CODING,
-      reason: '',
-      task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number },
+      to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
+      reason: `waiting for a person to approve installing ${waiting.map(packageLabel).join(', ')}`,
+      task: { ...changes, pendingGateId: gate.gateId },
       iteration,
-      events: [phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task))],
+      gate,
+      events: [planned, event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
     };
   },
 
@@ -375,6 +396,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.SAFETY_PASSED]: (state, input, policy) => ({
     to: afterSafety(policy),
     reason: '',
+    task: { dependencyDecisions: withUndeclared(state.task, input.undeclared) },
     iteration: { ...currentIteration(state), safetyFindings: input.findings },
     events: [phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `${input.findings.length} finding(s), not blocking`)],
   }),
@@ -471,6 +493,11 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
 
   [InputKind.TESTS_FAILED]: (state, input) => {
     const ran = ranTests(state, input);
+    const installError = input.install?.error ?? '';
+    if (installError !== '') {
+      const why = `the install step failed, so the tests did not run: ${installError}`;
+      return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: why, iteration: { ...ran.iteration, error: failure(IterationErrorCode.DEPENDENCY_INSTALL_FAILED, why, input.install?.log ?? '') }, events: ran.events };
+    }
     const why = input.timedOut ? 'the test run timed out' : input.oomKilled ? 'the test run ran out of memory' : ran.summary;
     return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: why, iteration: { ...ran.iteration, error: failure(IterationErrorCode.TESTS_FAILED, why, input.errorMessage) }, events: ran.events };
   },
@@ -533,6 +560,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.APPROVED]: (state, input) => {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_APPROVED);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, true, input.at);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL) return dependenciesDecided(state, gate, true, input.at);
     return {
       to: TaskStatus.TASK_STATUS_LEARNING,
       reason: `approved by ${gate.approver}`,
@@ -545,6 +573,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.REJECTED]: (state, input) => {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_REJECTED);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, false, input.at);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL) return dependenciesDecided(state, gate, false, input.at);
     const reason = `the result was rejected by ${gate.approver}${gate.comment === '' ? '' : `: ${gate.comment}`}`;
     return {
       to: TaskStatus.TASK_STATUS_PLANNING,
@@ -650,7 +679,6 @@ function withoutError(iteration: IterationRecord): IterationRecord {
   return copy;
 }
 
-/** A gate with its decision; the approver and comment come with the input. */
 /** A command gate decided: coding goes on from the kept change, and the coder is told the answer. */
 function commandDecided(state: TaskState, gate: ApprovalGate, approved: boolean, at: Date): Step {
   return {
@@ -662,6 +690,21 @@ function commandDecided(state: TaskState, gate: ApprovalGate, approved: boolean,
   };
 }
 
+/**
+ * A DEPENDENCY_INSTALL gate decided: approved, coding starts with the
+ * packages allowed; refused, the planner plans again without them (a plan
+ * that still needs one ends the task).
+ */
+function dependenciesDecided(state: TaskState, gate: ApprovalGate, approved: boolean, at: Date): Step {
+  const dependencyDecisions = gateDecided(state.task.dependencyDecisions, gate, approved);
+  const events = [event(at, { $case: 'approvalDecided', approvalDecided: { gate } }, gate.iteration)];
+  if (approved) return { to: TaskStatus.TASK_STATUS_CODING, reason: `packages approved by ${gate.approver}`, task: { pendingGateId: '', dependencyDecisions }, decidedGate: gate, events };
+  const refused = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).map(packageLabel);
+  const reason = `${refused.join(', ')} ${refused.length === 1 ? 'was' : 'were'} refused by ${gate.approver || 'nobody in time'}${gate.comment === '' ? '' : `: ${gate.comment}`}; plan without ${refused.length === 1 ? 'it' : 'them'}`;
+  return { to: TaskStatus.TASK_STATUS_PLANNING, reason, task: { pendingGateId: '', dependencyDecisions, replanReason: reason }, decidedGate: gate, events };
+}
+
+/** A gate with its decision; the approver and comment come with the input. */
 function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {
   if (gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING && gate.decision !== decision) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `gate ${gate.gateId} carries the decision ${ApprovalDecision[gate.decision]}, not ${ApprovalDecision[decision]}`);

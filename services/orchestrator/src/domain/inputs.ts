@@ -1,4 +1,4 @@
-import type { ApprovalGate, Budget, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, ToolStep, Usage } from '@ratchet/contracts';
+import type { ApprovalGate, Budget, DependencyDecision, DependencyInstall, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, ToolStep, Usage } from '@ratchet/contracts';
 
 /**
  * Everything that can change a task's status, as data: what a phase found
@@ -68,6 +68,8 @@ export interface TestRun extends At {
   readonly runnerId: string;
   /** The runner's error message, if the run itself failed. */
   readonly errorMessage: string;
+  /** The install step of the task's dependencies, when it has some. */
+  readonly install?: DependencyInstall;
 }
 
 export type TaskInput =
@@ -76,7 +78,14 @@ export type TaskInput =
   | ({ readonly kind: typeof InputKind.QUESTION_ASKED; readonly question: string } & PhaseRun)
   | ({ readonly kind: typeof InputKind.ANSWERED; readonly answer: string } & At)
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
-  | ({ readonly kind: typeof InputKind.PLANNED; readonly plan: Plan } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.PLANNED;
+      readonly plan: Plan;
+      /** The dependency policy's answer for each package the plan declares (empty when it declares none). */
+      readonly dependencies: readonly DependencyDecision[];
+      /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
+      readonly gateId: string;
+    } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)
   | ({ readonly kind: typeof InputKind.COMMAND_ASKED; readonly gateId: string; readonly commandLine: string; readonly reason: string; /** The change so far, to go on from. */ readonly files: readonly SourceFile[] } & PhaseRun)
   | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string; /** Tests the coder says contradict the goal. */ readonly disputes: readonly TestDispute[] } & PhaseRun)
@@ -90,7 +99,13 @@ export type TaskInput =
       readonly usage: Usage;
       readonly startedAt: Date;
     } & At)
-  | ({ readonly kind: typeof InputKind.SAFETY_PASSED; readonly startedAt: Date; readonly findings: readonly SafetyFinding[] } & At)
+  | ({
+      readonly kind: typeof InputKind.SAFETY_PASSED;
+      readonly startedAt: Date;
+      readonly findings: readonly SafetyFinding[];
+      /** Packages the code imports without the plan declaring them, which the policy allows: they are installed too. */
+      readonly undeclared: readonly DependencyDecision[];
+    } & At)
   | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
   | ({ readonly kind: typeof InputKind.REVIEWED; readonly passed: boolean; readonly summary: string } & PhaseRun)
   | ({ readonly kind: typeof InputKind.AUDITED; readonly passed: boolean; readonly summary: string; readonly findings: readonly SafetyFinding[] } & PhaseRun)

@@ -14,5 +14,7 @@ export const IterationErrorCode = {
   REVIEW_REJECTED: 'REVIEW_REJECTED',
   /** The optional security audit found problems. */
   AUDIT_FINDINGS: 'AUDIT_FINDINGS',
+  /** The install step of the task's dependencies failed; the tests did not run. */
+  DEPENDENCY_INSTALL_FAILED: 'DEPENDENCY_INSTALL_FAILED',
 } as const;
 export type IterationErrorCode = (typeof IterationErrorCode)[keyof typeof IterationErrorCode];

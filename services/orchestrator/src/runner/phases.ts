@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, ServiceClient } from '@ratchet/bus';
 import {
+  DependencyVerdict,
   Phase,
   SafetyVerdict,
   type ReplyFailure,
@@ -21,6 +22,7 @@ import {
 import { failureSignature, memoryScopeOf, mergeFiles } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveBudget, remainingTokens, type EffectiveBudget } from '../domain/budget';
+import { approvedPackages, installList } from '../domain/dependencies';
 import { IterationErrorCode } from '../domain/iteration-errors';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { Effect, testsEditable } from '../domain/next-action';
@@ -176,7 +178,12 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
       const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan };
+      // The packages the plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
+      const dependencies =
+        plan.dependencies.length === 0
+          ? []
+          : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task) }, service(signal))).decisions;
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID() };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {
@@ -235,9 +242,18 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const iteration = current(state);
       const startedAt = phase.enteredAt;
       // In a workspace task only what the coder changed is new code; the user's own files are theirs.
-      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changedFiles(state.task, iteration) }, service(signal));
-      if (response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: response.verdict, findings: response.findings };
-      return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings: response.findings };
+      const changed = changedFiles(state.task, iteration);
+      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changed }, service(signal));
+      // Imports of packages the plan did not declare: the new code is read, and the other files' paths say which modules are the project's own.
+      const imports = await clients.safety.checkDependencies(
+        { taskId: state.task.id, language: state.task.language, dependencies: installList(state.task), files: withPathsOf(changed, iteration.files), approved: approvedPackages(state.task) },
+        service(signal),
+      );
+      const findings = [...response.findings, ...imports.findings];
+      const blocked = [response.verdict, imports.verdict].some((verdict) => verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL);
+      if (blocked) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings };
+      const undeclared = imports.decisions.filter((decision) => !decision.declared && decision.verdict === DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED);
+      return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings, undeclared };
     },
 
     [Effect.WRITE_TESTS]: async (state, signal, phase) => {
@@ -284,7 +300,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
       const files = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, iteration.files, state.task.generatedTests) : mergeFiles(iteration.files, tests);
       const run = await clients.tester.runTests(
-        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: [], testCommand: [...state.task.testCommand] },
+        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand] },
         { timeoutMs: settings.testRunTimeoutMs, signal },
       );
       const result = run.result;
@@ -299,6 +315,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
         jobId: result?.jobId ?? '',
         runnerId: result?.runnerId ?? '',
         errorMessage: result?.error?.message ?? '',
+        ...(result?.install === undefined ? {} : { install: result.install }),
       };
       return run.passed ? { kind: InputKind.TESTS_PASSED, gateId: randomUUID(), ...ran } : { kind: InputKind.TESTS_FAILED, ...ran };
     },
@@ -451,6 +468,12 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
   if (task.workspace.length === 0) return [...iteration.files];
   const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file.content]));
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
+}
+
+/** `changed` with their content, and every other file of `all` by its path only (empty content: nothing to read, but a module the project has). */
+function withPathsOf(changed: readonly SourceFile[], all: readonly SourceFile[]): SourceFile[] {
+  const sent = new Set(changed.map((file) => file.path));
+  return [...changed, ...all.filter((file) => !sent.has(file.path)).map((file) => ({ path: file.path, content: '' }))];
 }
 
 function iterationOf(state: TaskState, number: number): IterationRecord | undefined {

@@ -19,6 +19,10 @@ export const planReplySchema = z.strictObject({
     .min(1)
     .max(50),
   testStrategy: z.string().min(1),
+  // Every third-party package the code or its tests import; an empty list for the standard library only.
+  dependencies: z
+    .array(z.strictObject({ name: z.string().trim().min(1).max(214), versionSpec: z.string().trim().max(100) }))
+    .max(30),
   appliedLessonIds: z.array(z.string()),
 });
 
@@ -45,7 +49,7 @@ export function toPlan(reply: PlanReply, language: Plan['language'], offered: re
     files: reply.files.map((file) => ({ path: file.path, purpose: file.purpose, isTest: file.isTest })),
     testStrategy: reply.testStrategy,
     language,
-    dependencies: [],
+    dependencies: reply.dependencies.map((dependency) => ({ name: dependency.name, versionSpec: dependency.versionSpec })),
     appliedLessonIds: citedLessonIds(reply.appliedLessonIds, offered),
     changesTests: reply.changesTests ?? false,
     changesTestsReason: reply.changesTests === true ? (reply.changesTestsReason ?? '').trim() : '',

@@ -1,0 +1,109 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApprovalKind, DependencyVerdict, Phase, StopReason, TaskStatus, type DependencyDecision } from '@ratchet/contracts';
+import { decide } from '../src/domain/decide';
+import { installList } from '../src/domain/dependencies';
+import { InputKind, type InputOf, type TaskInput } from '../src/domain/inputs';
+import { IterationErrorCode } from '../src/domain/iteration-errors';
+import type { TaskState } from '../src/domain/records';
+import { at, plan, policy, sampleInput, stateIn, task } from './fixtures';
+
+const decision = (name: string, verdict: DependencyVerdict, overrides: Partial<DependencyDecision> = {}): DependencyDecision => ({
+  dependency: { name, versionSpec: '' },
+  verdict,
+  reason: verdict === DependencyVerdict.DEPENDENCY_VERDICT_DENIED ? 'denied by config/dependencies.yaml: unmaintained' : 'policy',
+  installSpec: verdict === DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED ? '>=2,<4' : '',
+  declared: true,
+  importedAt: [],
+  approvedBy: '',
+  ...overrides,
+});
+
+const planned = (dependencies: readonly DependencyDecision[], when = at(3)): TaskInput => ({
+  ...(sampleInput(InputKind.PLANNED, when) as InputOf<typeof InputKind.PLANNED>),
+  plan: { ...plan, dependencies: dependencies.map((item) => item.dependency ?? { name: '', versionSpec: '' }) },
+  dependencies,
+});
+
+/** Applies `input` to `state` and returns the state after it. */
+function apply(state: TaskState, input: TaskInput): TaskState {
+  const result = decide(state, input, policy);
+  const changed = new Map(result.iterations.map((item) => [item.number, item]));
+  return { task: result.task, iterations: [...state.iterations.filter((item) => !changed.has(item.number)), ...changed.values()] };
+}
+
+describe('decide: dependencies', () => {
+  const planning = stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0 }, []);
+
+  it('codes straight away when the policy allows every package, and the tests get them installed', () => {
+    const state = apply(planning, planned([decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)]));
+    expect(state.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+    expect(installList(state.task)).toEqual([{ name: 'flask', versionSpec: '>=2,<4' }]);
+  });
+
+  it('raises a DEPENDENCY_INSTALL gate for a package that needs approval, and codes with it once approved', () => {
+    const input = planned([decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED), decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]);
+    const raised = decide(planning, input, policy);
+    expect(raised.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-deps', currentIteration: 1 });
+    expect(raised.gate).toMatchObject({ kind: ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL, gateId: 'gate-deps', iteration: 1 });
+    expect(raised.gate?.summary).toContain('leftpad');
+    expect(raised.gate?.summary).not.toContain('flask');
+    // The iteration waits before coding, not after a passing run.
+    expect(raised.iterations[0]?.phase).toBe(Phase.PHASE_CODING);
+    expect(raised.events.map((event) => event.payload?.$case)).toContain('approvalRequested');
+    const waiting = apply(planning, input);
+    expect(installList(waiting.task)).toEqual([{ name: 'flask', versionSpec: '>=2,<4' }]);
+
+    const gate = { ...(raised.gate as NonNullable<typeof raised.gate>), approver: 'ana', comment: 'fine for this task', decidedAt: at(5) };
+    const approved = apply(waiting, { kind: InputKind.APPROVED, at: at(5), gate });
+    expect(approved.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, pendingGateId: '' });
+    expect(approved.task.dependencyDecisions.find((item) => item.dependency?.name === 'leftpad')).toMatchObject({
+      verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED,
+      approvedBy: 'ana',
+      reason: 'approved by ana: fine for this task',
+    });
+    expect(installList(approved.task).map((item) => item.name)).toEqual(['flask', 'leftpad']);
+  });
+
+  it('plans again without a refused package, and ends the task if the new plan still needs it', () => {
+    const waiting = apply(planning, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]));
+    const gate = { ...(decide(planning, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]), policy).gate as NonNullable<ReturnType<typeof decide>['gate']>), approver: 'ana', comment: 'use the standard library', decidedAt: at(5) };
+    const rejected = apply(waiting, { kind: InputKind.REJECTED, at: at(5), gate });
+    expect(rejected.task.status).toBe(TaskStatus.TASK_STATUS_PLANNING);
+    expect(rejected.task.replanReason).toBe('leftpad was refused by ana: use the standard library; plan without it');
+    expect(installList(rejected.task)).toEqual([]);
+
+    // The policy's answer on the re-plan is "needs approval" again, but a person already refused it for this task.
+    const again = apply(rejected, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)], at(6)));
+    expect(again.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED });
+    expect(again.task.statusReason).toBe('the plan needs leftpad, which is refused (refused by ana: use the standard library)');
+
+    // A plan that does without it goes on, and the refusal stays on the record.
+    const without = apply(rejected, planned([], at(6)));
+    expect(without.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+    expect(without.task.dependencyDecisions).toEqual([expect.objectContaining({ verdict: DependencyVerdict.DEPENDENCY_VERDICT_DENIED, dependency: { name: 'leftpad', versionSpec: '' } })]);
+  });
+
+  it('ends the task on a package the policy denies, with the policy reason', () => {
+    const denied = apply(planning, planned([decision('pycrypto', DependencyVerdict.DEPENDENCY_VERDICT_DENIED)]));
+    expect(denied.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED });
+    expect(denied.task.statusReason).toBe('the plan needs pycrypto, which is refused (denied by config/dependencies.yaml: unmaintained)');
+    expect(denied.task.dependencyDecisions).toHaveLength(1);
+  });
+
+  it('adds the allowed imports the plan did not declare, once', () => {
+    const checking = stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK, { dependencyDecisions: [decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)] });
+    const undeclared = [decision('requests', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, { declared: false, importedAt: ['app.py:2'] }), decision('Flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, { declared: false })];
+    const passed = apply(checking, { ...(sampleInput(InputKind.SAFETY_PASSED, at(5)) as InputOf<typeof InputKind.SAFETY_PASSED>), undeclared });
+    expect(installList(passed.task).map((item) => item.name)).toEqual(['flask', 'requests']);
+  });
+
+  it('records a failed install step as such, with its reason, and reflects on it', () => {
+    const testing = stateIn(TaskStatus.TASK_STATUS_TESTING);
+    const install = { layerKey: 'k', cached: false, duration: undefined, resolved: [], error: 'No matching distribution found for nosuchpkg', log: 'ERROR: ...', refusedHosts: [], sizeBytes: 0 };
+    const failedRun = apply(testing, { ...(sampleInput(InputKind.TESTS_FAILED, at(5)) as InputOf<typeof InputKind.TESTS_FAILED>), install });
+    expect(failedRun.task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
+    const [iteration] = failedRun.iterations;
+    expect(iteration?.dependencyInstall).toEqual(install);
+    expect(iteration?.error).toMatchObject({ code: IterationErrorCode.DEPENDENCY_INSTALL_FAILED, message: 'the install step failed, so the tests did not run: No matching distribution found for nosuchpkg' });
+  });
+});
