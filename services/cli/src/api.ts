@@ -196,7 +196,8 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
         if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator resumed the task but returned none');
         return task;
       },
-      approve: () => Promise.reject(new AppError(ErrorCode.UNIMPLEMENTED, 'approval gates are not supported yet: tasks run without them')),
+      // Gates the run decides itself (a package install asked in the terminal); the approver is the local user.
+      approve: (request) => ratchet.client.approve(request),
       lessons: lessonApiOf(ratchet.client),
       close: () => ratchet.close(),
     };

@@ -1,11 +1,12 @@
+import { createInterface } from 'node:readline/promises';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, TaskStatus, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, DependencyVerdict, TaskStatus, type ApprovalGate, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
-import { isTerminal, languageToProto, mergeFiles, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
+import { isTerminal, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles, type OutputDirectoryState } from './files';
@@ -49,6 +50,10 @@ export interface RunOptions extends ConnectOptions {
   readonly branch?: string;
   /** Embedded: run the commands the command policy asks a person about, without asking. */
   readonly yes?: boolean;
+  /** Embedded: install the packages the dependency policy asks a person about, without asking. */
+  readonly allowDeps?: boolean;
+  /** Embedded: how a question is put to the person at the terminal; default: a prompt on stdin when it is a terminal, else none (the packages are refused). */
+  readonly ask?: (question: string) => Promise<string>;
   /** With --workspace: the project's own test command, a shell command line run from its root. */
   readonly testCommand?: string;
   /** With --workspace: whether the model may edit the project's tests (goal, allow, protect). */
@@ -107,6 +112,9 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
   }
   if (options.yes && remote) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, '--yes works embedded only: a server decides by its own command policy (orchestrator.approveAskedCommands)');
+  }
+  if (options.allowDeps && remote) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, '--allow-deps works embedded only: on a server the task waits at its DEPENDENCY_INSTALL gate for `ratchet approve TASK_ID GATE_ID`');
   }
   if ((options.apply || options.branch !== undefined) && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--apply and --branch need --workspace DIR');
   if (options.apply && options.branch !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'use either --apply (change DIR) or --branch NAME (commit to a new branch), not both');
@@ -176,15 +184,51 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
     taskId = task.id;
     setSpanAttributes({ 'ratchet.task_id': task.id });
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
-    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace);
+    // Embedded, nobody else can answer a package gate: this run does, at the terminal or by --allow-deps.
+    const onGate = remote ? undefined : dependencyGateAnswerer(api, options, output);
+    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace, onGate);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
   }
 }
 
-/** Prints a task's events until it completes (or `signal` aborts). */
-async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output): Promise<void> {
+/** Decides a gate the task raised, while its events are followed. */
+type GateAnswerer = (gate: ApprovalGate) => Promise<void>;
+
+/**
+ * Embedded mode's answer to a DEPENDENCY_INSTALL gate: approved with
+ * --allow-deps; otherwise asked at the terminal (y/N); without a terminal,
+ * refused with a comment saying how to allow it. Other gates are left alone.
+ */
+function dependencyGateAnswerer(api: TaskApi, options: RunOptions, output: Output): GateAnswerer {
+  const ask = options.ask ?? (process.stdin.isTTY ? askAtTerminal : undefined);
+  return async (gate) => {
+    if (gate.kind !== ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL || gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) return;
+    let approved = options.allowDeps === true;
+    let comment = approved ? 'allowed by --allow-deps' : 'refused: no terminal to ask at; run with --allow-deps to allow package installs';
+    if (!approved && ask !== undefined) {
+      output.err(`${gate.detail}\n`);
+      const answer = (await ask('Install these packages for this task? [y/N] ')).trim().toLowerCase();
+      approved = answer === 'y' || answer === 'yes';
+      comment = approved ? 'approved at the terminal' : 'refused at the terminal';
+    }
+    await api.approve({ taskId: gate.taskId, gateId: gate.gateId, decision: approved ? ApprovalDecision.APPROVAL_DECISION_APPROVED : ApprovalDecision.APPROVAL_DECISION_REJECTED, approver: '', comment });
+  };
+}
+
+/** One line from the terminal, after `question`. */
+async function askAtTerminal(question: string): Promise<string> {
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await terminal.question(question);
+  } finally {
+    terminal.close();
+  }
+}
+
+/** Prints a task's events until it completes (or `signal` aborts); a gate it raises goes to `onGate`, when given. */
+async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output, onGate?: GateAnswerer): Promise<void> {
   try {
     for await (const event of api.watchTask(taskId, signal)) {
       if (json) output.out(eventJson(event));
@@ -192,6 +236,7 @@ async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, j
         const line = renderEvent(event);
         if (line !== undefined) output.err(line);
       }
+      if (onGate !== undefined && event.payload?.$case === 'approvalRequested' && event.payload.approvalRequested.gate !== undefined) await onGate(event.payload.approvalRequested.gate);
     }
   } catch (error) {
     if (!signal.aborted) throw error;
@@ -205,8 +250,8 @@ interface OutputTarget {
   readonly state: OutputDirectoryState;
 }
 
-async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, out: OutputTarget | undefined, json: boolean, output: Output, workspace?: WorkspaceRun): Promise<RunResult> {
-  await followEvents(api, task.id, signal, json, output);
+async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, out: OutputTarget | undefined, json: boolean, output: Output, workspace?: WorkspaceRun, onGate?: GateAnswerer): Promise<RunResult> {
+  await followEvents(api, task.id, signal, json, output, onGate);
   if (signal.aborted) return { task, written: [], detached: true };
   if (workspace !== undefined && out !== undefined) return finishWorkspace(api, task.id, out, workspace, json, output);
   return finish(api, task.id, out, json, output);
@@ -479,6 +524,22 @@ function testEditsText(edits: TestEdits, plan: Iteration['plan']): string {
 }
 
 /** `ratchet show TASK_ID`: a task's iterations, errors, reflections and lessons. */
+/** `flask >=2,<4: allowed (allowed by config/dependencies.yaml ...)`: one package's decision, as `show` lists it. */
+function dependencyText(decision: DependencyDecision): string {
+  const name = decision.dependency?.name ?? '';
+  const spec = decision.installSpec || decision.dependency?.versionSpec || '';
+  const verdict = { [DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED]: 'allowed', [DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL]: 'waiting for approval', [DependencyVerdict.DEPENDENCY_VERDICT_DENIED]: 'REFUSED' }[decision.verdict as number] ?? 'unknown';
+  const where = decision.declared ? '' : `, imported at ${decision.importedAt.join(', ') || '?'} without being declared`;
+  return `${name}${spec === '' ? '' : ` ${spec}`}: ${verdict}${where} (${decision.reason})`;
+}
+
+/** What an iteration's install step did, in one line. */
+function installText(install: DependencyInstall): string {
+  const how = install.error !== '' ? `FAILED: ${install.error}` : install.cached ? 'from the cache' : `installed in ${(msOf(install.duration) / 1000).toFixed(1)} s`;
+  const refused = install.refusedHosts.length === 0 ? '' : `; refused hosts: ${install.refusedHosts.join(', ')}`;
+  return `${install.resolved.length} package(s) ${how}${install.sizeBytes > 0 ? `, ${(install.sizeBytes / 1_048_576).toFixed(1)} MB` : ''}${refused}`;
+}
+
 export async function showTask(taskId: string, options: ConnectOptions & { json?: boolean }, output: Output = consoleOutput): Promise<void> {
   const api = await openApi({ ...options, drive: false });
   try {
@@ -511,6 +572,7 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
+    for (const decision of task.dependencyDecisions) output.out(`package ${dependencyText(decision)}`);
     if (task.testCommand.length > 0) output.out(`test command: ${testCommandText(task.testCommand)}`);
     if (task.acceptanceTests.length > 0) output.out(`tests: ${testEditsText(task.testEdits, plan)}`);
     for (const gate of approvals) {
@@ -530,6 +592,7 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
         output.out(`  tool steps (${iteration.toolSteps.length}):`);
         for (const step of iteration.toolSteps) output.out(`    ${renderToolStep(step)}`);
       }
+      if (iteration.dependencyInstall !== undefined) output.out(`  install: ${installText(iteration.dependencyInstall)}`);
       if (view.tests !== '') output.out(`  tests: ${view.tests}`);
       if (iteration.error !== undefined) output.out(`  error: ${iteration.error.code}: ${iteration.error.message}`);
       for (const finding of iteration.safetyFindings) output.out(`  safety: ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`);

@@ -49,6 +49,7 @@ function program(): Command {
         .option('--apply', 'with --workspace: apply the patch to the directory when the task succeeds (refused if it changed meanwhile)')
         .option('--branch <name>', 'with --workspace in a git repository: commit the patch to this new branch (the working tree is left alone)')
         .option('--yes', 'embedded: run commands the command policy would ask about (package installs) without asking')
+        .option('--allow-deps', 'embedded: install the packages the plan needs that config/dependencies.yaml would ask about, without asking (denied ones stay denied); without it they are asked about at the terminal, or refused when there is none')
         .option('--test-command <command>', 'with --workspace: how the project runs its tests, a shell command run from its root in the sandbox (e.g. "npm test"); passes on exit 0 and on a JUnit report written to $RATCHET_TEST_REPORT')
         .option('--test-edits <when>', "with --workspace: whether the model may edit the project's tests: goal (when the goal asks to change them), allow or protect", 'goal')
         .option('--project <key>', "whose lessons the task uses and adds to, with the global ones (default: the workspace's git remote, else its directory name; none for a goal without --workspace)")

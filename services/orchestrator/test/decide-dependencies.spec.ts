@@ -15,6 +15,7 @@ const decision = (name: string, verdict: DependencyVerdict, overrides: Partial<D
   declared: true,
   importedAt: [],
   approvedBy: '',
+  provided: false,
   ...overrides,
 });
 

@@ -17,7 +17,7 @@ export function approvedPackages(task: Pick<TaskRecord, 'dependencyDecisions'>):
 /** What the tests get installed: every package the policy or a person allowed, with its install spec. */
 export function installList(task: Pick<TaskRecord, 'dependencyDecisions'>): Dependency[] {
   return task.dependencyDecisions
-    .filter((decision) => decision.verdict === DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED && decision.dependency !== undefined)
+    .filter((decision) => decision.verdict === DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED && !decision.provided && decision.dependency !== undefined)
     .map((decision) => ({ name: decision.dependency?.name ?? '', versionSpec: decision.installSpec }));
 }
 

@@ -374,6 +374,11 @@ export interface DependencyDecision {
    * ALLOWED); empty when the policy decided.
    */
   approvedBy: string;
+  /**
+   * The sandbox image already has it (the policy's `provided` list): it is
+   * allowed and never installed.
+   */
+  provided: boolean;
 }
 
 /** CheckDependenciesResponse is the outcome of a dependency check. */
@@ -1252,6 +1257,7 @@ function createBaseDependencyDecision(): DependencyDecision {
     declared: false,
     importedAt: [],
     approvedBy: "",
+    provided: false,
   };
 }
 
@@ -1277,6 +1283,9 @@ export const DependencyDecision: MessageFns<DependencyDecision> = {
     }
     if (message.approvedBy !== "") {
       writer.uint32(58).string(message.approvedBy);
+    }
+    if (message.provided !== false) {
+      writer.uint32(64).bool(message.provided);
     }
     return writer;
   },
@@ -1350,6 +1359,14 @@ export const DependencyDecision: MessageFns<DependencyDecision> = {
             message.approvedBy = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.provided = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1383,6 +1400,7 @@ export const DependencyDecision: MessageFns<DependencyDecision> = {
         : isSet(object.approved_by)
         ? globalThis.String(object.approved_by)
         : "",
+      provided: isSet(object.provided) ? globalThis.Boolean(object.provided) : false,
     };
   },
 
@@ -1409,6 +1427,9 @@ export const DependencyDecision: MessageFns<DependencyDecision> = {
     if (message.approvedBy !== "") {
       obj.approvedBy = message.approvedBy;
     }
+    if (message.provided !== false) {
+      obj.provided = message.provided;
+    }
     return obj;
   },
 
@@ -1426,6 +1447,7 @@ export const DependencyDecision: MessageFns<DependencyDecision> = {
     message.declared = object.declared ?? false;
     message.importedAt = object.importedAt?.map((e) => e) || [];
     message.approvedBy = object.approvedBy ?? "";
+    message.provided = object.provided ?? false;
     return message;
   },
 };
