@@ -10,7 +10,8 @@ const dockerPackages = { group: ['dockerode'], message: 'dockerode is only impor
 const testingLib = { group: ['@ratchet/testing'], message: '@ratchet/testing is for tests only.' };
 
 export default [
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', 'jest.preset.js'] },
+  // services/safety/corpus holds sample programs, dangerous on purpose, that the safety tests scan; they are data, not code of ours.
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', 'jest.preset.js', 'services/safety/corpus/**'] },
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {

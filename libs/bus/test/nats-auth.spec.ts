@@ -118,8 +118,8 @@ describe('NATS with the shipped authorization (real nats-server)', () => {
     expect((await failure(coder.request('ratchet.v1.SandboxRunnerService.OpenSession', Buffer.from('{}'), { timeoutMs: 2_000 })))?.code).toBe(ErrorCode.UNAVAILABLE);
   });
 
-  it('lets only the tester enqueue sandbox jobs and only runners take them; nobody else reads them', async () => {
-    const [tester, runner, orchestrator, planner] = await Promise.all([as('tester'), as('sandbox-runner'), as('orchestrator'), as('planner')]);
+  it('lets only the tester and safety enqueue sandbox jobs and only runners take them; nobody else reads them', async () => {
+    const [tester, runner, orchestrator, planner, safety] = await Promise.all([as('tester'), as('sandbox-runner'), as('orchestrator'), as('planner'), as('safety')]);
     await runner.ensureWorkQueue(SANDBOX_QUEUE);
     expect((await failure(orchestrator.enqueue(SANDBOX_QUEUE, jobCodec.encode({ id: 'x', payload: 'rm -rf' }).finish(), { id: 'orchestrator-job' })))?.code).toBe(ErrorCode.PERMISSION_DENIED);
     expect((await failure(planner.puller(SANDBOX_QUEUE)))?.code).toBe(ErrorCode.PERMISSION_DENIED);
@@ -136,6 +136,12 @@ describe('NATS with the shipped authorization (real nats-server)', () => {
     const delivery = await puller.next(2_000);
     expect(jobCodec.decode(delivery!.data)).toEqual({ id: 'real', payload: 'pytest' });
     await delivery!.ack();
+    // Safety's Bandit scans are sandbox jobs too.
+    await safety.enqueue(SANDBOX_QUEUE, jobCodec.encode({ id: 'bandit', payload: 'python3 -m bandit' }).finish(), { id: `bandit-${Date.now()}` });
+    const scan = await puller.next(2_000);
+    expect(jobCodec.decode(scan!.data)).toEqual({ id: 'bandit', payload: 'python3 -m bandit' });
+    await scan!.ack();
+    expect((await failure(safety.puller(SANDBOX_QUEUE)))?.code).toBe(ErrorCode.PERMISSION_DENIED);
     await puller.close();
     await raw.flush().catch(() => undefined);
     expect(sniffed).toEqual([]);

@@ -20,7 +20,7 @@ import { agentClients, createOrchestratorService, loopSettingsOf, type Orchestra
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
-import { createSafetyService, loadCommandPolicy } from '@ratchet/safety';
+import { createSafetyService, loadCodeCheck, loadCommandPolicy, loadDependencyPolicy } from '@ratchet/safety';
 import { createSandboxRunnerService, sandboxRunnerOptionsOf } from '@ratchet/sandbox-runner';
 import { createTesterService } from '@ratchet/tester';
 import { createLogger } from '@ratchet/telemetry';
@@ -77,14 +77,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     });
     const sandboxLimits = sandboxLimitsOf(config.sandbox);
 
-    const safety = await createSafetyService({ commandPolicy: loadCommandPolicy(options.configDir) });
+    const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
+    // CheckCode runs Bandit through the same sandbox runner as the tests.
+    const safety = await createSafetyService({ commandPolicy: loadCommandPolicy(options.configDir), dependencyPolicy: loadDependencyPolicy(options.configDir), code: loadCodeCheck(options.configDir), sandbox: sandboxClient });
     closers.push(() => safety.close());
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();
     closers.push(() => sandbox.close());
     const memory = await createMemoryService({ db, embedder: createEmbedder(config.embedder), ...learningOptionsOf(config.learning), redact });
     closers.push(() => memory.close());
-    const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
 
     hosted.push(
       hostService({ name: 'safety', version, definition: SafetyServiceDefinition, implementation: safety.implementation }, { transport, logger }),

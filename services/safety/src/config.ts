@@ -1,8 +1,11 @@
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
 import { z } from 'zod';
+import { BanditMode, CodeAction, defaultCodeCheckSettings, defaultCodeRules, type CodeCheckSettings, type CodeRule } from './domain/code-policy';
 import { PathClass } from './domain/command-paths';
 import { CommandDecision, CommandRuleId, reasonPlaceholders, type CommandPolicy, type CommandRule } from './domain/command-policy';
 import { defaultCommandPolicy, defaultCommandRules } from './domain/command-rules';
+import { eslintRulePrefix, EslintRule } from './domain/eslint-findings';
+import { Confidence, RuleId, Severity } from './domain/findings';
 
 /** The keys of a rule that match something; a rule needs at least one. */
 const matcherKeys = ['programs', 'dynamicProgram', 'subcommands', 'flags', 'args', 'operands', 'targets', 'writes', 'pipedInto', 'recursiveFunction'] as const;
@@ -77,8 +80,100 @@ export const commandsConfigSection = configSection({
 
 export type CommandsSettings = DeepReadonly<z.infer<typeof commandsConfigSection>>;
 
-/** The safety process's config: the shared sections plus `commands`. */
-export const safetyConfigSchema = extendConfigSchema({ commands: commandsConfigSection });
+const knownRuleIds = new Set<string>([...Object.values(RuleId), ...Object.values(EslintRule).map((rule) => `${eslintRulePrefix}${rule}`)]);
+const ruleIdHelp = 'a rule id such as py.sql-string-format, bandit.B602 or eslint.security/detect-eval-with-expression, where * matches any characters (bandit.B3*)';
+
+/** A rule id or pattern of `code.rules[].ids`; exact ids must name a rule that exists, so a typo does not silently match nothing. */
+const ruleIdPattern = z
+  .string()
+  .min(1)
+  .superRefine((id, context) => {
+    if (!/^[A-Za-z0-9.*/_-]+$/.test(id)) {
+      context.addIssue({ code: 'custom', message: `${JSON.stringify(id)} is not ${ruleIdHelp}` });
+    } else if (!id.includes('*') && !knownRuleIds.has(id) && !/^bandit\.B\d{3}$/.test(id)) {
+      const near = nearestRuleIds(id);
+      context.addIssue({ code: 'custom', message: `${id} is not a rule CheckCode reports; use ${ruleIdHelp}${near.length > 0 ? ` (closest: ${near.join(', ')})` : ''}` });
+    }
+  });
+
+/** Up to five known rule ids of the same family (py., js., eslint.) sharing the most words with `id`. */
+function nearestRuleIds(id: string): string[] {
+  const words = (text: string) => text.toLowerCase().split(/[./_-]+/);
+  const wanted = new Set(words(id));
+  const family = words(id)[0];
+  return [...knownRuleIds]
+    .filter((known) => words(known)[0] === family)
+    .map((known) => ({ known, shared: words(known).filter((word) => wanted.has(word)).length }))
+    .sort((left, right) => right.shared - left.shared)
+    .slice(0, 5)
+    .map(({ known }) => known);
+}
+
+/** One entry of `code.rules`; see CodeRule. */
+const codeRuleSchema = z
+  .object({
+    ids: z.array(ruleIdPattern).min(1),
+    paths: z.array(z.string().min(1)).min(1).optional(),
+    action: z.enum(CodeAction),
+    reason: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** A severity and a confidence a finding must both reach. */
+const thresholdSchema = (severity: Severity, confidence: Confidence) =>
+  z
+    .object({
+      severity: z.enum(Severity).default(severity),
+      confidence: z.enum(Confidence).default(confidence),
+    })
+    .strict()
+    .prefault({});
+
+/**
+ * The `code` section (config/safety.yaml): which scanners CheckCode runs
+ * besides the built-in rules, and what each finding makes of the verdict.
+ * Its `rules` default to `defaultCodeRules`, which safety.yaml writes out.
+ */
+export const codeConfigSection = configSection({
+  /** Bandit over the Python files in a sandbox job: auto (when a sandbox is configured), required, off. */
+  bandit: z.enum(BanditMode).default(defaultCodeCheckSettings.bandit),
+  /** Longest a Bandit job may take, seconds. */
+  banditTimeoutSeconds: z.number().int().min(2).max(600).default(defaultCodeCheckSettings.banditTimeoutMs / 1_000),
+  /** eslint-plugin-security over the JavaScript/TypeScript files, in-process. */
+  eslint: z.boolean().default(defaultCodeCheckSettings.eslint),
+  /** Findings no rule matches block when they reach both. */
+  block: thresholdSchema(defaultCodeCheckSettings.policy.block.severity, defaultCodeCheckSettings.policy.block.confidence),
+  /** ... and warn when they reach both; below, they are listed (allow). */
+  warn: thresholdSchema(defaultCodeCheckSettings.policy.warn.severity, defaultCodeCheckSettings.policy.warn.confidence),
+  /** First match wins, before the thresholds. */
+  rules: z.array(codeRuleSchema).default(() => structuredClone(defaultCodeRules) as z.infer<typeof codeRuleSchema>[]),
+});
+
+export type CodeSettings = DeepReadonly<z.infer<typeof codeConfigSection>>;
+
+/** The safety process's config: the shared sections plus `commands` and `code`. */
+export const safetyConfigSchema = extendConfigSchema({ commands: commandsConfigSection, code: codeConfigSection });
+
+/** CheckCode's scanners and policy from the config section. */
+export function codeCheckOf(settings: CodeSettings): CodeCheckSettings {
+  return Object.freeze({
+    policy: Object.freeze({ rules: settings.rules as readonly CodeRule[], block: settings.block, warn: settings.warn }),
+    bandit: settings.bandit,
+    banditTimeoutMs: settings.banditTimeoutSeconds * 1_000,
+    eslint: settings.eslint,
+  });
+}
+
+/**
+ * CheckCode's scanners and policy from `configDir`: ratchet.yaml and
+ * safety.yaml, then `RATCHET_CODE_*` variables, as the safety process reads
+ * them. For embedded mode, which hosts the safety service without its process.
+ *
+ * @throws AppError CONFIG_INVALID listing every bad key and how to fix it.
+ */
+export function loadCodeCheck(configDir: string, env: Readonly<Record<string, string | undefined>> = process.env): CodeCheckSettings {
+  return codeCheckOf(loadConfig({ schema: safetyConfigSchema, service: 'safety', configDir, env }).code);
+}
 
 /** The domain's policy from the config section. */
 export function commandPolicyOf(settings: CommandsSettings): CommandPolicy {

@@ -38,12 +38,12 @@ describe('file paths', () => {
   it('picks the grammar per file, whatever the other files are', () => {
     const result = analyzeFiles(parsers, [
       { path: 'main.py', content: 'import subprocess\nsubprocess.run(c, shell=True)\n' },
-      { path: 'web/app.js', content: "require('child_process');\n" },
+      { path: 'web/app.js', content: "require('child_process').exec(command);\n" },
       { path: 'web/view.tsx', content: 'export const V = (p: { code: string }) => <div>{eval(p.code)}</div>;\n' },
     ]);
     expect(result.findings.map(({ ruleId, path }) => [path, ruleId])).toEqual([
       ['main.py', RuleId.PYTHON_SUBPROCESS_SHELL],
-      ['web/app.js', RuleId.JS_CHILD_PROCESS],
+      ['web/app.js', RuleId.JS_SHELL_COMMAND],
       ['web/view.tsx', RuleId.JS_DYNAMIC_EVAL],
     ]);
   });
@@ -57,11 +57,11 @@ describe('parse errors', () => {
   });
 
   it('warns about a TypeScript file that does not parse and still runs the rules on the rest', () => {
-    const result = analyzeFiles(parsers, [{ path: 'src/a.ts', content: "const ok: number = 1;\nconst broken = (;\nimport { exec } from 'child_process';\n" }]);
+    const result = analyzeFiles(parsers, [{ path: 'src/a.ts', content: "const ok: number = 1;\nconst broken = (;\nimport { exec } from 'child_process'; exec(command);\n" }]);
     expect(result.verdict).toBe(Verdict.BLOCK);
     expect(result.findings.map(({ ruleId, line }) => [ruleId, line])).toEqual([
       [RuleId.PARSE_ERROR, 2],
-      [RuleId.JS_CHILD_PROCESS, 3],
+      [RuleId.JS_SHELL_COMMAND, 3],
     ]);
   });
 

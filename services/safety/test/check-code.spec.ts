@@ -64,13 +64,17 @@ describe('CheckCode over the in-process bus', () => {
     await expect(client.checkCode(request)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('big.py is 100001 bytes') });
   });
 
-  it('serves CheckCommand (see check-command.spec.ts) and leaves CheckDependencies unserved', async () => {
+  it('serves CheckCommand (see check-command.spec.ts) and CheckDependencies (see dependency-service.spec.ts)', async () => {
     await expect(client.checkCommand({ taskId: 't', argv: ['ls'], workingDirectory: '', language: Language.LANGUAGE_PYTHON, commandLine: '' })).resolves.toEqual({
       verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW,
       findings: [],
       reason: 'allowed',
     });
-    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [], files: [], approved: [] })).rejects.toMatchObject({ code: ErrorCode.UNIMPLEMENTED });
+    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [], files: [], approved: [] })).resolves.toEqual({
+      verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW,
+      findings: [],
+      decisions: [],
+    });
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, InProcessBroker, InProcessTransport } from '@ratchet/bus';
-import { CheckCommandRequest, Language, SafetyServiceDefinition, SafetyVerdict, Severity } from '@ratchet/contracts';
+import { CheckCommandRequest, Confidence, Language, SafetyServiceDefinition, SafetyVerdict, Severity } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { hostService, type RunningService } from '@ratchet/runtime';
 import { CommandDecision, CommandRuleId, createSafetyService, defaultCommandPolicy, type SafetyService } from '../src';
@@ -47,6 +47,10 @@ describe('CheckCommand over the in-process bus', () => {
           message: '"git push" publishes work outside the sandbox; commit nothing remote',
           snippet: 'git -C . push origin main',
           remediation: expect.stringContaining('Commit locally'),
+          cwe: '',
+          confidence: Confidence.CONFIDENCE_HIGH,
+          tool: 'ratchet',
+          action: SafetyVerdict.SAFETY_VERDICT_BLOCK,
         },
       ],
       reason: 'denied: "git push" publishes work outside the sandbox; commit nothing remote',

@@ -10,29 +10,51 @@ afterAll(() => parsers.close());
 const check = (path: string, content: string) => analyzeFiles(parsers, [{ path, content }]);
 const rulesOf = (path: string, content: string) => check(path, content).findings.map((found) => found.ruleId);
 
-describe('js.child-process', () => {
+describe('child_process: what a call runs, not what a file imports', () => {
   it.each([
-    ['an import declaration', 'a.js', "import { exec } from 'child_process';"],
-    ['the node: prefix in typed TypeScript', 'a.ts', "import * as cp from 'node:child_process';\nconst x: number = 1;"],
-    ['a side-effect import in TSX', 'a.tsx', "import 'child_process';\nexport const A = () => <div />;"],
-    ['require', 'a.cjs', "const cp = require('child_process');\ncp.execSync('id');"],
-    ['destructuring require with the node: prefix', 'a.js', "const { execSync } = require('node:child_process');"],
-    ['require with a template literal', 'a.js', 'const cp = require(`child_process`);'],
-    ['a dynamic import', 'a.mjs', "const cp = await import('node:child_process');"],
-    ['TypeScript import = require', 'a.ts', "import cp = require('child_process');"],
-    ['a re-export', 'a.ts', "export { exec } from 'child_process';"],
-    ['module.require', 'a.js', "module.require('child_process').exec('id');"],
-    ['createRequire', 'a.mjs', "import { createRequire } from 'node:module';\nconst cp = createRequire(import.meta.url)('child_process');"],
-    ['process.binding', 'a.js', "const spawn = process.binding('spawn_sync');"],
-  ])('flags %s', (_name, path, code) => {
-    expect(rulesOf(path, code)).toEqual([RuleId.JS_CHILD_PROCESS]);
+    ['exec of a template with substitutions', 'a.js', "import { exec } from 'child_process';\nexec(`git checkout ${branch}`);"],
+    ['execSync of a concatenation, through require', 'a.cjs', "const cp = require('child_process');\ncp.execSync('ls ' + dir);"],
+    ['exec of a variable with the node: prefix in typed TypeScript', 'a.ts', "import * as cp from 'node:child_process';\nconst run = (command: string): void => { cp.exec(command); };"],
+    ['a destructured execSync', 'a.js', "const { execSync } = require('node:child_process');\nexecSync(userInput);"],
+    ['a promisified exec', 'a.ts', "import { exec } from 'node:child_process';\nimport { promisify } from 'node:util';\nconst run = promisify(exec);\nawait run(`npm view ${name}`);"],
+    ['a dynamic import', 'a.mjs', "const cp = await import('node:child_process');\ncp.exec(command);"],
+    ['TypeScript import = require', 'a.ts', "import cp = require('child_process');\ncp.exec(command);"],
+    ['module.require', 'a.js', "module.require('child_process').exec(command);"],
+    ['createRequire', 'a.mjs', "import { createRequire } from 'node:module';\nconst cp = createRequire(import.meta.url)('child_process');\ncp.execSync(command);"],
+    ['spawn with shell: true and a built command', 'a.ts', "import { spawn } from 'node:child_process';\nspawn(`grep ${pattern} *.log`, { shell: true });"],
+    ['execFileSync with shell: true and built arguments', 'a.js', "const { execFileSync } = require('child_process');\nexecFileSync('grep', [pattern, file], { shell: true });"],
+    ['spawn of bash -c with a built script', 'a.js', "const { spawn } = require('child_process');\nspawn('bash', ['-c', `tar czf ${out} .`]);"],
+    ['shell: true in an options constant', 'a.ts', "import { spawnSync } from 'node:child_process';\nconst options = { shell: true };\nspawnSync(command, options);"],
+  ])('blocks %s (js.shell-command)', (_name, path, code) => {
+    expect(rulesOf(path, code)).toEqual([RuleId.JS_SHELL_COMMAND]);
+    expect(check(path, code).verdict).toBe(Verdict.BLOCK);
+  });
+
+  it('blocks process.binding of the spawn internals (js.process-internals)', () => {
+    expect(rulesOf('a.js', "const spawn = process.binding('spawn_sync');")).toEqual([RuleId.JS_PROCESS_INTERNALS]);
   });
 
   it.each([
+    ['exec of a fixed command', 'a.js', "const { exec } = require('child_process');\nexec('ls -l', (error, out) => console.log(out));", RuleId.JS_SHELL_LITERAL],
+    ['spawn of a fixed command with shell: true', 'a.ts', "import { spawn } from 'child_process';\nspawn('npm test', { shell: true });", RuleId.JS_SHELL_LITERAL],
+    ['execFile of a program chosen at run time', 'a.ts', "import { execFile } from 'node:child_process';\nexecFile(tool, ['--version']);", RuleId.JS_PROCESS_SPAWN],
+  ])('warns about %s', (_name, path, code, rule) => {
+    expect(rulesOf(path, code)).toEqual([rule]);
+    expect(check(path, code).verdict).toBe(Verdict.WARN);
+  });
+
+  it.each([
+    ['execFile of git with literal arguments', 'a.ts', "import { execFile } from 'node:child_process';\nexecFile('git', ['log', '-1'], (error, stdout) => console.log(stdout));"],
+    ['execFileSync with arguments built at run time, no shell', 'a.js', "const { execFileSync } = require('child_process');\nexecFileSync('git', ['checkout', branch], { encoding: 'utf8' });"],
+    ['spawn with shell: false', 'a.ts', "import { spawn } from 'child_process';\nspawn('node', [script], { shell: false, stdio: 'inherit' });"],
+    ['spawnSync of a shell with a fixed script', 'a.js', "const { spawnSync } = require('child_process');\nspawnSync('sh', ['-c', 'echo hello']);"],
+    ['fork of a literal module', 'a.js', "const { fork } = require('child_process');\nfork('./worker.js', [String(id)]);"],
+    ['importing child_process alone', 'a.js', "import { exec } from 'child_process';\nconst cp = require('child_process');\nexport { exec, cp };"],
+    ['a re-export', 'a.ts', "export { execFile } from 'child_process';"],
     ['a type-only import', 'a.ts', "import type { ChildProcess } from 'child_process';\nlet p: ChildProcess | undefined;"],
     ['inline type-only specifiers', 'a.ts', "import { type SpawnOptions } from 'node:child_process';"],
-    ['a type-only re-export', 'a.ts', "export type { ChildProcess } from 'child_process';"],
-    ['a module with a similar name', 'a.js', "import { exec } from './child_process_helpers.js';\nconst x = require('child-process-promise-free');"],
+    ['a module with a similar name', 'a.js', "import { exec } from './child_process_helpers.js';\nexec(command);"],
+    ['an exec method of another object', 'a.js', "const re = /a+/;\nre.exec(input);\ndb.exec(statement);"],
   ])('allows %s', (_name, path, code) => {
     expect(rulesOf(path, code)).toEqual([]);
   });
@@ -84,7 +106,7 @@ describe('write-outside-workspace (JavaScript/TypeScript)', () => {
     ['fs.writeFileSync', 'a.ts', "import fs from 'node:fs';\nfs.writeFileSync('/etc/hosts', 'x');"],
     ['fs.promises.writeFile', 'a.js', "const fs = require('fs');\nawait fs.promises.writeFile('../../x', 'y');"],
     ['a destructured and renamed rmSync in TSX', 'a.tsx', "import { rmSync as remove } from 'fs';\nexport const App = () => { remove('/home', { recursive: true }); return <div/>; };"],
-    ['copyFileSync to outside', 'a.js', "const { copyFileSync } = require('node:fs');\ncopyFileSync('a.txt', '/tmp/stolen');"],
+    ['copyFileSync to outside', 'a.js', "const { copyFileSync } = require('node:fs');\ncopyFileSync('a.txt', '/var/tmp/stolen');"],
     ['fs/promises to the home directory', 'a.mts', "import { writeFile } from 'node:fs/promises';\nawait writeFile('~/.npmrc', token);"],
     ['a namespace import of fs/promises', 'a.ts', "import * as fsp from 'fs/promises';\nawait fsp.appendFile('/var/log/app.log', line);"],
     ['require(...) called directly', 'a.js', "require('fs').mkdirSync('/opt/app', { recursive: true });"],
@@ -108,6 +130,7 @@ describe('write-outside-workspace (JavaScript/TypeScript)', () => {
     ['copying from outside to inside', 'a.js', "const fs = require('fs');\nfs.copyFileSync('/etc/hostname', 'hostname.txt');"],
     ['an object that is not fs', 'a.js', "const store = makeStore();\nstore.writeFileSync('/etc/x', 'y');"],
     ['a temporary directory from os.tmpdir()', 'a.js', "const fs = require('fs');\nconst os = require('os');\nconst path = require('path');\nfs.mkdtempSync(path.join(os.tmpdir(), 'x-'));"],
+    ['writing to the scratch directory /tmp, private to the sandbox', 'a.ts', "import { writeFileSync, mkdirSync } from 'node:fs';\nmkdirSync('/tmp/cache', { recursive: true });\nwriteFileSync('/tmp/cache/out.json', '{}');"],
   ])('allows %s', (_name, path, code) => {
     expect(rulesOf(path, code)).toEqual([]);
   });
@@ -137,6 +160,10 @@ describe('JavaScript/TypeScript findings come from the syntax tree', () => {
       message: expect.stringContaining('new Function(...)'),
       snippet: "const f = new Function('x', 'return x');",
       remediation: expect.stringMatching(/write the function in the source/),
+      cwe: 'CWE-95',
+      confidence: 'high',
+      tool: 'ratchet',
+      action: Verdict.BLOCK,
     });
   });
 

@@ -97,12 +97,13 @@ describe('write-outside-workspace (Python)', () => {
   it.each([
     ['open for appending to /etc', "with open('/etc/passwd', 'a') as f:\n    f.write('x')"],
     ['open climbing out, mode as keyword', "open('../../secrets.txt', mode='w')"],
-    ['open with both as keywords', "open(file='/tmp/x', mode='wb')"],
+    ['open with both as keywords', "open(file='/var/tmp/x', mode='wb')"],
+    ['a path that climbs out of /tmp', "open('/tmp/../etc/cron.d/x', 'w')"],
     ['open for update in the home directory', "open('~/.bashrc', 'r+')"],
     ['io.open', "import io\nio.open('/etc/x', 'x')"],
     ['a module-level constant path', "OUT = '/etc/cron.d/job'\nwith open(OUT, 'w') as f:\n    f.write(x)"],
     ['os.open with write flags', "import os\nos.open('/etc/x', os.O_WRONLY | os.O_CREAT)"],
-    ['Path.write_text', "from pathlib import Path\nPath('/tmp/x').write_text('hi')"],
+    ['Path.write_text', "from pathlib import Path\nPath('/opt/x').write_text('hi')"],
     ['pathlib.Path(...).mkdir with several parts', "import pathlib\npathlib.Path('..', '..', 'x').mkdir()"],
     ['Path.home().joinpath(...)', "from pathlib import Path\nPath.home().joinpath('.ssh', 'authorized_keys').write_text(key)"],
     ['a path built with / and kept in a name', "from pathlib import Path\ntarget = Path.home() / '.bashrc'\ntarget.write_text('x')"],
@@ -129,6 +130,8 @@ describe('write-outside-workspace (Python)', () => {
     ['a str method that shares a Path method name', "s = '/etc/hosts'.replace('hosts', 'x')"],
     ['copying from outside to inside', "import shutil\nshutil.copy('/etc/hostname', 'copy.txt')"],
     ['a name assigned twice', "OUT = '/etc/x'\nOUT = 'out.txt'\nopen(OUT, 'w')"],
+    ['writing to the scratch directory /tmp, private to the sandbox', "open('/tmp/report.txt', 'w').write(x)\nfrom pathlib import Path\nPath('/tmp/cache').mkdir(exist_ok=True)"],
+    ['writing below tempfile.gettempdir()', "import os, tempfile\nwith open(os.path.join(tempfile.gettempdir(), 'x.json'), 'w') as f:\n    f.write('{}')"],
   ])('allows %s', (_name, code) => {
     expect(rulesOf(code)).toEqual([]);
   });
@@ -163,6 +166,10 @@ describe('Python findings come from the syntax tree', () => {
       message: expect.stringContaining('os.system()'),
       snippet: 'os.system("ls " + d)',
       remediation: expect.stringContaining('subprocess.run'),
+      cwe: 'CWE-78',
+      confidence: 'high',
+      tool: 'ratchet',
+      action: Verdict.BLOCK,
     });
   });
 

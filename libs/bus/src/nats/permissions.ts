@@ -38,7 +38,7 @@ const MEMORY = service('MemoryService');
 const SANDBOX = service('SandboxRunnerService');
 /** Tool steps the coder reports to the orchestrator, of every task and phase. */
 const PROGRESS = Subjects.progress('*', '*');
-/** The queue sandbox jobs go through (the tester's `SANDBOX_JOB_QUEUE`). */
+/** The queue sandbox jobs go through (`SANDBOX_JOB_QUEUE` of the tester and safety). */
 const SANDBOX_QUEUE = 'sandbox-jobs';
 
 const ALL = ['*'] as const;
@@ -47,9 +47,9 @@ const server = (serves: string[], extra: Partial<BusRole> = {}): BusRole => ({ s
 /**
  * Every role of a distributed Ratchet. The orchestrator drives the agents
  * and keeps events; the coder opens sandbox sessions (never one-off jobs);
- * only the tester enqueues sandbox jobs and only runners take them; `probe`
- * (health checks, monitoring) may ask every service for its health and
- * nothing else.
+ * only the tester (test runs) and safety (Bandit scans) enqueue sandbox jobs
+ * and only runners take them; `probe` (health checks, monitoring) may ask
+ * every service for its health and nothing else.
  */
 export const busRoles = {
   orchestrator: server([ORCHESTRATOR], {
@@ -67,7 +67,7 @@ export const busRoles = {
   }),
   tester: server([TESTER], { enqueues: [SANDBOX_QUEUE] }),
   reflector: server([REFLECTOR]),
-  safety: server([SAFETY]),
+  safety: server([SAFETY], { enqueues: [SANDBOX_QUEUE] }),
   memory: server([MEMORY]),
   'sandbox-runner': server([SANDBOX], { works: [SANDBOX_QUEUE] }),
   probe: { serves: [], calls: Object.fromEntries([ORCHESTRATOR, PLANNER, CODER, TESTER, REFLECTOR, SAFETY, MEMORY, SANDBOX].map((name) => [name, ['Health']])), enqueues: [], works: [], events: false, payloads: false },

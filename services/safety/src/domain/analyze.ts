@@ -1,6 +1,7 @@
 import { workspacePathProblem } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { capFindings, FileFindings, RuleId, verdictOf, type Analysis, type Finding } from './findings';
+import { applyPolicy, defaultCodePolicy, type CodePolicy } from './code-policy';
+import { capFindings, FileFindings, RuleId, verdictOf, type Analysis, type Detection, type Finding } from './findings';
 import { checkJavaScript } from './javascript-rules';
 import { checkPython } from './python-rules';
 import { firstSyntaxError, Grammar, grammarOf, type Parsers } from './syntax';
@@ -53,14 +54,15 @@ export function checkLimits(files: readonly SourceText[], limits: AnalysisLimits
 }
 
 /**
- * The findings of one file: its path must be a clean workspace path (else one
- * CRITICAL finding and nothing else); files with a known grammar are parsed
- * and run through the rules of their language (python-rules.ts,
- * javascript-rules.ts) on the syntax tree; a file that does not parse also
- * gets a LOW parse-error finding at its first error. Other files are only
- * path-checked. Findings are in source order. Does not check limits.
+ * What the built-in rules detect in one file: its path must be a clean
+ * workspace path (else one CRITICAL detection and nothing else); files with
+ * a known grammar are parsed and run through the rules of their language
+ * (python-rules.ts, javascript-rules.ts) on the syntax tree; a file that
+ * does not parse also gets a LOW parse-error detection at its first error.
+ * Other files are only path-checked. Detections are in source order; the
+ * policy has not judged them yet. Does not check limits.
  */
-export function analyzeFile(parsers: Parsers, file: SourceText): Finding[] {
+export function analyzeFile(parsers: Parsers, file: SourceText): Detection[] {
   const out = new FileFindings(file.path, file.content);
   const problem = workspacePathProblem(file.path);
   if (problem !== undefined) {
@@ -90,9 +92,10 @@ export function analyzeFile(parsers: Parsers, file: SourceText): Finding[] {
 }
 
 /**
- * Checks files statically and decides: BLOCK when any finding is HIGH or
- * CRITICAL, WARN when there are only lower ones, ALLOW when there are none.
- * Findings come in file order, then source order; when there are more than
+ * Checks files with the built-in (tree-sitter) rules alone and decides with
+ * `policy` (default: block HIGH and worse, warn from LOW; see
+ * `defaultCodePolicy`); CheckCode adds Bandit and ESLint to this. Findings
+ * come in file order, then source order; when there are more than
  * `limits.maxFindings`, the most severe are kept (see `capFindings`). An
  * empty list of files is allowed. The grammar of each file comes from its
  * extension (see `grammarOf`), not from the task's language.
@@ -100,12 +103,12 @@ export function analyzeFile(parsers: Parsers, file: SourceText): Finding[] {
  * @throws AppError INVALID_ARGUMENT when the files are over `limits`
  *   (default: 200 files, 1 MB per file, 10 MB in all), naming the limit and the file.
  */
-export function analyzeFiles(parsers: Parsers, files: readonly SourceText[], limits: AnalysisLimits = defaultLimits): Analysis {
+export function analyzeFiles(parsers: Parsers, files: readonly SourceText[], limits: AnalysisLimits = defaultLimits, policy: CodePolicy = defaultCodePolicy): Analysis {
   checkLimits(files, limits);
-  return summarize(files.flatMap((file) => analyzeFile(parsers, file)), limits);
+  return summarize(applyPolicy(policy, files.flatMap((file) => analyzeFile(parsers, file))), limits);
 }
 
-/** The verdict over all `findings`, and the findings capped at `limits.maxFindings`. */
+/** The verdict over all `findings` (their most severe action), and the findings capped at `limits.maxFindings`. */
 export function summarize(findings: readonly Finding[], limits: AnalysisLimits = defaultLimits): Analysis {
   return { verdict: verdictOf(findings), findings: capFindings(findings, limits.maxFindings) };
 }

@@ -1,5 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { RuleId, type FileFindings } from './findings';
+import { securityWordIn } from './security-words';
 import { decodeEscapes } from './syntax';
 import { escapesWorkspace, joinPaths } from './workspace-paths';
 
@@ -50,10 +51,26 @@ const vmConstructors = new Set(['Script', 'SourceTextModule', 'SyntheticModule']
 const globalObjects = new Set(['globalThis', 'window', 'global', 'self']);
 /** Internal bindings that spawn processes without child_process. */
 const spawnBindings = new Set(['spawn_sync', 'process_wrap']);
+/** child_process functions that always run their command through a shell. */
+const shellRunners = new Set(['exec', 'execSync']);
+/** child_process functions that run a program directly, unless `shell` is set. */
+const programRunners = new Set(['execFile', 'execFileSync', 'spawn', 'spawnSync', 'fork']);
+/** Programs that run their `-c` argument as a shell script. */
+const shells = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'fish', 'csh', 'tcsh', 'cmd', 'cmd.exe', 'powershell', 'pwsh']);
+const cipherFunctions = new Set(['createCipheriv', 'createDecipheriv']);
+/** Cipher names (as OpenSSL spells them) of broken or 64-bit-block ciphers, and ECB mode. */
+const weakCiphers = /^(des|des3|des-|des_|desx|rc2|rc4|rc5|bf|blowfish|cast|idea|seed)|-ecb$/i;
+const weakHashes = new Set(['md5', 'md4', 'sha1', 'sha-1', 'ripemd160', 'rmd160']);
+const sqlMethods = new Set(['query', 'execute', 'exec', 'run', 'all', 'get', 'each', 'prepare', 'raw', 'unsafe', '$queryRawUnsafe', '$executeRawUnsafe', 'queryRaw']);
+/** Text that reads as SQL: a statement keyword with its companion. */
+const sqlText = /\b(select\b[\s\S]*\bfrom|insert\s+(or\s+\w+\s+)?into|update\b[\s\S]*\bset|delete\s+from|create\s+(table|index|view)|drop\s+(table|index|view)|alter\s+table|replace\s+into)\b|\bwhere\s+\w+\s*(=|<|>|like|in)/i;
 
 const maxDepth = 24;
 /** Longest path worth computing; longer values are treated as unknown (real paths are far shorter). */
 const maxPathLength = 4_096;
+
+/** Where a rule reports: a FileFindings, or a wrapper that skips matches in type positions. */
+type Findings = Pick<FileFindings, 'add'>;
 
 /** What a local name or expression refers to: a module (`fs`), or one of its exports (`fs` + `writeFileSync`). */
 interface ModuleRef {
@@ -62,29 +79,30 @@ interface ModuleRef {
 }
 
 /**
- * Runs the JavaScript/TypeScript rules over one parsed file: child_process in
- * any import form, eval of non-literal strings, the Function constructor, the
- * vm module, and literal fs writes outside the workspace. Names are resolved
- * through imports, `require`, dynamic `import()`, destructuring and simple
- * re-bindings (`const { promises: fsp } = require('fs')`). Type-only imports
- * are ignored: they vanish at compile time. Only syntax nodes are inspected,
- * so the same words in comments and strings never match.
+ * Runs the JavaScript/TypeScript rules over one parsed file: shells and
+ * programs run through child_process, eval of non-literal strings, the
+ * Function constructor, the vm module, literal fs writes outside the
+ * workspace, TLS without certificate checks, weak ciphers, hashes and keys
+ * (node:crypto), and SQL built by templates or concatenation. Names are
+ * resolved through imports, `require`, dynamic `import()`, destructuring,
+ * `util.promisify` and simple re-bindings (`const { promises: fsp } =
+ * require('fs')`). Type-only imports are ignored: they vanish at compile
+ * time. Only syntax nodes are inspected, so the same words in comments and
+ * strings never match.
  */
 export function checkJavaScript(root: Node, out: FileFindings): void {
   const scope = new Scope();
   // Bindings first, so a function that uses `fs` above its `require('fs')` still resolves.
-  for (const node of root.descendantsOfType(['import_statement', 'export_statement', 'variable_declarator', 'assignment_expression'])) {
-    if (node.type === 'import_statement') scope.bindImport(node, out);
+  for (const node of root.descendantsOfType(['import_statement', 'variable_declarator', 'assignment_expression'])) {
+    if (node.type === 'import_statement') scope.bindImport(node);
     else if (node.type === 'variable_declarator') scope.bindDeclaration(node.childForFieldName('name'), node.childForFieldName('value'));
-    else if (node.type === 'assignment_expression') scope.bindDeclaration(node.childForFieldName('left'), node.childForFieldName('right'));
-    else {
-      const module = stringValue(node.childForFieldName('source'));
-      if (module !== undefined && normalize(module) === childProcessModule && !hasKeyword(node, 'type')) {
-        out.add(RuleId.JS_CHILD_PROCESS, node.startPosition, `re-exports ${module}, which runs programs on the host`);
-      }
-    }
+    else scope.bindDeclaration(node.childForFieldName('left'), node.childForFieldName('right'));
   }
-  for (const call of root.descendantsOfType(['call_expression', 'new_expression'])) checkCall(call, scope, out);
+  for (const node of root.descendantsOfType(['call_expression', 'new_expression', 'pair', 'assignment_expression'])) {
+    if (node.type === 'pair') checkOption(node, out);
+    else if (node.type === 'assignment_expression') checkTlsAssignment(node, out);
+    else checkCall(node, scope, out);
+  }
 }
 
 function checkCall(call: Node, scope: Scope, findings: FileFindings): void {
@@ -93,18 +111,14 @@ function checkCall(call: Node, scope: Scope, findings: FileFindings): void {
   if (callee === null) return;
   const args = argumentsOf(call);
   // Checked only when something matched: walking up for every call would cost depth x calls.
-  const out = { add: (...finding: Parameters<FileFindings['add']>) => (inTypePosition(call) ? undefined : findings.add(...finding)) };
+  const out: Findings = { add: (...finding) => (inTypePosition(call) ? undefined : findings.add(...finding)) };
 
-  const loaded = loadedModule(call);
-  if (loaded !== undefined && normalize(loaded) === childProcessModule) {
-    out.add(RuleId.JS_CHILD_PROCESS, call.startPosition, `loads ${loaded}, which runs programs on the host`);
-    return;
-  }
   const bindingName = stringValue(args[0]);
   if (!isNew && bindingName !== undefined && spawnBindings.has(bindingName) && isMember(callee, ['process'], 'binding')) {
-    out.add(RuleId.JS_CHILD_PROCESS, call.startPosition, `process.binding(${JSON.stringify(bindingName)}) reaches the internals that spawn processes`);
+    out.add(RuleId.JS_PROCESS_INTERNALS, call.startPosition, `process.binding(${JSON.stringify(bindingName)}) reaches the internals that spawn processes`);
     return;
   }
+  if (!isNew) checkSql(call, callee, args, scope, out);
   if (!isNew && isGlobal(callee, 'eval')) {
     const code = args[0];
     if (code !== undefined && stringValue(code) === undefined) {
@@ -126,10 +140,191 @@ function checkCall(call: Node, scope: Scope, findings: FileFindings): void {
     out.add(RuleId.JS_VM, call.startPosition, `${isNew ? 'new ' : ''}${shown()} compiles and runs code from strings`);
     return;
   }
+  if (target.module === childProcessModule && !isNew) {
+    checkProcessCall(call, target.member, shown, args, scope, out);
+    return;
+  }
+  if (target.module === 'crypto' && !isNew) {
+    checkCrypto(call, target.member, shown, args, scope, out);
+    return;
+  }
   if (!fsModules.has(target.module) || isNew) return;
   for (const path of writtenPaths(target.member, args, scope)) {
     if (escapesWorkspace(path)) out.add(RuleId.WRITE_OUTSIDE_WORKSPACE, call.startPosition, `${shown()} writes to ${JSON.stringify(path)}, outside the workspace`);
   }
+}
+
+/**
+ * exec/execSync always use a shell; execFile/spawn/fork only with `shell`
+ * set, or when the program is a shell given `-c`. A shell on a command built
+ * at run time is command injection waiting to happen; a program chosen at
+ * run time is worth a look; a literal program with argument arrays is the
+ * safe way and passes.
+ */
+function checkProcessCall(call: Node, member: string, shown: () => string, args: readonly Node[], scope: Scope, out: Findings): void {
+  const command = args[0];
+  if (command === undefined) return;
+  const literalCommand = scope.literalPath(command) !== undefined;
+  if (shellRunners.has(member)) {
+    if (literalCommand) out.add(RuleId.JS_SHELL_LITERAL, call.startPosition, `${shown()} runs a fixed command through a shell`);
+    else out.add(RuleId.JS_SHELL_COMMAND, call.startPosition, `${shown()} runs ${describeArgument(command)} through a shell, where a quote or ; in a value becomes command injection`);
+    return;
+  }
+  if (!programRunners.has(member)) return;
+  const list = args[1]?.type === 'array' ? args[1] : undefined;
+  const items = list?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
+  const options = args.slice(1).map((arg) => (arg.type === 'identifier' ? scope.constantValue(arg.text) : arg)).find((arg) => arg?.type === 'object');
+  const shell = options === undefined ? undefined : propertyValue(options, 'shell');
+  const literalArguments = list !== undefined && items.every((item) => scope.literalPath(item) !== undefined);
+  if (shell !== undefined && !['false', 'undefined', 'null'].includes(shell.type) && stringValue(shell) !== '') {
+    if (literalCommand && (args[1] === undefined || args[1].type === 'object' || literalArguments)) out.add(RuleId.JS_SHELL_LITERAL, call.startPosition, `${shown()} with shell: true runs a fixed command through a shell`);
+    else out.add(RuleId.JS_SHELL_COMMAND, call.startPosition, `${shown()} with shell: true runs a command built at run time through a shell, where a quote or ; in a value becomes command injection`);
+    return;
+  }
+  const program = scope.literalPath(command);
+  if (program === undefined) {
+    out.add(RuleId.JS_PROCESS_SPAWN, call.startPosition, `${shown()} runs a program chosen at run time (${describeArgument(command)})`);
+    return;
+  }
+  const flag = items.findIndex((item) => ['-c', '/c', '-Command'].includes(stringValue(item) ?? ''));
+  const script = flag < 0 ? undefined : items[flag + 1];
+  if (shells.has(program.slice(program.lastIndexOf('/') + 1)) && script !== undefined && scope.literalPath(script) === undefined) {
+    out.add(RuleId.JS_SHELL_COMMAND, call.startPosition, `${shown()} runs ${program} -c on ${describeArgument(script)}, a shell script built at run time`);
+  }
+}
+
+/** node:crypto: broken ciphers and ECB, MD5/SHA-1, short RSA/DSA keys. */
+function checkCrypto(call: Node, member: string, shown: () => string, args: readonly Node[], scope: Scope, out: Findings): void {
+  const first = args[0] === undefined ? undefined : scope.literalPath(args[0]);
+  if (member === 'createCipher' || member === 'createDecipher') {
+    out.add(RuleId.JS_WEAK_CIPHER, call.startPosition, `${shown()} derives its key with MD5 and uses no IV (deprecated, removed in Node 22)`);
+  } else if (cipherFunctions.has(member) && first !== undefined && weakCiphers.test(first)) {
+    out.add(RuleId.JS_WEAK_CIPHER, call.startPosition, `${shown()} with ${JSON.stringify(first)}: ${/-ecb$/i.test(first) ? 'ECB mode shows patterns of the data' : 'a broken or 64-bit-block cipher'}`);
+  } else if (member === 'createHash' && first !== undefined && weakHashes.has(first.toLowerCase())) {
+    const context = hashContext(call);
+    if (context !== undefined) out.add(RuleId.JS_WEAK_HASH_SECURITY, call.startPosition, `${first.toUpperCase()} protects ${context}; it is broken for security (collisions, fast brute force)`);
+    else out.add(RuleId.JS_WEAK_HASH, call.startPosition, `${first.toUpperCase()} is broken for security; use it only for checksums`);
+  } else if ((member === 'generateKeyPair' || member === 'generateKeyPairSync') && (first === 'rsa' || first === 'dsa' || first === 'rsa-pss')) {
+    const options = args[1]?.type === 'identifier' ? scope.constantValue(args[1].text) : args[1];
+    const length = options?.type === 'object' ? propertyValue(options, 'modulusLength') : undefined;
+    const bits = length?.type === 'number' ? Number(length.text.replace(/_/g, '')) : undefined;
+    if (bits !== undefined && bits < 2048) out.add(RuleId.JS_WEAK_KEY, call.startPosition, `a ${bits}-bit ${first.toUpperCase()} key can be factored or forged; 2048 bits is the minimum`);
+  }
+}
+
+/** What a hash protects, from the chain it is part of, the name it is stored in or the function around it. */
+function hashContext(call: Node): string | undefined {
+  let top = call;
+  while (top.parent !== null && ['member_expression', 'call_expression', 'await_expression'].includes(top.parent.type)) top = top.parent;
+  const word = securityWordIn(top.text.replace(/createHash\([^)]*\)/, ''));
+  if (word !== undefined) return `"${word}"`;
+  for (let node: Node | null = top.parent, depth = 0; node !== null && depth < maxDepth; node = node.parent, depth += 1) {
+    if (node.type === 'variable_declarator' || node.type === 'assignment_expression') {
+      const name = (node.childForFieldName('name') ?? node.childForFieldName('left'))?.text ?? '';
+      if (securityWordIn(name) !== undefined) return `"${abbreviate(name)}"`;
+    }
+    if (['function_declaration', 'method_definition', 'function_expression', 'arrow_function'].includes(node.type)) {
+      const named = node.childForFieldName('name') ?? (node.parent?.type === 'variable_declarator' ? node.parent.childForFieldName('name') : null);
+      const name = named?.text ?? '';
+      return securityWordIn(name) === undefined ? undefined : `what ${name}() computes`;
+    }
+  }
+  return undefined;
+}
+
+/** SQL built with a template or + and passed to query()/execute()/run() and friends. */
+function checkSql(call: Node, callee: Node, args: readonly Node[], scope: Scope, out: Findings): void {
+  if (callee.type !== 'member_expression' || !sqlMethods.has(callee.childForFieldName('property')?.text ?? '')) return;
+  const first = args[0];
+  if (first === undefined) return;
+  const query = first.type === 'identifier' ? scope.constantValue(first.text) : first;
+  const how = query === undefined ? undefined : formattedSql(query, scope);
+  if (how !== undefined) {
+    out.add(RuleId.JS_SQL_STRING_FORMAT, call.startPosition, `the SQL passed to ${abbreviate(callee.text)}() is built with ${how}, so a value containing a quote changes the query (SQL injection)`);
+  }
+}
+
+function formattedSql(node: Node, scope: Scope): string | undefined {
+  const literalText: string[] = [];
+  let dynamic = false;
+  let how: string | undefined;
+  const visit = (part: Node, depth: number): void => {
+    if (depth > maxDepth) return;
+    if (part.type === 'template_string') {
+      for (const child of part.namedChildren) {
+        if (child.type === 'string_fragment') literalText.push(child.text);
+        if (child.type === 'template_substitution') {
+          how ??= 'a template string';
+          const value = child.namedChildren.find((inner) => inner.type !== 'comment');
+          if (value !== undefined && !isSafeValue(value, scope)) dynamic = true;
+        }
+      }
+    } else if (part.type === 'string') {
+      literalText.push(stringValue(part) ?? '');
+    } else if (part.type === 'parenthesized_expression') {
+      for (const child of part.namedChildren) visit(child, depth + 1);
+    } else if (part.type === 'binary_expression' && part.childForFieldName('operator')?.text === '+') {
+      for (const side of [part.childForFieldName('left'), part.childForFieldName('right')]) {
+        if (side === null) continue;
+        if (['string', 'template_string', 'binary_expression', 'parenthesized_expression'].includes(side.type)) visit(side, depth + 1);
+        else if (!isSafeValue(side, scope)) {
+          how ??= 'concatenation';
+          dynamic = true;
+        }
+      }
+    }
+  };
+  visit(node, 0);
+  return dynamic && sqlText.test(literalText.join(' ')) ? how : undefined;
+}
+
+/** Values that cannot carry a quote into SQL: literals, constants, numbers, placeholder lists (`ids.map(() => '?').join(',')`). */
+function isSafeValue(node: Node, scope: Scope): boolean {
+  if (['number', 'true', 'false', 'null', 'undefined'].includes(node.type)) return true;
+  if (scope.literalPath(node) !== undefined) return true;
+  if (node.type === 'call_expression') {
+    const callee = node.childForFieldName('function');
+    if (callee?.type === 'identifier' && ['Number', 'parseInt', 'parseFloat'].includes(callee.text)) return true;
+    return callee?.type === 'member_expression' && callee.childForFieldName('property')?.text === 'join' && /['"`](\?|\$\d+)['"`]/.test(node.text);
+  }
+  if (node.type === 'identifier') {
+    const value = scope.constantValue(node.text);
+    return value !== undefined && value.type !== 'identifier' && isSafeValue(value, scope);
+  }
+  return false;
+}
+
+/** `rejectUnauthorized: false` in any options object. */
+function checkOption(pair: Node, out: Findings): void {
+  const key = pair.childForFieldName('key');
+  const name = key === null ? undefined : (stringValue(key) ?? key.text);
+  if (name === 'rejectUnauthorized' && pair.childForFieldName('value')?.type === 'false') {
+    out.add(RuleId.JS_TLS_NO_VERIFY, pair.startPosition, 'rejectUnauthorized: false accepts any certificate, so anyone on the network path can read and change the traffic');
+  }
+}
+
+/** `process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'` and `x.rejectUnauthorized = false`. */
+function checkTlsAssignment(assignment: Node, out: Findings): void {
+  const left = assignment.childForFieldName('left');
+  const right = assignment.childForFieldName('right');
+  if (left === null || right === null) return;
+  const property = left.type === 'member_expression' ? left.childForFieldName('property')?.text : left.type === 'subscript_expression' ? stringValue(left.childForFieldName('index')) : undefined;
+  if (property === 'NODE_TLS_REJECT_UNAUTHORIZED' && (stringValue(right) === '0' || right.text === '0')) {
+    out.add(RuleId.JS_TLS_NO_VERIFY, assignment.startPosition, 'NODE_TLS_REJECT_UNAUTHORIZED=0 turns certificate checks off for every TLS connection of the process');
+  } else if (property === 'rejectUnauthorized' && right.type === 'false') {
+    out.add(RuleId.JS_TLS_NO_VERIFY, assignment.startPosition, 'rejectUnauthorized = false accepts any certificate, so anyone on the network path can read and change the traffic');
+  }
+}
+
+/** The value of `key` in an object literal (`{ shell: true }`, `{ 'shell': true }`). */
+function propertyValue(object: Node, key: string): Node | undefined {
+  for (const pair of object.namedChildren) {
+    if (pair.type === 'shorthand_property_identifier' && pair.text === key) return pair;
+    if (pair.type !== 'pair') continue;
+    const name = pair.childForFieldName('key');
+    if (name !== null && (stringValue(name) ?? name.text) === key) return pair.childForFieldName('value') ?? undefined;
+  }
+  return undefined;
 }
 
 function writtenPaths(member: string, args: readonly Node[], scope: Scope): string[] {
@@ -154,7 +349,7 @@ class Scope {
   /** literalPath of names already worked out; undefined while in progress, so cycles end. */
   private readonly pathsOfNames = new Map<string, string | undefined>();
 
-  bindImport(statement: Node, out: FileFindings): void {
+  bindImport(statement: Node): void {
     // `import type ... from 'child_process'` vanishes at compile time.
     if (hasKeyword(statement, 'type')) return;
     const requireClause = statement.namedChildren.find((child) => child.type === 'import_require_clause');
@@ -163,10 +358,6 @@ class Scope {
     if (spelled === undefined) return;
     const module = normalize(spelled);
     const specifiers = statement.descendantsOfType('import_specifier');
-    const typeOnly = specifiers.length > 0 && specifiers.every((specifier) => hasKeyword(specifier, 'type')) && !hasDefaultOrNamespace(statement);
-    if (module === childProcessModule && !typeOnly) {
-      out.add(RuleId.JS_CHILD_PROCESS, statement.startPosition, `imports ${spelled}, which runs programs on the host`);
-    }
     // import cp = require('child_process')
     const requireName = requireClause?.namedChildren.find((child) => child.type === 'identifier');
     if (requireName !== undefined) this.bind(requireName.text, { module });
@@ -217,6 +408,11 @@ class Scope {
     this.bindings.set(name, ref);
   }
 
+  /** The value a name was bound to, when it was bound exactly once. */
+  constantValue(name: string): Node | undefined {
+    return this.constants.get(name) ?? undefined;
+  }
+
   /** The module or export an expression refers to: `fs`, `fs.promises.writeFile`, `require('fs').rmSync`, a bound name. */
   refOf(node: Node, depth = 0): ModuleRef | undefined {
     if (depth > maxDepth) return undefined;
@@ -225,7 +421,12 @@ class Scope {
         return this.bindings.get(node.text);
       case 'call_expression': {
         const loaded = loadedModule(node);
-        return loaded === undefined ? undefined : { module: normalize(loaded) };
+        if (loaded !== undefined) return { module: normalize(loaded) };
+        // promisify(exec) runs what exec runs.
+        const callee = node.childForFieldName('function');
+        const wrapper = callee === null ? undefined : this.refOf(callee, depth + 1);
+        const wrapped = argumentsOf(node)[0];
+        return wrapper?.module === 'util' && wrapper.member === 'promisify' && wrapped !== undefined ? this.refOf(wrapped, depth + 1) : undefined;
       }
       case 'member_expression':
       case 'subscript_expression': {
@@ -361,11 +562,6 @@ function isMember(node: Node, objects: readonly string[], property: string): boo
 function hasKeyword(node: Node, word: string): boolean {
   for (const child of node.children) if (child !== null && !child.isNamed && child.type === word) return true;
   return false;
-}
-
-function hasDefaultOrNamespace(statement: Node): boolean {
-  const clause = statement.namedChildren.find((child) => child.type === 'import_clause');
-  return clause?.namedChildren.some((child) => child.type === 'identifier' || child.type === 'namespace_import') ?? false;
 }
 
 function argumentsOf(call: Node): Node[] {

@@ -1,7 +1,8 @@
 import type { Node } from 'web-tree-sitter';
 import { RuleId, type FileFindings } from './findings';
-import { decodeEscapes } from './syntax';
-import { escapesWorkspace, joinPaths } from './workspace-paths';
+import { Arguments, Scope, stringLiteral } from './python-scope';
+import { checkPythonSecurity, securityKnownNames } from './python-security-rules';
+import { escapesWorkspace } from './workspace-paths';
 
 const execFunctions = ['system', 'popen', 'execl', 'execle', 'execlp', 'execlpe', 'execv', 'execve', 'execvp', 'execvpe'];
 const spawnFunctions = ['spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnv', 'spawnve', 'spawnvp', 'spawnvpe', 'posix_spawn', 'posix_spawnp', 'startfile'];
@@ -32,33 +33,27 @@ const copiers = new Set(['os.symlink', 'os.link', 'shutil.copy', 'shutil.copy2',
 const pathlibWriters = new Set(['write_text', 'write_bytes', 'mkdir', 'unlink', 'rmdir', 'touch', 'chmod', 'lchmod', 'symlink_to', 'hardlink_to']);
 /** `Path` methods that also write their first argument. */
 const pathlibMovers = new Set(['rename', 'replace']);
-/** Classes whose instances are paths. */
-const pathClasses = new Set(['Path', 'PurePath', 'PosixPath', 'WindowsPath', 'PurePosixPath', 'PureWindowsPath']);
+const subprocessCalls = ['run', 'call', 'check_call', 'check_output', 'Popen'].map((name) => `subprocess.${name}`);
 /** Every dotted name a rule knows, so `from os import *` can bind the bare names. */
-const knownNames = [...osCommands, ...alwaysShell, ...pathWriters, ...movers, ...copiers, ...['run', 'call', 'check_call', 'check_output', 'Popen'].map((name) => `subprocess.${name}`)];
-
-/** How deep alias and expression chains are followed; deeper input is treated as unknown rather than risking the stack. */
-const maxDepth = 24;
-/** Longest path worth computing; longer values are treated as unknown (real paths are far shorter). */
-const maxPathLength = 4_096;
-
-/** A path computed from literals, and whether it is a `pathlib` object (whose methods write) or a plain string. */
-interface LiteralPath {
-  readonly value: string;
-  readonly isPathObject: boolean;
-}
+const knownNames = [...osCommands, ...alwaysShell, ...pathWriters, ...movers, ...copiers, ...subprocessCalls, ...securityKnownNames];
+/** Programs that run their `-c` argument as a shell script. */
+const shells = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'fish', 'csh', 'tcsh', 'cmd', 'cmd.exe', 'powershell', 'pwsh']);
+/** Expressions that read what the program did not write itself: the user, the environment, files, the network. */
+const inputSources = /\b(input|raw_input)\s*\(|\bsys\.(argv|stdin)\b|\bos\.(environ|getenv)\b|\.(read|readline|readlines|recv|recvfrom|read_text|read_bytes)\s*\(|\brequest\.|\burlopen\s*\(|\brequests\./;
 
 /**
  * Runs the Python rules over one parsed file: dynamic eval/exec/compile,
- * os-level command execution, subprocess with a shell, and literal writes
- * outside the workspace. Names are resolved through imports (`import os as o`,
- * `from os import system as run`, `from os import *`), single assignments
- * (`run = os.system`), `__import__('os')`, `importlib.import_module('os')` and
- * `getattr(os, 'system')`. Only call nodes are inspected, so the same words
- * in comments and strings never match.
+ * os-level command execution, subprocess with a shell, literal writes
+ * outside the workspace, and the security rules of
+ * python-security-rules.ts (weak crypto, TLS, deserialization, SQL, ...).
+ * Names are resolved through imports (`import os as o`, `from os import
+ * system as run`, `from os import *`), single assignments (`run =
+ * os.system`), `__import__('os')`, `importlib.import_module('os')` and
+ * `getattr(os, 'system')`. Only syntax nodes are inspected, so the same
+ * words in comments and strings never match.
  */
 export function checkPython(root: Node, out: FileFindings): void {
-  const scope = new Scope(root);
+  const scope = new Scope(root, knownNames);
   for (const call of root.descendantsOfType('call')) {
     const callee = call.childForFieldName('function');
     if (callee === null) continue;
@@ -71,13 +66,17 @@ export function checkPython(root: Node, out: FileFindings): void {
       }
     }
   }
+  checkPythonSecurity(root, scope, out);
 }
 
 /** The rules that depend only on which function a call resolves to. */
 function checkNamedCall(call: Node, name: string, shown: () => string, args: Arguments, scope: Scope, out: FileFindings): void {
   if (evaluators.has(name)) {
     const source = args.at(0) ?? args.keyword('source');
-    if (source !== undefined && stringLiteral(source) === undefined) {
+    if (source === undefined || stringLiteral(source) !== undefined) return;
+    if (isBuiltLocally(source)) {
+      out.add(RuleId.PYTHON_EVAL_BUILT_STRING, call.startPosition, `${shown()} runs ${source.text.slice(0, 40)}, a string this function builds itself; building source text and evaluating it is fragile and easy to turn into code injection`);
+    } else {
       out.add(RuleId.PYTHON_DYNAMIC_EVAL, call.startPosition, `${shown()} runs code built at run time (${describeArgument(source)}), which lets data become code`);
     }
   } else if (osCommands.has(name)) {
@@ -86,7 +85,77 @@ function checkNamedCall(call: Node, name: string, shown: () => string, args: Arg
     out.add(RuleId.PYTHON_SUBPROCESS_SHELL, call.startPosition, `${shown()} always runs its command through a shell`);
   } else if (name.startsWith('subprocess.') && args.shellRequested(scope)) {
     out.add(RuleId.PYTHON_SUBPROCESS_SHELL, call.startPosition, `${shown()} with shell=True runs its command through a shell, where quoting mistakes become command injection`);
+  } else if (subprocessCalls.includes(name) || name === 'asyncio.create_subprocess_exec') {
+    const script = shellScript(name === 'asyncio.create_subprocess_exec' ? args.positional : listItems(args.at(0) ?? args.keyword('args')));
+    if (script !== undefined) out.add(RuleId.PYTHON_SUBPROCESS_SHELL, call.startPosition, `${shown()} runs a shell on ${describeArgument(script)} (-c with a string built at run time), where quoting mistakes become command injection`);
   }
+}
+
+/** The items of a literal list or tuple argument; empty for anything else. */
+function listItems(node: Node | undefined): Node[] {
+  if (node === undefined || (node.type !== 'list' && node.type !== 'tuple')) return [];
+  return node.namedChildren.filter((child) => child.type !== 'comment');
+}
+
+/** For `[shell, '-c', script]` with a script that is not a literal: the script. */
+function shellScript(items: readonly Node[]): Node | undefined {
+  const program = items[0] === undefined ? undefined : stringLiteral(items[0]);
+  if (program === undefined || !shells.has(program.slice(program.lastIndexOf('/') + 1))) return undefined;
+  const flag = items.findIndex((item) => ['-c', '/c', '-Command'].includes(stringLiteral(item) ?? ''));
+  const script = flag < 0 ? undefined : items[flag + 1];
+  return script !== undefined && stringLiteral(script) === undefined ? script : undefined;
+}
+
+/**
+ * True for a local variable of the enclosing function that every assignment
+ * builds with string operations (concatenation, %, f-strings, str(),
+ * join, format) from nothing read from outside (input, argv, environment,
+ * files, network): `expression = str(a[0]); expression += op + str(b)`.
+ * Parameters, module-level names and anything else are not.
+ */
+function isBuiltLocally(node: Node): boolean {
+  if (node.type !== 'identifier') return false;
+  let function_ = node.parent;
+  while (function_ !== null && function_.type !== 'function_definition') function_ = function_.parent;
+  const body = function_?.childForFieldName('body');
+  if (function_ === null || body === null || body === undefined) return false;
+  const parameters = function_.childForFieldName('parameters');
+  if (parameters?.descendantsOfType('identifier').some((parameter) => parameter.text === node.text)) return false;
+  const values: Node[] = [];
+  for (const binding of body.descendantsOfType('identifier')) {
+    if (binding.text !== node.text || binding.parent === null) continue;
+    const parent = binding.parent;
+    if ((parent.type === 'assignment' || parent.type === 'augmented_assignment') && parent.childForFieldName('left')?.equals(binding)) {
+      const right = parent.childForFieldName('right');
+      if (right === null) return false;
+      values.push(right);
+    } else if (bindsName(parent, binding)) {
+      // Bound by a for loop, tuple unpacking, `with ... as`, `:=` or `global`: not a string this function built.
+      return false;
+    }
+  }
+  return values.length > 0 && values.every((value) => isStringBuilding(value) && !inputSources.test(value.text));
+}
+
+/** Nodes whose identifier children bind a name other than by plain assignment. */
+const otherBindings = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'as_pattern_target', 'global_statement', 'nonlocal_statement', 'list_splat_pattern']);
+
+/** True when `identifier`, a child of `parent`, is a name `parent` binds (not one it reads). */
+function bindsName(parent: Node, identifier: Node): boolean {
+  if (parent.type === 'for_statement' || parent.type === 'for_in_clause') return parent.childForFieldName('left')?.equals(identifier) ?? false;
+  if (parent.type === 'named_expression') return parent.childForFieldName('name')?.equals(identifier) ?? false;
+  return otherBindings.has(parent.type);
+}
+
+function isStringBuilding(node: Node): boolean {
+  if (node.type === 'string' || node.type === 'concatenated_string') return true;
+  if (node.type === 'binary_operator') return ['+', '%'].includes(node.childForFieldName('operator')?.text ?? '');
+  if (node.type === 'call') {
+    const callee = node.childForFieldName('function');
+    if (callee?.type === 'identifier') return ['str', 'repr', 'format'].includes(callee.text);
+    return callee?.type === 'attribute' && ['join', 'format'].includes(callee.childForFieldName('attribute')?.text ?? '');
+  }
+  return false;
 }
 
 /** `os.system()`, plus how the code spelled it when an alias was resolved: `os.system() (called as run)`. */
@@ -100,297 +169,6 @@ function describeArgument(node: Node): string {
   if (node.type === 'binary_operator') return 'a concatenation';
   if (node.type === 'identifier') return `the variable ${node.text.slice(0, 40)}`;
   return `a ${node.type.replace(/_/g, ' ')}`;
-}
-
-/** The names a file binds to modules and functions. */
-class Scope {
-  /** Local name -> dotted name: `o` -> `os`, `run` -> `os.system`. */
-  private readonly aliases = new Map<string, string>();
-  /** Names assigned exactly once, to that value; null when assigned more than once. */
-  private readonly assignments = new Map<string, Node | null>();
-  /** literalPath of names already worked out; undefined while in progress, so cycles end. */
-  private readonly pathsOfNames = new Map<string, LiteralPath | undefined>();
-  /** Functions and classes the file defines at module level; they shadow builtins such as `compile` or `open`. */
-  private readonly definitions = new Set<string>();
-
-  constructor(root: Node) {
-    for (const statement of root.namedChildren) {
-      const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
-      const name = definition?.type === 'function_definition' || definition?.type === 'class_definition' ? definition.childForFieldName('name') : null;
-      if (name !== null && name !== undefined) this.definitions.add(name.text);
-    }
-    for (const statement of root.descendantsOfType('import_statement')) {
-      for (const child of statement.namedChildren) {
-        if (child.type === 'dotted_name') {
-          // `import os.path` binds `os`.
-          const top = child.text.split('.')[0] ?? child.text;
-          this.aliases.set(top, top);
-        } else if (child.type === 'aliased_import') {
-          this.bindAliased(child, '');
-        }
-      }
-    }
-    for (const statement of root.descendantsOfType('import_from_statement')) {
-      const module = statement.childForFieldName('module_name');
-      // Relative imports name the model's own modules.
-      if (module?.type !== 'dotted_name') continue;
-      for (const child of statement.namedChildren) {
-        if (child.equals(module)) continue;
-        if (child.type === 'dotted_name') this.aliases.set(child.text, `${module.text}.${child.text}`);
-        else if (child.type === 'aliased_import') this.bindAliased(child, `${module.text}.`);
-        else if (child.type === 'wildcard_import') {
-          for (const known of knownNames) {
-            const local = known.slice(module.text.length + 1);
-            if (known.startsWith(`${module.text}.`) && !local.includes('.') && !this.aliases.has(local)) this.aliases.set(local, known);
-          }
-        }
-      }
-    }
-    for (const assignment of root.descendantsOfType(['assignment', 'augmented_assignment'])) {
-      const left = assignment.childForFieldName('left');
-      const right = assignment.childForFieldName('right');
-      if (left?.type !== 'identifier') continue;
-      const seen = this.assignments.has(left.text);
-      this.assignments.set(left.text, seen || assignment.type === 'augmented_assignment' || right === null ? null : right);
-    }
-  }
-
-  private bindAliased(node: Node, prefix: string): void {
-    const name = node.childForFieldName('name')?.text;
-    const alias = node.childForFieldName('alias')?.text;
-    if (name !== undefined && alias !== undefined) this.aliases.set(alias, `${prefix}${name}`);
-  }
-
-  /** The value a name was assigned, when it was assigned exactly once. */
-  assignedValue(name: string): Node | undefined {
-    return this.assignments.get(name) ?? undefined;
-  }
-
-  /**
-   * The dotted name an expression refers to (`o.system` -> `os.system`), or
-   * undefined when it is not a name (a call result, a subscript, ...).
-   */
-  resolve(node: Node, depth = 0): string | undefined {
-    if (depth > maxDepth) return undefined;
-    switch (node.type) {
-      case 'identifier': {
-        const alias = this.aliases.get(node.text);
-        if (alias !== undefined) return alias;
-        if (this.definitions.has(node.text)) return `<local>.${node.text}`;
-        const value = this.assignedValue(node.text);
-        // `run = os.system`: follow names, never arbitrary expressions.
-        if (value !== undefined && ['identifier', 'attribute', 'call', 'parenthesized_expression'].includes(value.type)) {
-          return this.resolve(value, depth + 1) ?? node.text;
-        }
-        return node.text;
-      }
-      case 'attribute': {
-        const object = node.childForFieldName('object');
-        const attribute = node.childForFieldName('attribute');
-        const base = object === null ? undefined : this.resolve(object, depth + 1);
-        return base === undefined || attribute === null ? undefined : `${base}.${attribute.text}`;
-      }
-      case 'parenthesized_expression': {
-        const inner = node.namedChildren.find((child) => child.type !== 'comment');
-        return inner === undefined ? undefined : this.resolve(inner, depth + 1);
-      }
-      case 'call': {
-        const callee = node.childForFieldName('function');
-        const name = callee === null ? undefined : this.resolve(callee, depth + 1);
-        const args = new Arguments(node.childForFieldName('arguments'));
-        // __import__('os').system(...), importlib.import_module('os').system(...)
-        if (name === '__import__' || name === 'importlib.import_module' || name === 'builtins.__import__') {
-          const module = args.at(0);
-          return module === undefined ? undefined : stringLiteral(module);
-        }
-        // getattr(os, 'system')(...)
-        if (name === 'getattr' || name === 'builtins.getattr') {
-          const [object, attribute] = [args.at(0), args.at(1)];
-          const base = object === undefined ? undefined : this.resolve(object, depth + 1);
-          const member = attribute === undefined ? undefined : stringLiteral(attribute);
-          return base === undefined || member === undefined ? undefined : `${base}.${member}`;
-        }
-        return undefined;
-      }
-      default:
-        return undefined;
-    }
-  }
-
-  /**
-   * The path an expression evaluates to when it is built from literals only:
-   * `'/etc/x'`, `Path('/etc', 'x')`, `Path.home() / '.bashrc'`,
-   * `os.path.join('..', 'x')`, a name assigned one of those once.
-   */
-  literalPath(node: Node, depth = 0): LiteralPath | undefined {
-    if (depth > maxDepth) return undefined;
-    switch (node.type) {
-      case 'string':
-      case 'concatenated_string': {
-        const value = stringLiteral(node);
-        return value === undefined ? undefined : { value, isPathObject: false };
-      }
-      case 'identifier': {
-        // Each name is worked out once: `b = a / a; c = b / b; ...` would otherwise double the work per line.
-        if (this.pathsOfNames.has(node.text)) return this.pathsOfNames.get(node.text);
-        this.pathsOfNames.set(node.text, undefined);
-        const value = this.assignedValue(node.text);
-        const path = value === undefined ? undefined : this.literalPath(value, depth + 1);
-        this.pathsOfNames.set(node.text, path);
-        return path;
-      }
-      case 'parenthesized_expression': {
-        const inner = node.namedChildren.find((child) => child.type !== 'comment');
-        return inner === undefined ? undefined : this.literalPath(inner, depth + 1);
-      }
-      case 'binary_operator': {
-        if (node.childForFieldName('operator')?.text !== '/') return undefined;
-        const left = node.childForFieldName('left');
-        const right = node.childForFieldName('right');
-        const base = left === null ? undefined : this.literalPath(left, depth + 1);
-        const tail = base?.isPathObject !== true || right === null ? undefined : this.literalPath(right, depth + 1);
-        return base === undefined || tail === undefined ? undefined : capped({ value: joinPaths([base.value, tail.value], true), isPathObject: true });
-      }
-      case 'call':
-        return this.literalPathOfCall(node, depth);
-      default:
-        return undefined;
-    }
-  }
-
-  private literalPathOfCall(node: Node, depth: number): LiteralPath | undefined {
-    const callee = node.childForFieldName('function');
-    if (callee === null) return undefined;
-    const args = new Arguments(node.childForFieldName('arguments'));
-    const parts = (): string[] | undefined => {
-      const values = args.positional.map((arg) => this.literalPath(arg, depth + 1)?.value);
-      return args.complete && values.every((value) => value !== undefined) ? (values as string[]) : undefined;
-    };
-    const name = this.resolve(callee, depth + 1);
-    const last = name?.split('.').pop();
-    const isPathClass = name !== undefined && last !== undefined && pathClasses.has(last) && (name === last || name === `pathlib.${last}`);
-    if (isPathClass) {
-      const values = parts();
-      return values === undefined ? undefined : capped({ value: values.length === 0 ? '.' : joinPaths(values, true), isPathObject: true });
-    }
-    if (name !== undefined && /^(pathlib\.)?Path\.home$/.test(name)) return { value: '~', isPathObject: true };
-    if (name === 'os.path.join' || name === 'posixpath.join') {
-      const values = parts();
-      return values === undefined ? undefined : capped({ value: joinPaths(values, true), isPathObject: false });
-    }
-    if (name === 'os.path.expanduser') {
-      const first = args.at(0);
-      return first === undefined ? undefined : this.literalPath(first, depth + 1);
-    }
-    // Path('x').joinpath('y'), Path('~').expanduser(), Path('a').resolve()
-    if (callee.type === 'attribute') {
-      const method = callee.childForFieldName('attribute')?.text;
-      const object = callee.childForFieldName('object');
-      const base = object === null ? undefined : this.literalPath(object, depth + 1);
-      if (base?.isPathObject !== true) return undefined;
-      if (method === 'expanduser' || method === 'resolve' || method === 'absolute') return base;
-      if (method === 'joinpath') {
-        const values = parts();
-        return values === undefined ? undefined : capped({ value: joinPaths([base.value, ...values], true), isPathObject: true });
-      }
-    }
-    return undefined;
-  }
-}
-
-function capped(path: LiteralPath): LiteralPath | undefined {
-  return path.value.length > maxPathLength ? undefined : path;
-}
-
-/** The arguments of a call, split into positional and keyword. */
-class Arguments {
-  readonly positional: Node[] = [];
-  /** False when a `*args` splat hides which positional argument is which. */
-  readonly complete: boolean = true;
-  private readonly keywords = new Map<string, Node>();
-  private readonly splats: Node[] = [];
-
-  constructor(list: Node | null) {
-    if (list === null) return;
-    // f(x for x in y) has a generator expression in place of an argument list.
-    if (list.type !== 'argument_list') {
-      this.positional.push(list);
-      return;
-    }
-    for (const child of list.namedChildren) {
-      if (child.type === 'comment') continue;
-      if (child.type === 'keyword_argument') {
-        const name = child.childForFieldName('name')?.text;
-        const value = child.childForFieldName('value');
-        if (name !== undefined && value !== null) this.keywords.set(name, value);
-      } else if (child.type === 'dictionary_splat') {
-        this.splats.push(child);
-      } else if (child.type === 'list_splat') {
-        this.complete = false;
-      } else if (this.complete) {
-        this.positional.push(child);
-      }
-    }
-  }
-
-  at(index: number): Node | undefined {
-    return this.positional[index];
-  }
-
-  keyword(name: string): Node | undefined {
-    return this.keywords.get(name);
-  }
-
-  /** True when `shell=` (directly, or in a literal `**{'shell': ...}` / `**dict(shell=...)`) may be true. */
-  shellRequested(scope: Scope): boolean {
-    const direct = this.keyword('shell');
-    if (direct !== undefined) return mayBeTrue(direct);
-    for (const splat of this.splats) {
-      let value = splat.namedChildren.find((child) => child.type !== 'comment');
-      if (value?.type === 'identifier') value = scope.assignedValue(value.text);
-      if (value?.type === 'dictionary') {
-        for (const pair of value.namedChildren) {
-          const key = pair.childForFieldName('key');
-          const shell = pair.childForFieldName('value');
-          if (pair.type === 'pair' && key !== null && shell !== null && stringLiteral(key) === 'shell' && mayBeTrue(shell)) return true;
-        }
-      }
-      if (value?.type === 'call' && scope.resolve(value.childForFieldName('function') ?? value) === 'dict') {
-        const shell = new Arguments(value.childForFieldName('arguments')).keyword('shell');
-        if (shell !== undefined && mayBeTrue(shell)) return true;
-      }
-    }
-    return false;
-  }
-}
-
-/** Anything but a literal False, 0, None or empty string may be true at run time. */
-function mayBeTrue(node: Node): boolean {
-  if (node.type === 'false' || node.type === 'none') return false;
-  if (node.type === 'integer' && Number(node.text) === 0) return false;
-  return stringLiteral(node) !== '';
-}
-
-/**
- * The value of a string literal without interpolation: a plain, raw or bytes
- * string, an f-string without `{}` fields, or implicitly concatenated
- * literals (`'a' 'b'`). Undefined for anything else (f-strings with fields,
- * `'a' + b`, names).
- */
-function stringLiteral(node: Node): string | undefined {
-  if (node.type === 'concatenated_string') {
-    const parts = node.namedChildren.filter((child) => child.type !== 'comment').map(stringLiteral);
-    return parts.every((part) => part !== undefined) ? parts.join('') : undefined;
-  }
-  if (node.type !== 'string') return undefined;
-  let raw = false;
-  let value = '';
-  for (const child of node.namedChildren) {
-    if (child.type === 'interpolation') return undefined;
-    if (child.type === 'string_start') raw = /r/i.test(child.text);
-    if (child.type === 'string_content') value += child.text;
-  }
-  return raw ? value : decodeEscapes(value);
 }
 
 /** The paths a call writes, with the name to report, when they are computed from literals. */

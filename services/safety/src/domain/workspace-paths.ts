@@ -7,14 +7,22 @@ export function isRootedPath(literal: string): boolean {
 }
 
 /**
+ * Directories private to the sandbox, where code may write freely: each
+ * sandbox has its own /tmp, gone when the sandbox is (config/safety.yaml's
+ * `commands.scratchDirectories` says the same for commands).
+ */
+export const scratchDirectories: readonly string[] = ['/tmp'];
+
+/**
  * True when a literal path used by a writing call points outside the
  * workspace: absolute (`/etc/x`, `C:\x`, `\\server\share`), home-relative
  * (`~/x`), or climbing above the working directory with `..`
- * (`../../x`; `a/../b` stays inside). Writes to /dev/null and the standard
- * streams are not escapes.
+ * (`../../x`; `a/../b` stays inside). Writes to /dev/null, the standard
+ * streams and the scratch directory /tmp (`/tmp/x`, not `/tmp/../etc/x`)
+ * are not escapes.
  */
 export function escapesWorkspace(literal: string): boolean {
-  if (harmlessDevices.has(literal)) return false;
+  if (harmlessDevices.has(literal) || inScratchDirectory(literal)) return false;
   if (isRootedPath(literal)) return true;
   let depth = 0;
   for (const segment of literal.split(/[\\/]/)) {
@@ -37,4 +45,16 @@ export function joinPaths(parts: readonly string[], restartAtRoot: boolean): str
     else if (part !== '') joined = `${joined.replace(/[\\/]+$/, '')}/${part.replace(/^[\\/]+/, '')}`;
   }
   return joined;
+}
+
+/** True for an absolute path that, once `.` and `..` are resolved, lies in a scratch directory. */
+function inScratchDirectory(literal: string): boolean {
+  if (!literal.startsWith('/')) return false;
+  const segments: string[] = [];
+  for (const segment of literal.split('/')) {
+    if (segment === '..') segments.pop();
+    else if (segment !== '' && segment !== '.') segments.push(segment);
+  }
+  const normalized = `/${segments.join('/')}`;
+  return scratchDirectories.some((directory) => normalized === directory || normalized.startsWith(`${directory}/`));
 }

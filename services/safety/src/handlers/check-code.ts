@@ -1,45 +1,118 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { workspacePathProblem } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
-import { Confidence, SafetyVerdict, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding } from '@ratchet/contracts';
+import type { CheckCodeRequest, CheckCodeResponse, SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { analyzeFile, checkLimits, summarize, type AnalysisLimits } from '../domain/analyze';
-import { Verdict, verdictOf, type Finding } from '../domain/findings';
-import type { Parsers } from '../domain/syntax';
+import { runBandit, type BanditOutcome, type SandboxJobs } from '../adapters/bandit-scanner';
+import type { EslintScanner } from '../adapters/eslint-scanner';
+import { analyzeFile, checkLimits, summarize, type AnalysisLimits, type SourceText } from '../domain/analyze';
+import { applyPolicy, BanditMode, type CodeCheckSettings } from '../domain/code-policy';
+import { detectionOf, RuleId, Tool, type Detection, type Finding } from '../domain/findings';
+import { Grammar, grammarOf, type Parsers } from '../domain/syntax';
+import { confidenceToProto, verdictToProto } from './proto-enums';
 import { severityToProto } from './proto-severity';
 
-const verdictToProto: Readonly<Record<Verdict, SafetyVerdict>> = {
-  [Verdict.ALLOW]: SafetyVerdict.SAFETY_VERDICT_ALLOW,
-  [Verdict.WARN]: SafetyVerdict.SAFETY_VERDICT_WARN,
-  [Verdict.BLOCK]: SafetyVerdict.SAFETY_VERDICT_BLOCK,
-};
+/** What CheckCode works with. */
+export interface CheckCodeDependencies {
+  readonly parsers: Parsers;
+  readonly limits: AnalysisLimits;
+  readonly settings: CodeCheckSettings;
+  /** Runs eslint-plugin-security; unset or `settings.eslint` off: not run. */
+  readonly eslint?: EslintScanner;
+  /** Where the Bandit job goes; unset: Bandit does not run (and `required` was refused at start). */
+  readonly sandbox?: SandboxJobs;
+}
+
+/** Time left to answer after a Bandit job gives up, ms. */
+const answerReserveMs = 1_000;
 
 function findingToProto(finding: Finding): SafetyFinding {
-  const severity = severityToProto[finding.severity];
-  return { ...finding, severity, cwe: '', confidence: Confidence.CONFIDENCE_HIGH, tool: 'ratchet', action: verdictToProto[verdictOf([finding])] };
+  return {
+    ...finding,
+    severity: severityToProto[finding.severity],
+    confidence: confidenceToProto[finding.confidence],
+    action: verdictToProto[finding.action],
+  };
 }
 
 /**
- * CheckCode: the verdict and findings for the request's files. The grammar of
- * each file comes from its extension, so `request.language` is not needed.
- * Files are analysed one at a time with a turn of the event loop between
- * them, so Health and other calls are answered during a large check and an
- * expired deadline stops the work.
+ * CheckCode: every file through the built-in tree-sitter rules (the
+ * blocking pre-check), JavaScript/TypeScript also through
+ * eslint-plugin-security, and the Python files through Bandit in one
+ * sandbox job that runs while the rest is checked; then the policy gives
+ * each finding its action and the verdict is the most severe one. The
+ * grammar of each file comes from its extension, so `request.language` is
+ * not needed. Files are checked one at a time with a turn of the event loop
+ * between them, so Health and other calls are answered during a large check
+ * and an expired deadline stops the work.
  *
  * @throws AppError INVALID_ARGUMENT when the files are over the limits;
+ *   UNAVAILABLE (retryable) when Bandit is required and could not run;
  *   DEADLINE_EXCEEDED or CANCELLED when the call is given up on mid-check.
  */
-export function checkCodeHandler(parsers: Parsers, limits: AnalysisLimits) {
+export function checkCodeHandler(dependencies: CheckCodeDependencies) {
+  const { parsers, limits, settings, sandbox } = dependencies;
+  const eslint = settings.eslint ? dependencies.eslint : undefined;
   return async (request: CheckCodeRequest, context: CallContext): Promise<CheckCodeResponse> => {
     checkLimits(request.files, limits);
-    const findings: Finding[] = [];
+    const python = settings.bandit === BanditMode.OFF || sandbox === undefined ? [] : request.files.filter(isPythonToScan);
+    const bandit = python.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, python, request, context, settings.banditTimeoutMs);
+    // Settled before anything can throw below, so a failed check leaves no unhandled rejection behind.
+    const banditOutcome = bandit?.catch((error: unknown) => error as AppError);
+    const byFile = new Map<string, Detection[]>();
+    const add = (path: string, detections: readonly Detection[]) => {
+      const list = byFile.get(path) ?? [];
+      list.push(...detections);
+      byFile.set(path, list);
+    };
     for (const file of request.files) {
       if (context.signal.aborted) throw abortReason(context.signal);
-      findings.push(...analyzeFile(parsers, file));
+      const builtIn = analyzeFile(parsers, file);
+      add(file.path, builtIn);
+      // A path that leaves the workspace is all there is to say about the file.
+      if (eslint !== undefined && builtIn[0]?.ruleId !== RuleId.PATH_OUTSIDE_WORKSPACE) add(file.path, eslint.scan(file));
       await yieldToEventLoop();
     }
-    const analysis = summarize(findings, limits);
+    const extra: Detection[] = [];
+    if (banditOutcome !== undefined) {
+      const outcome = await banditOutcome;
+      if (outcome instanceof Error) throw outcome;
+      if (outcome.ran) {
+        for (const detection of outcome.report.detections) add(detection.path, [detection]);
+        for (const error of outcome.report.errors) add(error.path, [banditSkipped(error.path, `Bandit could not scan this file (${error.reason})`)]);
+      } else if (settings.bandit === BanditMode.REQUIRED) {
+        throw new AppError(
+          ErrorCode.UNAVAILABLE,
+          `Bandit did not run: ${outcome.reason}. code.bandit is "required" in config/safety.yaml, so CheckCode does not answer without it; fix the sandbox, or set code.bandit (RATCHET_CODE_BANDIT) to auto to go on with the other scanners`,
+        );
+      } else {
+        extra.push(banditSkipped('', `Bandit did not scan the ${python.length} Python file${python.length === 1 ? '' : 's'}: ${outcome.reason}. The built-in rules${eslint === undefined ? '' : ' and ESLint'} still checked them`));
+      }
+    }
+    const ordered = request.files.flatMap((file) => {
+      const detections = byFile.get(file.path) ?? [];
+      byFile.delete(file.path);
+      // Stable, by line only: at one line, the built-in rules first (in column order), then ESLint, then Bandit.
+      return detections.sort((left, right) => left.line - right.line);
+    });
+    const analysis = summarize(applyPolicy(settings.policy, [...ordered, ...extra]), limits);
     return { verdict: verdictToProto[analysis.verdict], findings: analysis.findings.map(findingToProto) };
   };
+}
+
+/** Python files Bandit can scan: a clean workspace path and some content. */
+function isPythonToScan(file: SourceText): boolean {
+  return file.content.trim() !== '' && workspacePathProblem(file.path) === undefined && grammarOf(file.path, file.content) === Grammar.PYTHON;
+}
+
+function startBandit(sandbox: SandboxJobs, files: readonly SourceText[], request: CheckCodeRequest, context: CallContext, timeoutMs: number): Promise<BanditOutcome> {
+  const deadline = Math.min(Date.now() + timeoutMs, context.deadline - answerReserveMs);
+  if (deadline - Date.now() < answerReserveMs) return Promise.resolve({ ran: false, reason: 'the call left less than 2 s for it; give CheckCode a longer deadline' });
+  return runBandit(sandbox, files, { taskId: request.taskId, iteration: request.iteration, deadline, signal: context.signal });
+}
+
+function banditSkipped(path: string, message: string): Detection {
+  return { ...detectionOf(RuleId.SCANNER_SKIPPED, path, message), tool: Tool.BANDIT };
 }
 
 function abortReason(signal: AbortSignal): AppError {

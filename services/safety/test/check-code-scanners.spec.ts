@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
+import { createClient, createQueueCaller, InProcessBroker, InProcessTransport, NatsTransport } from '@ratchet/bus';
+import { CheckCodeRequest, Confidence, Language, RunJobRequest, RunJobResponse, SafetyServiceDefinition, SafetyVerdict, Severity, type CheckCodeResponse } from '@ratchet/contracts';
+import { ErrorCode } from '@ratchet/errors';
+import { hostService, type RunningService } from '@ratchet/runtime';
+import { startNatsServer, type NatsServerFixture } from '@ratchet/testing';
+import { BanditMode, createSafetyService, defaultCodeCheckSettings, loadParsers, RuleId, type CodeCheckSettings, type Parsers, type SandboxJobs } from '../src';
+import { startSandbox, type SandboxFixture } from './sandbox';
+
+// CheckCode with all three scanners: Bandit in the real sandbox (a sandbox-runner process on a real
+// nats-server's job queue, Docker and the sandbox image), ESLint in-process, the built-in rules.
+jest.setTimeout(120_000);
+
+let fixture: SandboxFixture;
+let parsers: Parsers;
+beforeAll(async () => {
+  [fixture, parsers] = await Promise.all([startSandbox(), loadParsers()]);
+});
+afterAll(async () => {
+  parsers?.close();
+  await fixture?.stop();
+});
+
+/** Calls CheckCode over the in-process bus of a safety service with `code` settings and `sandbox`. */
+async function checkCodeWith(code: CodeCheckSettings, sandbox: SandboxJobs | undefined, files: { path: string; content: string }[], timeoutMs = 60_000): Promise<CheckCodeResponse> {
+  const broker = new InProcessBroker();
+  const transports = [new InProcessTransport(broker), new InProcessTransport(broker)] as const;
+  const service = await createSafetyService({ parsers, code, ...(sandbox === undefined ? {} : { sandbox }) });
+  let running: RunningService | undefined;
+  try {
+    running = hostService({ name: 'safety', version: 'test', definition: SafetyServiceDefinition, implementation: service.implementation }, { transport: transports[0] });
+    await running.server.ready;
+    const client = createClient(transports[1], SafetyServiceDefinition, { maxAttempts: 1 });
+    return await client.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-7', iteration: 2, language: Language.LANGUAGE_PYTHON, files }), { timeoutMs });
+  } finally {
+    await running?.stop(1_000);
+    await service.close();
+    for (const transport of transports) await transport.close();
+  }
+}
+
+describe('CheckCode with Bandit in the sandbox and ESLint', () => {
+  it('adds Bandit findings with CWE, confidence and tool, judged by the policy, next to the built-in ones', async () => {
+    const files = [
+      { path: 'game.py', content: 'import random\n\n\ndef roll():\n    return random.randint(1, 6)\n' },
+      { path: 'net.py', content: 'import telnetlib\n\nsession = telnetlib.Telnet("router")\n' },
+      { path: 'tests/test_game.py', content: 'from game import roll\n\n\ndef test_roll():\n    assert 1 <= roll() <= 6\n' },
+    ];
+    const jobsBefore = fixture.jobs();
+    const response = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, files);
+    expect(fixture.jobs() - jobsBefore).toBe(1);
+    expect(response.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+    const brief = response.findings.map(({ path, ruleId, tool, action }) => [path, ruleId, tool, action]);
+    expect(brief).toEqual([
+      ['game.py', 'bandit.B311', 'bandit', SafetyVerdict.SAFETY_VERDICT_WARN],
+      ['net.py', RuleId.PYTHON_CLEARTEXT_PROTOCOL, 'ratchet', SafetyVerdict.SAFETY_VERDICT_BLOCK],
+      ['net.py', 'bandit.B401', 'bandit', SafetyVerdict.SAFETY_VERDICT_BLOCK],
+      ['net.py', RuleId.PYTHON_CLEARTEXT_PROTOCOL, 'ratchet', SafetyVerdict.SAFETY_VERDICT_BLOCK],
+      ['net.py', 'bandit.B312', 'bandit', SafetyVerdict.SAFETY_VERDICT_BLOCK],
+    ]);
+    expect(response.findings[0]).toMatchObject({ severity: Severity.SEVERITY_LOW, confidence: Confidence.CONFIDENCE_HIGH, cwe: 'CWE-330', line: 5, snippet: 'return random.randint(1, 6)' });
+    // The test file's assert (B101) is ignored by the default policy, so the test file has no finding.
+    expect(response.findings.some((found) => found.path === 'tests/test_game.py')).toBe(false);
+  });
+
+  it('reads past # nosec: the code under check cannot silence Bandit', async () => {
+    const response = await checkCodeWith({ ...defaultCodeCheckSettings, policy: { ...defaultCodeCheckSettings.policy, rules: [] } }, fixture.sandbox, [
+      { path: 'quiet.py', content: 'import subprocess\n\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)  # nosec\n' },
+    ]);
+    expect(response.findings.map((found) => found.ruleId)).toEqual(['bandit.B404', RuleId.PYTHON_SUBPROCESS_SHELL, 'bandit.B602']);
+  });
+
+  it('runs ESLint on TypeScript, and sends no job when there is no Python', async () => {
+    const jobsBefore = fixture.jobs();
+    const response = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [
+      { path: 'src/view.ts', content: 'export function render(engine: { escapeMarkup: boolean }): void {\n  engine.escapeMarkup = false;\n}\n' },
+    ]);
+    expect(fixture.jobs()).toBe(jobsBefore);
+    expect(response).toEqual({
+      verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK,
+      findings: [expect.objectContaining({ ruleId: 'eslint.security/detect-disable-mustache-escape', tool: 'eslint-plugin-security', cwe: 'CWE-79', line: 2, column: 3 })],
+    });
+  });
+
+  it('runs no scanner the settings turn off', async () => {
+    const jobsBefore = fixture.jobs();
+    const response = await checkCodeWith({ ...defaultCodeCheckSettings, bandit: BanditMode.OFF, eslint: false }, fixture.sandbox, [
+      { path: 'game.py', content: 'import random\nprint(random.random())\n' },
+      { path: 'src/view.ts', content: 'export const off = (engine: { escapeMarkup: boolean }) => { engine.escapeMarkup = false; };\n' },
+    ]);
+    expect(fixture.jobs()).toBe(jobsBefore);
+    expect(response).toEqual({ verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [] });
+  });
+});
+
+describe('when Bandit cannot run (no runner takes the job)', () => {
+  let nats: NatsServerFixture;
+  let transport: NatsTransport;
+  let noRunner: SandboxJobs;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    transport = await NatsTransport.connect({ url: nats.url, name: 'safety-test-no-runner' });
+    const caller = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });
+    noRunner = { runJob: (request, options) => caller.call(request.job?.jobId ?? '', request, options) };
+    close = () => caller.close();
+  });
+  afterAll(async () => {
+    await close?.();
+    await transport?.close();
+    await nats?.stop();
+  });
+  const files = [{ path: 'app.py', content: 'import os\nos.system(cmd)\n' }];
+  const quick = { ...defaultCodeCheckSettings, banditTimeoutMs: 2_000 };
+
+  it('auto: answers with the other scanners and an INFO finding that says why', async () => {
+    const response = await checkCodeWith(quick, noRunner, files);
+    expect(response.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+    expect(response.findings.map((found) => [found.ruleId, found.tool, found.severity, found.action])).toEqual([
+      [RuleId.PYTHON_OS_COMMAND, 'ratchet', Severity.SEVERITY_HIGH, SafetyVerdict.SAFETY_VERDICT_BLOCK],
+      [RuleId.SCANNER_SKIPPED, 'bandit', Severity.SEVERITY_INFO, SafetyVerdict.SAFETY_VERDICT_ALLOW],
+    ]);
+    expect(response.findings[1]!.message).toMatch(/^Bandit did not scan the 1 Python file: the sandbox job failed \(DEADLINE_EXCEEDED: .*\)\. The built-in rules and ESLint still checked them$/);
+  });
+
+  it('auto: an INFO finding alone does not change an ALLOW', async () => {
+    const response = await checkCodeWith(quick, noRunner, [{ path: 'ok.py', content: 'print(1)\n' }]);
+    expect(response.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_ALLOW);
+  });
+
+  it('required: fails with a retryable UNAVAILABLE that says what to do', async () => {
+    await expect(checkCodeWith({ ...quick, bandit: BanditMode.REQUIRED }, noRunner, files)).rejects.toMatchObject({
+      code: ErrorCode.UNAVAILABLE,
+      isRetryable: true,
+      message: expect.stringContaining('set code.bandit (RATCHET_CODE_BANDIT) to auto'),
+    });
+  });
+
+  it('leaves time to answer before the call deadline', async () => {
+    const started = Date.now();
+    const response = await checkCodeWith({ ...defaultCodeCheckSettings, banditTimeoutMs: 60_000 }, noRunner, files, 4_000);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(response.findings.at(-1)).toMatchObject({ ruleId: RuleId.SCANNER_SKIPPED, tool: 'bandit' });
+  });
+});
