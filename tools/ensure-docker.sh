@@ -15,7 +15,9 @@ if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
 fi
 
 # gVisor's runsc as an optional runtime (sandbox.runtime: runsc). It must run
-# containers without a network namespace of its own: --network=none.
+# containers without a network namespace of its own: --network=none; and the
+# install sandbox reaches the runner's registry proxy through a Unix socket
+# bound in from the host, which gVisor only opens with --host-uds=open.
 if ! command -v runsc >/dev/null; then
   echo "ensure-docker: installing runsc (gVisor)"
   as_root apt-get update -qq
@@ -27,7 +29,7 @@ if command -v runsc >/dev/null; then
     const fs = require("fs");
     const file = "/etc/docker/daemon.json";
     const config = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : {};
-    const wanted = { path: process.argv[1], runtimeArgs: ["--network=none"] };
+    const wanted = { path: process.argv[1], runtimeArgs: ["--network=none", "--host-uds=open"] };
     if (JSON.stringify(config.runtimes?.runsc) === JSON.stringify(wanted)) { console.log(0); process.exit(0); }
     config.runtimes = { ...config.runtimes, runsc: wanted };
     fs.mkdirSync("/etc/docker", { recursive: true });

@@ -3,7 +3,9 @@
 # checkout, so that a run on a machine used before sees what a new machine
 # sees (deploy/sandbox/README.md, "Host state", lists it). Keeps what setup
 # installs and is slow to rebuild: the sandbox image, its root filesystem,
-# Node 24 and Debian's packages. .ci/run calls it before the tests.
+# Node 24 and Debian's packages; and the runners' dependency layer cache
+# (/var/lib/ratchet/deps), which no test uses (the dependency tests keep
+# theirs in $TMPDIR/ratchet-*, removed below). .ci/run calls it before the tests.
 #
 # It stops Ratchet's leftovers, so do not run it while a sandbox runner,
 # `npm run stack` or a test run is going on on this host.

@@ -82,3 +82,16 @@ else
   echo "init: not root, so the keys are readable by every user of this host (mode 0644); run as root to give each its owner" >&2
 fi
 echo "init: secrets in $secrets, settings in $env_file"
+
+# Dependency layers: a host directory the runners (uid 10001) own, bound at
+# the same path inside their containers, since the engine mounts layers into
+# sandboxes by host path. Its own directory: an embedded runner as root keeps
+# its layers in /var/lib/ratchet/deps.
+deps_dir="${RATCHET_DEPS_DIR:-/var/lib/ratchet/compose-deps}"
+if [ "$(id -u)" = 0 ]; then
+  install -d -m 0755 /var/lib/ratchet
+  install -d -m 0755 -o 10001 -g 10001 "$deps_dir"
+  chown 10001:10001 "$deps_dir"
+elif [ ! -d "$deps_dir" ]; then
+  echo "init: create $deps_dir owned by uid 10001 (as root: install -d -o 10001 -g 10001 $deps_dir); runners install packages there" >&2
+fi

@@ -561,7 +561,7 @@ describe('k8s/overlays/prod', () => {
     }
   });
 
-  it('lets each service send only what it needs: DNS and NATS for all, Postgres, Qdrant, the model and the Collector for their users, NATS alone for runners', () => {
+  it('lets each service send only what it needs: DNS and NATS for all, Postgres, Qdrant, the model and the Collector for their users, the package registries for runners', () => {
     const dns = ['TCP/53 namespace kube-system pods k8s-app=kube-dns', 'UDP/53 namespace kube-system pods k8s-app=kube-dns'];
     const nats = 'TCP/4222 192.0.2.10/32';
     const collector = ['TCP/4317 namespace monitoring', 'TCP/4318 namespace monitoring'];
@@ -573,7 +573,7 @@ describe('k8s/overlays/prod', () => {
       tester: [...dns, nats, 'TCP/443 198.51.100.0/24', ...collector],
       reflector: [...dns, nats, 'TCP/443 198.51.100.0/24', ...collector],
       safety: [...dns, nats, ...collector],
-      'sandbox-runner': [...dns, nats],
+      'sandbox-runner': [...dns, nats, 'TCP/443 203.0.113.0/24'],
     };
     for (const service of services) {
       const labels = deployment(objects, service).spec.template.metadata.labels!;

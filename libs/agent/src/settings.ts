@@ -1,6 +1,12 @@
-import { configSection } from '@ratchet/config';
+import { configSection, type DeepReadonly } from '@ratchet/config';
 import type { SandboxLimits } from '@ratchet/contracts';
 import { z } from 'zod';
+
+/** A package registry's address: http or https; an IP address is fine (a mirror on the local network). */
+const registryUrl = z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL, for example https://pypi.org/simple' });
+
+/** A registry host the install proxy may reach: `host:port`. */
+const hostPort = z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'host:port, for example files.pythonhosted.org:443');
 
 /**
  * The `sandbox` config section shared by embedded mode, the tester (which
@@ -31,9 +37,47 @@ export const sandboxConfigSection = configSection({
   sessionIdleSeconds: z.number().int().min(5).max(86_400).default(600),
   /** Sessions one runner holds at once; one more is refused (retryable) until one closes. */
   maxSessions: z.number().int().min(1).max(256).default(16),
+  /**
+   * Third-party packages of a job (SandboxJob.dependencies): installed in an
+   * install sandbox whose only way out is the runner's filtering proxy to
+   * these registries, cached as a layer per requirements hash and mounted
+   * read-only at /deps into the job's sandbox (deploy/sandbox/README.md, "Dependencies").
+   */
+  dependencies: z
+    .object({
+      /** Where layers are kept; default /var/lib/ratchet/deps as root, ~/.cache/ratchet/deps otherwise. Docker in a container: the same path inside and outside. */
+      cacheDirectory: z.string().min(1).optional(),
+      /** A PEM bundle the installers trust instead of the image's (a TLS-intercepting egress proxy, a private mirror's CA). */
+      caFile: z.string().min(1).optional(),
+      /** An install running longer fails, seconds. */
+      timeoutSeconds: z.number().int().min(5).max(3600).default(300),
+      /** An install larger than this fails (its files, downloads and temporary files together), MB. */
+      maxLayerMegabytes: z.number().int().min(1).max(1024).default(512),
+      python: z
+        .object({
+          /** pip's --index-url: PyPI or a PEP 503 mirror. */
+          indexUrl: registryUrl.default('https://pypi.org/simple'),
+          /** More host:port the proxy lets pip reach (where the index's files live). */
+          extraHosts: z.array(hostPort).default(['files.pythonhosted.org:443']),
+        })
+        .strict()
+        .prefault({}),
+      npm: z
+        .object({
+          /** npm's registry: registry.npmjs.org or a mirror. */
+          registry: registryUrl.default('https://registry.npmjs.org'),
+          /** More host:port the proxy lets npm reach (a mirror serving tarballs elsewhere). */
+          extraHosts: z.array(hostPort).default([]),
+        })
+        .strict()
+        .prefault({}),
+    })
+    .strict()
+    .prefault({}),
 });
 
-export type SandboxSettings = Readonly<z.infer<typeof sandboxConfigSection>>;
+/** The `sandbox` section, deeply read-only (as loadConfig returns it: `dependencies` has lists). */
+export type SandboxSettings = DeepReadonly<z.infer<typeof sandboxConfigSection>>;
 
 /**
  * The `coder` config section: how the agentic coder works (workspace tasks,

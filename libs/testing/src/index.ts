@@ -34,3 +34,5 @@ export { startOtlpReceiver } from './otlp-receiver';
 export type { OtlpReceiver, OtlpReceiverOptions, OtlpValue, ReceivedSpan } from './otlp-receiver';
 export { findPrometheusBinary, startPrometheus } from './prometheus';
 export type { PrometheusFixture, PrometheusJob, PrometheusOptions, PrometheusSample, PrometheusTargetState } from './prometheus';
+export { sdist, serveNpmRegistry, servePackageIndex, wheel, zipArchive } from './package-index';
+export type { NpmPackage, PackageIndex } from './package-index';

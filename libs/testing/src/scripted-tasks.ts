@@ -3,8 +3,8 @@ import { writeFile } from 'node:fs/promises';
 // Model replies and whole scripts for tests and benchmarks that drive Ratchet
 // with a scripted model: JSON in the shapes the role services validate.
 
-/** A planner reply: one code file and one test file. */
-export const planReply = (file: string, test: string, testEdits?: { changesTests: boolean; reason?: string }) =>
+/** A planner reply: one code file and one test file, and the third-party packages it declares. */
+export const planReply = (file: string, test: string, testEdits?: { changesTests: boolean; reason?: string }, dependencies: readonly { name: string; versionSpec: string }[] = []) =>
   JSON.stringify({
     summary: `${file} and its tests`,
     steps: [{ description: `write ${file}`, paths: [file] }],
@@ -13,7 +13,7 @@ export const planReply = (file: string, test: string, testEdits?: { changesTests
       { path: test, purpose: 'tests', isTest: true },
     ],
     testStrategy: 'pytest',
-    dependencies: [],
+    dependencies,
     appliedLessonIds: [],
     // A workspace task with its own tests asks the planner whether the goal wants them changed.
     ...(testEdits === undefined ? {} : { changesTests: testEdits.changesTests, changesTestsReason: testEdits.reason ?? '' }),

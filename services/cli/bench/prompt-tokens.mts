@@ -204,7 +204,6 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
       testStrategy: 'pytest',
       language: Language.LANGUAGE_PYTHON,
       dependencies: [],
-      dependencies: [],
       appliedLessonIds: [],
       changesTests: false,
       changesTestsReason: '',

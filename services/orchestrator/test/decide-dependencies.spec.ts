@@ -5,7 +5,7 @@ import { installList } from '../src/domain/dependencies';
 import { InputKind, type InputOf, type TaskInput } from '../src/domain/inputs';
 import { IterationErrorCode } from '../src/domain/iteration-errors';
 import type { TaskState } from '../src/domain/records';
-import { at, plan, policy, sampleInput, stateIn, task } from './fixtures';
+import { at, plan, policy, sampleInput, stateIn } from './fixtures';
 
 const decision = (name: string, verdict: DependencyVerdict, overrides: Partial<DependencyDecision> = {}): DependencyDecision => ({
   dependency: { name, versionSpec: '' },

@@ -1,14 +1,16 @@
-import { sandboxLimitsOf, type SandboxSettings } from '@ratchet/agent';
+import { sandboxConfigSection, sandboxLimitsOf, type SandboxSettings } from '@ratchet/agent';
 import { instanceToken, type CallContext, type ServiceImplementation } from '@ratchet/bus';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult, type SandboxLimits, type SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { DependencyCheck } from '@ratchet/runtime';
 import { BubblewrapDriver, type SandboxLogger } from './adapters/bubblewrap-driver';
+import { DependencySandbox, type DependencyOptions } from './adapters/dependency-sandbox';
 import { DockerDriver } from './adapters/docker-driver';
+import { defaultLayerCache } from './adapters/layer-cache';
 import { observeJob } from './adapters/metrics';
 import { SessionManager } from './adapters/session-manager';
 import type { SessionLaunch, SessionSandbox } from './adapters/session-sandbox';
-import { defaultLimits, effectiveLimits } from './domain/job-limits';
+import { defaultLimits, effectiveLimits, type EffectiveLimits } from './domain/job-limits';
 
 export { BubblewrapDriver, defaultRootfs } from './adapters/bubblewrap-driver';
 export type { BubblewrapDriverOptions, SandboxLogger } from './adapters/bubblewrap-driver';
@@ -16,6 +18,12 @@ export { DockerDriver, jobLabel } from './adapters/docker-driver';
 export { SessionManager } from './adapters/session-manager';
 export type { SessionDriver, SessionManagerOptions } from './adapters/session-manager';
 export type { DockerDriverOptions } from './adapters/docker-driver';
+export { DependencySandbox } from './adapters/dependency-sandbox';
+export type { DependencyLogger, DependencyOptions, LayeredDriver } from './adapters/dependency-sandbox';
+export { defaultLayerCache, LayerCache } from './adapters/layer-cache';
+export { RegistryProxy } from './adapters/registry-proxy';
+export type { ReadOnlyMount, SandboxRunOptions } from './adapters/supervised-job';
+export { layerKey, requirementLines } from './domain/dependencies';
 export { stripControlSequences } from './domain/terminal-text';
 export { CappedBuffer } from './domain/capped-buffer';
 export { defaultLimits, effectiveLimits, maximumLimits, validateJob } from './domain/job-limits';
@@ -62,6 +70,8 @@ export interface SandboxRunnerOptions {
   readonly sessionIdleMs?: number;
   /** Sessions held at once. Default 16. */
   readonly maxSessions?: number;
+  /** Installing jobs' dependencies (`sandbox.dependencies`); cacheDirectory defaults to defaultLayerCache(). Default: the section's defaults. */
+  readonly dependencies?: Omit<DependencyOptions, 'cacheDirectory'> & { readonly cacheDirectory?: string };
 }
 
 type Implementation = Required<Omit<ServiceImplementation<typeof SandboxRunnerServiceDefinition>, 'health'>>;
@@ -94,12 +104,27 @@ export function sandboxRunnerOptionsOf(settings: SandboxSettings, runnerId?: str
     warmIdleMs: settings.warmIdleSeconds * 1000,
     sessionIdleMs: settings.sessionIdleSeconds * 1000,
     maxSessions: settings.maxSessions,
+    dependencies: settings.dependencies,
   };
 }
 
-/** The driver `options` name, configured; nothing is checked yet. */
+/**
+ * The driver `options` name, configured, that also installs jobs'
+ * dependencies (DependencySandbox); nothing is checked yet.
+ */
 export function createDriver(options: SandboxRunnerOptions = {}): Sandbox {
   const defaults = effectiveLimits(options.defaultLimits, defaultLimits);
+  const dependencies = options.dependencies ?? sandboxConfigSection.parse({}).dependencies;
+  const layered = {
+    ...dependencies,
+    cacheDirectory: dependencies.cacheDirectory ?? defaultLayerCache(),
+  };
+  const driverKind = options.driver === 'bwrap' ? SandboxDriver.SANDBOX_DRIVER_BUBBLEWRAP : SandboxDriver.SANDBOX_DRIVER_DOCKER;
+  return new DependencySandbox(bareDriver(options, defaults), layered, { defaults, driverKind, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+}
+
+/** The driver `options` name, without the dependency step. */
+function bareDriver(options: SandboxRunnerOptions, defaults: EffectiveLimits): DockerDriver | BubblewrapDriver {
   if (options.driver === 'bwrap') {
     return new BubblewrapDriver({
       ...(options.rootfs === undefined ? {} : { rootfs: options.rootfs }),
@@ -174,6 +199,8 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
             (error: unknown) => ({ ok: false, detail: AppError.from(error).message }),
           ),
       },
+      // Jobs without dependencies run whatever its state: a problem here degrades the runner, no more.
+      ...(driver instanceof DependencySandbox ? [{ name: 'dependency-layers', required: false, check: () => driver.cache.check() }] : []),
     ],
     driver,
     close: async () => {

@@ -7,6 +7,12 @@
 #   stdout -> frames: u8 type + u32 length + payload (types below); events
 #             and the last frame are JSON, the output files a tar archive
 #
+# With "relay" in the spec ({"port", "socket"}), a thread relays TCP
+# connections to 127.0.0.1:port to a Unix socket (the install sandbox's only
+# way out: the runner's filtering proxy). With "export" ({"directory"}), after
+# every command succeeded, the files under that directory follow as EXPORT
+# frames: a tar streamed file by file (the dependency layer).
+#
 # With "session": true in the spec, it does not run commands but serves
 # requests until stdin closes or none comes for idleSeconds: each request is
 # u32 length + JSON ({"op": "exec" | "read" | "write" | "list" | "hashes"}),
@@ -34,6 +40,7 @@ FRAME_STDERR = 2
 FRAME_EVENT = 3
 FRAME_TAR = 4
 FRAME_DONE = 5
+FRAME_EXPORT = 6
 CHUNK = 65536
 SIGKILL = 9  # not the signal module: importing it costs milliseconds per job
 
@@ -332,6 +339,14 @@ def tar_block(name, size, kind, mode, mtime, link):
 
 def tar_entry(name, kind, mode, mtime, content=b"", link=""):
     """One ustar entry (a pax header first when a name is too long for ustar)."""
+    blocks = [tar_header(name, kind, mode, mtime, len(content), link)]
+    if content:
+        blocks.append(content + b"\0" * (-len(content) % 512))
+    return b"".join(blocks)
+
+
+def tar_header(name, kind, mode, mtime, size, link=""):
+    """The header blocks of one entry of size bytes (a pax header first when a name is too long for ustar)."""
     encoded = name.encode("utf-8", "surrogateescape")
     target = link.encode("utf-8", "surrogateescape")
     blocks = []
@@ -347,10 +362,122 @@ def tar_entry(name, kind, mode, mtime, content=b"", link=""):
         blocks.append(tar_block(b"././@PaxHeader", len(records), b"x", 0o644, mtime, b""))
         blocks.append(records + b"\0" * (-len(records) % 512))
         encoded, target = encoded[:99], target[:99]
-    blocks.append(tar_block(encoded, len(content), kind, mode, mtime, target))
-    if content:
-        blocks.append(content + b"\0" * (-len(content) % 512))
+    blocks.append(tar_block(encoded, size, kind, mode, mtime, target))
     return b"".join(blocks)
+
+
+def export_tree(root, directory):
+    """Streams the files under root/directory as EXPORT frames, a tar with
+    names relative to root: directories, regular files (read in chunks, so a
+    large layer costs no memory) and symlinks (node_modules/.bin has them);
+    anything else is left out and noted. Returns the notes."""
+    notes = []
+    start = os.path.join(root, directory)
+    pending = bytearray()
+
+    def emit(data):
+        pending.extend(data)
+        if len(pending) >= CHUNK:
+            send(FRAME_EXPORT, bytes(pending))
+            del pending[:]
+
+    if not os.path.isdir(start) or os.path.islink(start):
+        notes.append("nothing was installed in %s" % directory)
+    else:
+        emit(tar_header(directory, b"5", 0o755, int(time.time()), 0))
+        for entry in entries_below(start, 10 ** 7):
+            if entry is None:
+                break
+            relative = os.path.relpath(entry.path, root)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            mode = info.st_mode & 0o777
+            mtime = int(info.st_mtime)
+            if stat.S_ISDIR(info.st_mode):
+                emit(tar_header(relative, b"5", mode, mtime, 0))
+            elif stat.S_ISLNK(info.st_mode):
+                emit(tar_header(relative, b"2", 0o777, mtime, 0, os.readlink(entry.path)))
+            elif stat.S_ISREG(info.st_mode):
+                try:
+                    descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                except OSError:
+                    notes.append("%s could not be read" % relative)
+                    continue
+                try:
+                    size = os.fstat(descriptor).st_size
+                    emit(tar_header(relative, b"0", mode, mtime, size))
+                    left = size
+                    while left > 0:
+                        chunk = os.read(descriptor, min(CHUNK, left)) or b"\0" * min(CHUNK, left)
+                        emit(chunk)
+                        left -= len(chunk)
+                    emit(b"\0" * (-size % 512))
+                finally:
+                    os.close(descriptor)
+            else:
+                notes.append("%s is not a file, directory or link; left out" % relative)
+    emit(b"\0" * 1024)
+    if pending:
+        send(FRAME_EXPORT, bytes(pending))
+    return notes
+
+
+def start_relay(port, socket_path, failures):
+    """Relays each TCP connection to 127.0.0.1:port to the Unix socket
+    socket_path, in daemon threads (the supervisor's only ones: commands are
+    forked from the main thread and exec at once). The sockets are
+    close-on-exec, so the commands do not inherit them. The first error
+    reaching the socket goes to failures (a list), for the job's notes."""
+    import socket
+    import threading
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+
+    def pump(source, target, done):
+        try:
+            while True:
+                data = source.recv(CHUNK)
+                if not data:
+                    break
+                target.sendall(data)
+        except OSError:
+            pass
+        try:
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        with done[0]:
+            done[1] += 1
+            last = done[1] == 2
+        if last:
+            source.close()
+            target.close()
+
+    def serve():
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                upstream.connect(socket_path)
+            except OSError as error:
+                if not failures:
+                    failures.append("the relay could not reach the runner's package proxy at %s: %s" % (socket_path, error))
+                upstream.close()
+                client.close()
+                continue
+            done = [threading.Lock(), 0]
+            threading.Thread(target=pump, args=(client, upstream, done), daemon=True).start()
+            threading.Thread(target=pump, args=(upstream, client, done), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
 
 
 def entries_below(start, limit, skip=()):
@@ -607,18 +734,28 @@ def main():
         serve_session(spec)
         return
     outputs = (Output(FRAME_STDOUT, spec["outputLimit"]), Output(FRAME_STDERR, spec["outputLimit"]))
+    relay_failures = []
+    if spec.get("relay"):
+        start_relay(spec["relay"]["port"], spec["relay"]["socket"], relay_failures)
     ooms_before = oom_kills()
     timed_out = False
     killed_by_signal = False
+    succeeded = True
     for index, command in enumerate(spec["commands"]):
         exit_code, command_timed_out = run_command(index, command, spec, outputs, deadline)
         timed_out = timed_out or command_timed_out
         killed_by_signal = exit_code == 137
         if command_timed_out or exit_code != 0:
+            succeeded = False
             break
     ooms_after = oom_kills()
     oom = ooms_before is not None and ooms_after is not None and ooms_after > ooms_before
-    notes = collect(spec)
+    notes = collect(spec) + relay_failures[:1]
+    exported = False
+    if spec.get("export") and succeeded:
+        # Every process of the commands is gone (kill_everything_else), so nothing changes the files while they are read.
+        notes.extend(export_tree(spec["workDir"], spec["export"]["directory"]))
+        exported = True
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     send(
         FRAME_DONE,
@@ -633,6 +770,7 @@ def main():
                 "cpuNs": int((usage.ru_utime + usage.ru_stime) * 1e9),
                 "peakMemoryBytes": peak_memory(),
                 "notes": notes,
+                "exported": exported,
             }
         ).encode(),
     )

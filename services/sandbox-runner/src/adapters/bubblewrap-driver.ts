@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
@@ -13,7 +14,7 @@ import { JobCgroup } from './cgroup';
 import { blockedOnTheWay } from './host-directory';
 import { defaultStateDirectory, PrivateTmpfs } from './private-tmpfs';
 import { startSession, type SessionLaunch, type SessionSandbox } from './session-sandbox';
-import { superviseJob, type SupervisedSandbox } from './supervised-job';
+import { needsOwnSandbox, superviseJob, type ReadOnlyMount, type SandboxRunOptions, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
 
@@ -183,7 +184,7 @@ export class BubblewrapDriver {
    * Runs `job` and returns its result; see DockerDriver.run for what is a
    * result and what throws.
    */
-  async run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
+  async run(job: SandboxJob, signal?: AbortSignal, options?: SandboxRunOptions): Promise<SandboxJobResult> {
     const takenAtNs = process.hrtime.bigint();
     const limits = effectiveLimits(job.limits, this.defaults);
     validateJob(job, limits);
@@ -192,15 +193,21 @@ export class BubblewrapDriver {
     }
     const startedAt = new Date();
     const started = performance.now();
-    const pooled = this.defaults !== undefined && samePoolLimits(limits, this.defaults) ? this.pool.take() : undefined;
-    const sandbox = pooled ?? (await this.launch(limits, job.jobId));
+    const pooled = !needsOwnSandbox(options) && this.defaults !== undefined && samePoolLimits(limits, this.defaults) ? this.pool.take() : undefined;
+    const sandbox = pooled ?? (await this.launch(limits, job.jobId, 60, options?.mounts ?? []));
     this.running.add(sandbox);
+    if (options?.onExport !== undefined) sandbox.session.onExport(options.onExport);
+    const spec = {
+      ...(sandbox.cgroup === undefined ? { extraRlimits: { nproc: limits.pids, as: limits.memoryBytes } } : {}),
+      ...(options?.relay === undefined ? {} : { relay: options.relay }),
+      ...(options?.exportDirectory === undefined ? {} : { exportDirectory: options.exportDirectory }),
+    };
     try {
       const { killedAtDeadline } = await superviseJob(sandbox, {
         jobId: job.jobId,
         timeoutMs: limits.timeoutMs,
         signal,
-        send: () => sandbox.child.stdin?.end(jobInput(job, limits, sandbox.cgroup === undefined ? { extraRlimits: { nproc: limits.pids, as: limits.memoryBytes } } : {})),
+        send: () => sandbox.child.stdin?.end(jobInput(job, limits, spec)),
         kill: () => this.kill(sandbox),
       });
       if (!sandbox.session.ready && sandbox.session.diagnosticText !== '') {
@@ -223,6 +230,17 @@ export class BubblewrapDriver {
       this.endLater(sandbox);
       this.pool.replenish();
     }
+  }
+
+  /**
+   * What identifies the root filesystem, for the dependency layer's key: the
+   * id of the image it was exported from (tools/ensure-sandbox-rootfs.sh
+   * records it), so Docker and bubblewrap runners of one image share layers;
+   * else its path.
+   */
+  async imageIdentity(): Promise<string> {
+    const id = await readFile(path.join(this.rootfs, '.ratchet-image-id'), 'utf8').catch(() => '');
+    return id.trim() !== '' ? id.trim() : `rootfs:${this.rootfs}`;
   }
 
   /**
@@ -257,8 +275,9 @@ export class BubblewrapDriver {
    * sandbox process is. The supervisor exits when no job comes within
    * `idleSeconds`.
    */
-  private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60): Promise<LaunchedSandbox> {
+  private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60, mounts: readonly ReadOnlyMount[] = []): Promise<LaunchedSandbox> {
     const unique = `${name}-${randomUUID().slice(0, 8)}`;
+    await this.prepareMounts(mounts);
     // Both before bwrap starts, and independent of each other: made at once.
     const [cgroupMade, filesMade] = await Promise.allSettled([
       this.cgroups.available ? JobCgroup.create(unique, limits) : Promise.resolve(undefined),
@@ -271,7 +290,7 @@ export class BubblewrapDriver {
       await files?.remove();
       throw cgroupMade.status === 'rejected' ? cgroupMade.reason : (filesMade as PromiseRejectedResult).reason;
     }
-    const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes, files), ...supervisorArgv(idleSeconds)], {
+    const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes, files, mounts), ...supervisorArgv(idleSeconds)], {
       stdio: ['pipe', 'pipe', 'pipe'],
       // Nothing of the runner's environment: bwrap's own process is visible as /proc/1 inside.
       env: {},
@@ -332,6 +351,33 @@ export class BubblewrapDriver {
     }
   }
 
+  /**
+   * Before a sandbox with read-only mounts starts: each target exists in the
+   * root filesystem (bwrap binds onto it, and cannot make it below a
+   * read-only /), made here when missing; as root, the sandbox user can
+   * reach each source.
+   *
+   * @throws AppError FAILED_PRECONDITION saying which directory to make or open.
+   */
+  private async prepareMounts(mounts: readonly ReadOnlyMount[]): Promise<void> {
+    for (const mount of mounts) {
+      const target = path.join(this.rootfs, mount.target);
+      const found = await lstat(target).catch(() => undefined);
+      if (found?.isDirectory() === true) continue;
+      if (found !== undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `${target} in the sandbox root filesystem is not a directory; bubblewrap binds ${mount.source} there: remove it, or re-export the root filesystem (tools/ensure-sandbox-rootfs.sh)`);
+      await mkdir(target, { recursive: true, mode: 0o755 }).catch((error: NodeJS.ErrnoException) => {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap binds ${mount.source} at ${mount.target}, which the sandbox root filesystem ${this.rootfs} lacks, and the runner cannot make it (${error.code ?? error.message}); as root: mkdir -p ${target}`, { cause: error });
+      });
+    }
+    if (process.getuid?.() !== 0) return;
+    for (const mount of mounts) {
+      const blocked = await blockedOnTheWay(mount.source, sandboxHostUser);
+      if (blocked !== undefined) {
+        throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap runs sandboxes as host uid ${sandboxHostId}, which cannot enter ${blocked.path} (mode ${octalMode(blocked.mode)}, owner ${blocked.uid}:${blocked.gid}) on the way to ${mount.source}; let it through (chmod o+x ${blocked.path}) or move sandbox.dependencies.cacheDirectory`);
+      }
+    }
+  }
+
   private async kill(sandbox: LaunchedSandbox): Promise<void> {
     if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) sandbox.child.kill('SIGKILL');
     await sandbox.cgroup?.killAll();
@@ -350,7 +396,7 @@ export class BubblewrapDriver {
   }
 
   /** bwrap's arguments up to the command. */
-  private namespaceArguments(workDirBytes: number, files?: PrivateTmpfs): string[] {
+  private namespaceArguments(workDirBytes: number, files?: PrivateTmpfs, mounts: readonly ReadOnlyMount[] = []): string[] {
     // With a private tmpfs (root), /work and /tmp are its directories, with an inode cap; otherwise bwrap's own tmpfs.
     const writable = files === undefined ? ['--size', String(workDirBytes), '--tmpfs', workDirectory, '--size', String(tmpBytes), '--tmpfs', '/tmp'] : ['--bind', files.work, workDirectory, '--bind', files.tmp, '/tmp'];
     return [
@@ -379,6 +425,7 @@ export class BubblewrapDriver {
       '--dev',
       '/dev',
       ...writable,
+      ...mounts.flatMap((mount) => ['--ro-bind', mount.source, mount.target]),
       '--chdir',
       workDirectory,
       '--clearenv',

@@ -7,7 +7,7 @@ import { effectiveLimits, samePoolLimits, tmpfsInodes, validateJob, type Effecti
 import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { startSession, type SessionLaunch, type SessionSandbox } from './session-sandbox';
-import { superviseJob, type SupervisedSandbox } from './supervised-job';
+import { needsOwnSandbox, superviseJob, type ReadOnlyMount, type SandboxRunOptions, type SupervisedSandbox } from './supervised-job';
 import { supervisorArgv } from './supervisor';
 import { WarmPool } from './warm-pool';
 
@@ -106,6 +106,20 @@ export class DockerDriver {
   }
 
   /**
+   * What identifies the image a job runs on, for the dependency layer's key:
+   * the engine's image id (a rebuilt image under the same tag is another
+   * image), or the reference when the engine does not know it.
+   */
+  async imageIdentity(image?: string): Promise<string> {
+    const reference = image || this.image;
+    const found = await this.docker
+      .getImage(reference)
+      .inspect()
+      .catch(() => undefined);
+    return found?.Id ?? reference;
+  }
+
+  /**
    * Fills the warm pool (if any) and resolves once it is full (or a container
    * could not be made) and the containers of finished jobs are removed.
    */
@@ -147,15 +161,16 @@ export class DockerDriver {
    *   Docker is unreachable; FAILED_PRECONDITION when the image is missing;
    *   CANCELLED when `signal` aborts (the container is removed).
    */
-  async run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
+  async run(job: SandboxJob, signal?: AbortSignal, options?: SandboxRunOptions): Promise<SandboxJobResult> {
     const takenAtNs = process.hrtime.bigint();
     const limits = effectiveLimits(job.limits, this.defaults);
     validateJob(job, limits);
     const image = job.image || this.image;
     const startedAt = new Date();
     const started = performance.now();
-    const input = jobInput(job, limits);
-    const sandbox = this.take(image, limits) ?? (await this.launch(image, limits, job.jobId, 0));
+    const input = jobInput(job, limits, { ...(options?.relay === undefined ? {} : { relay: options.relay }), ...(options?.exportDirectory === undefined ? {} : { exportDirectory: options.exportDirectory }) });
+    const sandbox = (needsOwnSandbox(options) ? undefined : this.take(image, limits)) ?? (await this.launch(image, limits, job.jobId, 0, options?.mounts ?? []));
+    if (options?.onExport !== undefined) sandbox.session.onExport(options.onExport);
     try {
       const { killedAtDeadline } = await superviseJob(sandbox, {
         jobId: job.jobId,
@@ -246,8 +261,8 @@ export class DockerDriver {
    * the job's timeout. A container left behind by a runner that died is
    * removed by the next runner's warm().
    */
-  private async launch(image: string, limits: EffectiveLimits, label: string, waitMs: number): Promise<LaunchedSandbox> {
-    const container = await this.create(image, limits, label, Math.ceil(waitMs / 1000) + 60);
+  private async launch(image: string, limits: EffectiveLimits, label: string, waitMs: number, mounts: readonly ReadOnlyMount[] = []): Promise<LaunchedSandbox> {
+    const container = await this.create(image, limits, label, Math.ceil(waitMs / 1000) + 60, mounts);
     try {
       const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as Duplex;
       const session = new SupervisorSession(limits.outputLimitBytes);
@@ -268,7 +283,7 @@ export class DockerDriver {
     }
   }
 
-  private async create(image: string, limits: EffectiveLimits, label: string, idleSeconds: number): Promise<Docker.Container> {
+  private async create(image: string, limits: EffectiveLimits, label: string, idleSeconds: number, mounts: readonly ReadOnlyMount[]): Promise<Docker.Container> {
     try {
       return await this.docker.createContainer({
         Image: image,
@@ -293,6 +308,8 @@ export class DockerDriver {
           PidsLimit: limits.pids,
           NanoCpus: Math.round(limits.cpus * 1e9),
           ...(this.runtime === undefined ? {} : { Runtime: this.runtime }),
+          // Host paths as the engine sees them: a runner in a container uses the same paths inside and out (deploy/README.md).
+          ...(mounts.length === 0 ? {} : { Mounts: mounts.map((mount) => ({ Type: 'bind' as const, Source: mount.source, Target: mount.target, ReadOnly: true, BindOptions: { Propagation: 'rprivate' as const } })) }),
           Tmpfs: {
             // nr_inodes: a million empty files would cost kernel memory, not tmpfs space.
             [workDirectory]: `rw,exec,nosuid,nodev,size=${limits.workDirBytes},nr_inodes=${tmpfsInodes(limits.workDirBytes)},uid=10001,gid=10001,mode=0700`,
@@ -303,6 +320,13 @@ export class DockerDriver {
     } catch (error) {
       if (statusOf(error) === 404) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox image ${image} is missing; ${imageAdvice}`, { cause: error });
       if (statusOf(error) === undefined) throw unreachable(error);
+      if (mounts.length > 0 && /bind source path does not exist/.test((error as Error).message)) {
+        throw new AppError(
+          ErrorCode.FAILED_PRECONDITION,
+          `Docker cannot bind ${mounts.map((mount) => mount.source).join(', ')} into the sandbox: the engine's host has no such path (${(error as Error).message}); a runner in a container must see the dependency cache at the same path as the host (deploy/README.md)`,
+          { cause: error },
+        );
+      }
       throw new AppError(ErrorCode.INTERNAL, `Docker refused to create the sandbox container: ${(error as Error).message}`, { cause: error });
     }
   }

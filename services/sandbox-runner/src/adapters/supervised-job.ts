@@ -50,3 +50,31 @@ export async function superviseJob(sandbox: SupervisedSandbox, options: Supervis
     options.signal?.removeEventListener('abort', onAbort);
   }
 }
+
+/** A host directory bound read-only into a sandbox. */
+export interface ReadOnlyMount {
+  /** Absolute host path (for Docker, as the engine's host sees it). */
+  readonly source: string;
+  /** Absolute path inside the sandbox. */
+  readonly target: string;
+}
+
+/**
+ * What the dependency step adds to a run (see DependencySandbox): a job
+ * given any of these never runs in a pooled sandbox, which was started
+ * without them.
+ */
+export interface SandboxRunOptions {
+  /** Directories bound read-only: the layer at /deps, the proxy's socket directory. */
+  readonly mounts?: readonly ReadOnlyMount[];
+  /** The supervisor relays 127.0.0.1:port to this socket (a path inside the sandbox). */
+  readonly relay?: { readonly port: number; readonly socket: string };
+  /** After the commands succeeded, the files under this work directory path come back as a tar, chunk by chunk, to `onExport`. */
+  readonly exportDirectory?: string;
+  readonly onExport?: (chunk: Buffer) => void;
+}
+
+/** Whether `options` asks for anything a pooled sandbox was not started with. */
+export function needsOwnSandbox(options: SandboxRunOptions | undefined): boolean {
+  return options !== undefined && ((options.mounts?.length ?? 0) > 0 || options.relay !== undefined || options.exportDirectory !== undefined);
+}

@@ -8,7 +8,7 @@ import type { EffectiveLimits } from './job-limits';
  * what goes to the supervisor's stdin, and the frames that come back.
  */
 
-export const FrameType = { STDOUT: 1, STDERR: 2, EVENT: 3, TAR: 4, DONE: 5 } as const;
+export const FrameType = { STDOUT: 1, STDERR: 2, EVENT: 3, TAR: 4, DONE: 5, EXPORT: 6 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
 export interface Frame {
@@ -35,6 +35,10 @@ export const maxCollectFiles = 2_000;
 export interface SpecOptions {
   /** Resource limits the supervisor applies to each command with setrlimit, beyond the always-set ones. */
   readonly extraRlimits?: { readonly nproc?: number; readonly as?: number };
+  /** The supervisor relays TCP to 127.0.0.1:port to this Unix socket (a path inside the sandbox). */
+  readonly relay?: { readonly port: number; readonly socket: string };
+  /** After every command succeeded, the supervisor streams the files under this directory (relative to the work directory) back as EXPORT frames. */
+  readonly exportDirectory?: string;
 }
 
 /**
@@ -84,6 +88,8 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
     collectNames: job.protectedPaths.length === 0 ? [] : testConfigNames,
     maxCollectBytes,
     maxCollectFiles,
+    ...(options.relay === undefined ? {} : { relay: options.relay }),
+    ...(options.exportDirectory === undefined ? {} : { export: { directory: options.exportDirectory } }),
   };
   return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(packFiles(job.files))]);
 }

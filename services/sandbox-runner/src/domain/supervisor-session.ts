@@ -26,6 +26,8 @@ interface DoneInfo {
   readonly cpuNs?: number;
   readonly peakMemoryBytes?: number;
   readonly notes?: string[];
+  /** The export directory's files were sent (EXPORT frames). */
+  readonly exported?: boolean;
 }
 
 /**
@@ -45,6 +47,7 @@ export class SupervisorSession {
   done: DoneInfo | undefined;
   private readonly listeners: { ready: (() => void)[]; done: (() => void)[] } = { ready: [], done: [] };
   private sink: ((chunk: Buffer) => void) | undefined;
+  private exportSink: ((chunk: Buffer) => void) | undefined;
 
   constructor(outputLimitBytes: number) {
     this.stdout = new CappedBuffer(outputLimitBytes);
@@ -71,6 +74,11 @@ export class SupervisorSession {
     if (rest.length > 0) sink(rest);
   }
 
+  /** EXPORT frames' payloads (an exported directory's tar) go to `sink`; without one they are dropped. */
+  onExport(sink: (chunk: Buffer) => void): void {
+    this.exportSink = sink;
+  }
+
   /** Bytes from the supervisor's stdout. */
   accept(chunk: Buffer): void {
     if (this.sink !== undefined) return this.sink(chunk);
@@ -79,6 +87,7 @@ export class SupervisorSession {
       if (frame.type === FrameType.STDOUT) this.stdout.write(frame.payload);
       else if (frame.type === FrameType.STDERR) this.stderr.write(frame.payload);
       else if (frame.type === FrameType.TAR) this.archive.write(frame.payload);
+      else if (frame.type === FrameType.EXPORT) this.exportSink?.(frame.payload);
       else if (frame.type === FrameType.EVENT) this.onEvent(JSON.parse(frame.payload.toString('utf8')) as Record<string, unknown>);
       else if (frame.type === FrameType.DONE) {
         this.done = JSON.parse(frame.payload.toString('utf8')) as DoneInfo;
