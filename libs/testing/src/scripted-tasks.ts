@@ -46,6 +46,8 @@ export interface ScriptedGoal {
   readonly failFirst?: boolean;
   /** Tests that sleep this long, for a task to still be running when acted on. */
   readonly slowSeconds?: number;
+  /** Third-party packages the plan declares. */
+  readonly dependencies?: readonly { readonly name: string; readonly versionSpec: string }[];
 }
 
 /** `count` goals, tagged `[name-01]`, `[name-02]`, ... so no tag is a prefix of another. */
@@ -62,7 +64,7 @@ export function scriptedGoals(name: string, count: number, extra: Partial<Script
  * theirs by tag, whatever order the calls arrive in.
  */
 export async function writeScript(file: string, goals: readonly ScriptedGoal[], options: { times?: number } = {}): Promise<void> {
-  const turns = goals.flatMap(({ goal, tag, failFirst, slowSeconds }) => {
+  const turns = goals.flatMap(({ goal, tag, failFirst, slowSeconds, dependencies }) => {
     // The goal line of the prompt, not the bare tag: retrieved lessons quote other tasks' goals.
     const own = `Goal: ${goal}\n`;
     const module = `adder_${tag.replace(/\W/g, '_').replace(/^_+|_+$/g, '')}`;
@@ -71,7 +73,7 @@ export async function writeScript(file: string, goals: readonly ScriptedGoal[], 
     const sleep = slowSeconds === undefined ? '' : `import time\ntime.sleep(${slowSeconds})\n`;
     const good = codeReply(code, 'def add(a, b):\n    return a + b\n');
     return [
-      { role: 'planner', expect: [own], reply: planReply(code, test) },
+      { role: 'planner', expect: [own], reply: planReply(code, test, undefined, dependencies) },
       ...(failFirst
         ? [
             { role: 'coder', expect: [own, '(first attempt)'], reply: codeReply(code, 'def add(a, b):\n    return a - b\n') },

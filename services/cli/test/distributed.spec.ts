@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { scriptedGoals, startStack, writeScript, type Stack } from '@ratchet/testing';
+import { scriptedGoals, servePackageIndex, startStack, wheel, writeScript, type PackageIndex, type Stack } from '@ratchet/testing';
 import { temporaryDirectory } from './helpers';
 
 // Distributed mode as teams run it: a real nats-server and Postgres, every
@@ -18,8 +18,10 @@ const concurrent = scriptedGoals('e2e', 10);
 const slow = scriptedGoals('slow', 1, { slowSeconds: 60 })[0]!;
 const resumable = scriptedGoals('resume', 1, { failFirst: true })[0]!;
 const reviewed = scriptedGoals('review', 1)[0]!;
+const packaged = scriptedGoals('deps', 1, { dependencies: [{ name: 'padkit', versionSpec: '' }] })[0]!;
 
 let stack: Stack;
+let index: PackageIndex;
 let dir: string;
 let remove: () => Promise<void>;
 
@@ -47,12 +49,26 @@ beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
   // Two answers per turn: the resumed task plans (and writes tests) a second time.
-  await writeScript(script, [...concurrent, slow, resumable, reviewed], { times: 2 });
-  stack = await startStack({ repoRoot, runners: 2, token, env: { RATCHET_MODEL_SCRIPT: script, RATCHET_LOG_LEVEL: 'info', RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '12' } });
+  await writeScript(script, [...concurrent, slow, resumable, reviewed, packaged], { times: 2 });
+  // The runners install packages from an index this test serves (PyPI is not reachable from CI).
+  index = await servePackageIndex({ padkit: [wheel('padkit', '0.3.0', { 'padkit/__init__.py': 'def pad(text, width):\n    return text.rjust(width)\n' })] });
+  stack = await startStack({
+    repoRoot,
+    runners: 2,
+    token,
+    env: {
+      RATCHET_MODEL_SCRIPT: script,
+      RATCHET_LOG_LEVEL: 'info',
+      RATCHET_ORCHESTRATOR_MAX_CONCURRENT_TASKS: '12',
+      RATCHET_SANDBOX_DEPENDENCIES_PYTHON_INDEX_URL: index.url,
+      RATCHET_SANDBOX_DEPENDENCIES_CACHE_DIRECTORY: path.join(dir, 'deps'),
+    },
+  });
 }, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
+  await index?.close();
   await remove?.();
 });
 
@@ -168,6 +184,23 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     const again = await ratchet(['approve', taskId!, gateId!]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/is SUCCEEDED, not waiting for approval/);
+  });
+
+  it('waits at a DEPENDENCY_INSTALL gate until a person approves, then installs the package for the tests', async () => {
+    let decision: Promise<Run> | undefined;
+    const run = await ratchet(['run', packaged.goal, '--out', 'out-deps'], {
+      onStderr: (text) => {
+        const gate = /WAITING FOR APPROVAL \(dependency install\)[^\n]*padkit[\s\S]*?approve: ratchet approve (\S+) (\S+)/.exec(text);
+        if (gate !== null && decision === undefined) decision = ratchet(['approve', gate[1]!, gate[2]!, '--comment', 'padkit is fine']);
+      },
+    });
+    if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}`);
+    expect((await decision)?.stdout).toMatch(/approved; the task is CODING/);
+    const taskId = /task (\S+) submitted to server/.exec(run.stderr)?.[1];
+    const shown = await ratchet(['show', taskId!]);
+    expect(shown.stdout).toMatch(/approval gate \S+ \(dependency install, iteration 1\): approved by \S+: padkit is fine/);
+    expect(shown.stdout).toMatch(/package padkit: allowed \(approved by \S+: padkit is fine\)/);
+    expect(shown.stdout).toMatch(/install: 1 package\(s\) installed in/);
   });
 
   it('resumes only failed tasks, and approves only tasks that wait', async () => {

@@ -19,10 +19,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
 import { createQueueCaller, NatsTransport } from '@ratchet/bus';
-import { Language, RunJobRequest, RunJobResponse, SandboxDriver, type SandboxJobResult } from '@ratchet/contracts';
+import { RunJobRequest, RunJobResponse, type SandboxJobResult } from '@ratchet/contracts';
 // The bench runs the built package (dist), as the safety process does.
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { analyzeFile, banditCommand, createEslintScanner, loadParsers, parseBanditReport, type SourceText } from '@ratchet/safety';
+import { analyzeFile, createEslintScanner, loadParsers, runBandit, type SandboxJobs, type SourceText } from '@ratchet/safety';
 import { startNatsServer, startNodeProcess } from '@ratchet/testing';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -82,39 +82,22 @@ const runner = await startNodeProcess({
 });
 const transport = await NatsTransport.connect({ url: nats.url, name: 'safety-bench' });
 const caller = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });
-let counter = 0;
+/** The queue caller as CheckCode's sandbox port, keeping the last result so the bandit command's own time can be read. */
+let lastResult: SandboxJobResult | undefined;
+const sandbox: SandboxJobs = {
+  async runJob(request, options) {
+    const response = await caller.call(request.job?.jobId ?? '', request, options);
+    lastResult = response.result;
+    return response;
+  },
+};
 async function bandit(batch: readonly SourceText[]): Promise<{ wallMs: number; commandMs: number; findings: number }> {
-  counter += 1;
-  const jobId = `bench-bandit-${process.pid}-${counter}`;
   const started = performance.now();
-  const { result } = await caller.call(
-    jobId,
-    {
-      job: {
-        jobId,
-        taskId: 'bench',
-        iteration: 1,
-        language: Language.LANGUAGE_PYTHON,
-        files: batch.map((file) => ({ path: file.path, content: file.content })),
-        commands: [{ name: 'bandit', argv: banditCommand(batch.map((file) => file.path)), workingDirectory: '', timeout: undefined }],
-        env: {},
-        limits: { memoryBytes: 512 << 20, pids: 64, cpus: 1, timeout: { seconds: 120, nanos: 0 }, outputLimitBytes: 8 << 20, workDirBytes: 64 << 20 },
-        driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
-        image: '',
-        testReportPath: '',
-        protectedPaths: [],
-        dependencies: [],
-        enqueuedAt: new Date(),
-        deadline: undefined,
-      },
-    },
-    { timeoutMs: 180_000 },
-  );
+  // The real path: CheckCode's own Bandit job, built and parsed by runBandit.
+  const outcome = await runBandit(sandbox, batch, { taskId: 'bench', iteration: 1, deadline: Date.now() + 180_000, signal: new AbortController().signal });
   const wallMs = performance.now() - started;
-  const finished = result as SandboxJobResult;
-  if (finished.exitCode !== 0 && finished.exitCode !== 1) throw new Error(`bandit exited ${finished.exitCode}: ${Buffer.from(finished.stderr).toString().slice(-500)}`);
-  const report = parseBanditReport(Buffer.from(finished.stdout).toString(), new Map(batch.map((file) => [file.path, file.content])));
-  return { wallMs, commandMs: durationMs(finished.commandResults[0]?.duration), findings: report.detections.length };
+  if (!outcome.ran) throw new Error(`bandit did not run: ${outcome.reason}`);
+  return { wallMs, commandMs: durationMs(lastResult?.commandResults[0]?.duration), findings: outcome.report.detections.length };
 }
 
 try {

@@ -470,10 +470,24 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
 }
 
-/** `changed` with their content, and every other file of `all` by its path only (empty content: nothing to read, but a module the project has). */
+/**
+ * `changed` with their content, and the project's other top-level Python
+ * modules as empty files (`pkg/__init__.py`, `mod.py`; under `src/` too):
+ * nothing to read, but `import pkg` is then the project's own, not a
+ * package to install. One per module, so a workspace of thousands of files
+ * sends a handful. JavaScript imports its own files by relative path.
+ */
 function withPathsOf(changed: readonly SourceFile[], all: readonly SourceFile[]): SourceFile[] {
   const sent = new Set(changed.map((file) => file.path));
-  return [...changed, ...all.filter((file) => !sent.has(file.path)).map((file) => ({ path: file.path, content: '' }))];
+  const modules = new Set<string>();
+  for (const file of all) {
+    if (sent.has(file.path) || !file.path.endsWith('.py')) continue;
+    const segments = file.path.split('/');
+    const base = segments[0] === 'src' && segments.length > 1 ? 1 : 0;
+    const stub = segments.length > base + 1 ? `${segments.slice(0, base + 1).join('/')}/__init__.py` : file.path;
+    if (!sent.has(stub)) modules.add(stub);
+  }
+  return [...changed, ...[...modules].map((path) => ({ path, content: '' }))];
 }
 
 function iterationOf(state: TaskState, number: number): IterationRecord | undefined {

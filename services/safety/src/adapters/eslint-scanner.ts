@@ -69,18 +69,36 @@ export function createEslintScanner(): EslintScanner {
   };
 }
 
+/**
+ * `stripTypeScriptTypes` without the ExperimentalWarning Node prints the
+ * first time it is called: in `ratchet run` it would land on the user's
+ * terminal, saying nothing they can act on. Other warnings pass through.
+ */
+function quietStrip(content: string, options: Parameters<typeof stripTypeScriptTypes>[1]): string {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if ((typeof warning === 'string' ? warning : warning.message).includes('stripTypeScriptTypes')) return;
+    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return stripTypeScriptTypes(content, options);
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
 /** The file as JavaScript, or why it cannot be. */
 function prepare(content: string, grammar: Grammar): Prepared | string {
   if (grammar === Grammar.JAVASCRIPT) return { code: content, original: sameSpot };
   if (grammar === Grammar.TSX) return "Node's type stripping does not read TSX, so eslint-plugin-security did not scan this file";
   try {
-    return { code: stripTypeScriptTypes(content, { mode: 'strip' }), original: sameSpot };
+    return { code: quietStrip(content, { mode: 'strip' }), original: sameSpot };
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') return `Node's type stripping could not read this file (${firstLine(error)}), so eslint-plugin-security did not scan it`;
   }
   // Enums, namespaces, parameter properties: transform, then map positions back.
   try {
-    const code = stripTypeScriptTypes(content, { mode: 'transform', sourceMap: true });
+    const code = quietStrip(content, { mode: 'transform', sourceMap: true });
     const map = sourceMapOf(code);
     if (map === undefined) return 'type stripping gave no source map, so eslint-plugin-security did not scan this file';
     return {
