@@ -15,6 +15,19 @@ type Case = [name: string, code: string];
 /** Each rule: code it must flag (and nothing else), and look-alike ordinary code it must leave alone. */
 const rules: [rule: RuleId, verdict: Verdict, flagged: Case[], allowed: Case[]][] = [
   [
+    RuleId.PYTHON_TAR_EXTRACT_ALL,
+    Verdict.BLOCK,
+    [
+      ['extractall of a downloaded archive', "import tarfile\nwith tarfile.open('download.tar.gz') as archive:\n    archive.extractall('plugins')"],
+      ['from tarfile import open', 'from tarfile import open as open_tar\nopen_tar(path).extractall(dest)'],
+    ],
+    [
+      ["filter='data'", "import tarfile\nwith tarfile.open(path) as archive:\n    archive.extractall(dest, filter='data')"],
+      ['members chosen by the code', 'import tarfile\nwith tarfile.open(path) as archive:\n    archive.extractall(dest, members=safe_members(archive))'],
+      ['zipfile, which keeps names inside the target', "import zipfile\nwith zipfile.ZipFile(path) as archive:\n    archive.extractall('out')"],
+    ],
+  ],
+  [
     RuleId.PYTHON_WEAK_HASH_SECURITY,
     Verdict.BLOCK,
     [

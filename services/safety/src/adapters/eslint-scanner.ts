@@ -1,10 +1,16 @@
-import { SourceMap, stripTypeScriptTypes } from 'node:module';
-import { Linter } from 'eslint';
-import security from 'eslint-plugin-security';
+import { createRequire, SourceMap, stripTypeScriptTypes } from 'node:module';
+import { Linter, type ESLint } from 'eslint';
 import type { SourceText } from '../domain/analyze';
 import { detectionOfEslintMessage, EslintRule, type EslintMessage } from '../domain/eslint-findings';
 import { detectionOf, RuleId, Tool, type Detection } from '../domain/findings';
 import { Grammar, grammarOf } from '../domain/syntax';
+
+/**
+ * eslint-plugin-security ships no types: it is loaded as CommonJS and typed
+ * by what CheckCode uses (ESLint's plugin shape and its rule names), so no
+ * ambient declaration has to reach every project that compiles this source.
+ */
+const security = createRequire(__filename)('eslint-plugin-security') as ESLint.Plugin & { readonly rules: Readonly<Record<string, unknown>> };
 
 /** eslint-plugin-security run in-process on JavaScript and TypeScript files. */
 export interface EslintScanner {

@@ -64,6 +64,8 @@ export const RuleId = {
   PYTHON_BIND_ALL_INTERFACES: 'py.bind-all-interfaces',
   /** Python telnet (telnetlib) or plain FTP (ftplib.FTP): credentials and data in clear text. */
   PYTHON_CLEARTEXT_PROTOCOL: 'py.cleartext-protocol',
+  /** `tarfile` `extractall()` without a `filter` or chosen `members`: member names can write anywhere (../, absolute paths, links). */
+  PYTHON_TAR_EXTRACT_ALL: 'py.tar-extract-all',
   /** Python imports of pyCrypto's `Crypto` package, unmaintained since 2013. */
   PYTHON_DEPRECATED_CRYPTO: 'py.deprecated-crypto',
   /** Python chmod to a world-writable mode. */
@@ -261,6 +263,12 @@ export const ruleTexts: Readonly<Record<RuleId, RuleText>> = {
     remediation: 'Pass values as parameters: cursor.execute("SELECT * FROM users WHERE id = ?", (user_id,)) (%s for most non-sqlite drivers).',
   },
   [RuleId.PYTHON_BIND_ALL_INTERFACES]: { severity: MEDIUM, confidence: likely, cwe: 'CWE-1327', remediation: 'Bind to 127.0.0.1 unless the service must be reachable from other machines; take the host from configuration.' },
+  [RuleId.PYTHON_TAR_EXTRACT_ALL]: {
+    severity: HIGH,
+    confidence: likely,
+    cwe: 'CWE-22',
+    remediation: "Pass filter='data' (Python 3.12, and 3.8-3.11 security releases), or pass members= the entries whose resolved paths stay inside the target directory.",
+  },
   [RuleId.PYTHON_CLEARTEXT_PROTOCOL]: { severity: HIGH, confidence: sure, cwe: 'CWE-319', remediation: 'Use SSH/SFTP (paramiko) instead of telnet, and FTP_TLS or SFTP instead of plain FTP.' },
   [RuleId.PYTHON_DEPRECATED_CRYPTO]: { severity: HIGH, confidence: likely, cwe: 'CWE-327', remediation: 'Use the cryptography package (or pycryptodomex, imported as Cryptodome) instead of pyCrypto.' },
   [RuleId.PYTHON_PERMISSIVE_FILE_MODE]: { severity: HIGH, confidence: sure, cwe: 'CWE-732', remediation: 'Give the file only the permissions it needs, e.g. 0o644 for data or 0o755 for a script; never world-writable.' },

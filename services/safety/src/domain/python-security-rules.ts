@@ -108,6 +108,10 @@ function checkCall(call: Node, scope: Scope, flaskApp: boolean, out: FileFinding
     }
   }
   if (method !== undefined && sqlMethods.has(method)) checkSql(call, args, scope, out);
+  // The archive object is rarely named by its type (`with tarfile.open(p) as tar`): a file that imports tarfile and calls extractall is enough.
+  if (method === 'extractall' && scope.importsModule('tarfile') && !args.hasSplat && args.keyword('filter') === undefined && args.keyword('members') === undefined) {
+    out.add(RuleId.PYTHON_TAR_EXTRACT_ALL, at, 'extractall() of a tar archive writes wherever its member names point (../, absolute paths, links), so an archive from elsewhere can overwrite any file the code may write');
+  }
   if (name !== undefined && chmods.has(name)) {
     checkMode(call, args.at(1) ?? args.keyword('mode'), out);
   } else if (method === 'chmod') {
