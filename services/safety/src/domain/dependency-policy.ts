@@ -2,6 +2,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { isNodeBuiltin, pythonStdlibModules, wellKnownPackages } from './dependency-known';
 import { Ecosystem, isNameProblem, maxPackageNameLength, normalizePackageName, parsePackageName, typosquatTarget } from './dependency-names';
 import { combineVersionSpecs, maxVersionSpecLength, normalizeVersionSpec, versionSpecProblem } from './dependency-versions';
+import { Confidence, Severity } from './findings';
 
 /** What happens to a package the allowlist does not name: `default` in config/dependencies.yaml. */
 export const DefaultDecision = { ASK: 'ask', ALLOW: 'allow', DENY: 'deny' } as const;
@@ -34,13 +35,6 @@ export const DependencyRuleId = {
 } as const;
 export type DependencyRuleId = (typeof DependencyRuleId)[keyof typeof DependencyRuleId];
 
-/** How bad a dependency finding is; spelled like the code findings' severities. */
-export const DependencySeverity = { LOW: 'low', MEDIUM: 'medium', HIGH: 'high', CRITICAL: 'critical' } as const;
-export type DependencySeverity = (typeof DependencySeverity)[keyof typeof DependencySeverity];
-
-/** How sure a rule is that its finding is real. */
-export const DependencyConfidence = { MEDIUM: 'medium', HIGH: 'high' } as const;
-export type DependencyConfidence = (typeof DependencyConfidence)[keyof typeof DependencyConfidence];
 
 /** An `allow:` entry of config/dependencies.yaml. */
 export interface AllowedPackage {
@@ -136,8 +130,8 @@ export interface DependencyDecision {
 /** One rule match; the snippet names the package. */
 export interface DependencyFinding {
   readonly ruleId: DependencyRuleId;
-  readonly severity: DependencySeverity;
-  readonly confidence: DependencyConfidence;
+  readonly severity: Severity;
+  readonly confidence: Confidence;
   readonly action: DependencyAction;
   /** Where an undeclared package is first imported; '' and 0 for a declared one. */
   readonly path: string;
@@ -321,12 +315,12 @@ function decisionOf(request: DependencyRequest, judgement: DependencyJudgement, 
   };
 }
 
-const severityOfRule: Readonly<Record<DependencyRuleId, DependencySeverity>> = {
-  [DependencyRuleId.DENIED]: DependencySeverity.HIGH,
-  [DependencyRuleId.TYPOSQUAT]: DependencySeverity.CRITICAL,
-  [DependencyRuleId.NEEDS_APPROVAL]: DependencySeverity.MEDIUM,
-  [DependencyRuleId.UNDECLARED_IMPORT]: DependencySeverity.HIGH,
-  [DependencyRuleId.INVALID_SPEC]: DependencySeverity.MEDIUM,
+const severityOfRule: Readonly<Record<DependencyRuleId, Severity>> = {
+  [DependencyRuleId.DENIED]: Severity.HIGH,
+  [DependencyRuleId.TYPOSQUAT]: Severity.CRITICAL,
+  [DependencyRuleId.NEEDS_APPROVAL]: Severity.MEDIUM,
+  [DependencyRuleId.UNDECLARED_IMPORT]: Severity.HIGH,
+  [DependencyRuleId.INVALID_SPEC]: Severity.MEDIUM,
 };
 
 /** The finding of a declared package that is not simply allowed. */
@@ -336,7 +330,7 @@ function declaredFinding(ecosystem: Ecosystem, name: string, judgement: Dependen
   return {
     ruleId: judgement.ruleId,
     severity: severityOfRule[judgement.ruleId],
-    confidence: judgement.ruleId === DependencyRuleId.TYPOSQUAT ? DependencyConfidence.MEDIUM : DependencyConfidence.HIGH,
+    confidence: judgement.ruleId === DependencyRuleId.TYPOSQUAT ? Confidence.MEDIUM : Confidence.HIGH,
     action: needsApproval ? DependencyAction.ASK : DependencyAction.BLOCK,
     path: '',
     line: 0,
@@ -364,8 +358,8 @@ function undeclaredFindings(ecosystem: Ecosystem, imported: ImportedPackage, jud
       {
         ...location,
         ruleId: DependencyRuleId.UNDECLARED_IMPORT,
-        severity: DependencySeverity.LOW,
-        confidence: DependencyConfidence.HIGH,
+        severity: Severity.LOW,
+        confidence: Confidence.HIGH,
         action: DependencyAction.WARN,
         message: `${label} is imported at ${at} but the plan does not declare it; ${judgement.reason}`,
         remediation: `Declare ${imported.name} in the plan's dependencies so it is installed.`,
@@ -378,7 +372,7 @@ function undeclaredFindings(ecosystem: Ecosystem, imported: ImportedPackage, jud
       ...location,
       ruleId: judgement.ruleId,
       severity: severityOfRule[judgement.ruleId],
-      confidence: judgement.ruleId === DependencyRuleId.TYPOSQUAT ? DependencyConfidence.MEDIUM : DependencyConfidence.HIGH,
+      confidence: judgement.ruleId === DependencyRuleId.TYPOSQUAT ? Confidence.MEDIUM : Confidence.HIGH,
       action: DependencyAction.BLOCK,
       message: `${label}, imported at ${at}: ${judgement.reason}`,
       remediation: judgement.remediation ?? '',
@@ -389,7 +383,7 @@ function undeclaredFindings(ecosystem: Ecosystem, imported: ImportedPackage, jud
     ...location,
     ruleId: DependencyRuleId.UNDECLARED_IMPORT,
     severity: severityOfRule[DependencyRuleId.UNDECLARED_IMPORT],
-    confidence: DependencyConfidence.HIGH,
+    confidence: Confidence.HIGH,
     action: DependencyAction.BLOCK,
     message: `${label} is imported at ${at} but the plan does not declare it, and it is not allowed (${judgement.reason})`,
     remediation: mustNotUse

@@ -9,8 +9,7 @@ import { analyzeFile, checkLimits, summarize, type AnalysisLimits, type SourceTe
 import { applyPolicy, BanditMode, type CodeCheckSettings } from '../domain/code-policy';
 import { detectionOf, RuleId, Tool, type Detection, type Finding } from '../domain/findings';
 import { Grammar, grammarOf, type Parsers } from '../domain/syntax';
-import { confidenceToProto, verdictToProto } from './proto-enums';
-import { severityToProto } from './proto-severity';
+import { confidenceToProto, severityToProto, verdictToProto } from './proto-enums';
 
 /** What CheckCode works with. */
 export interface CheckCodeDependencies {

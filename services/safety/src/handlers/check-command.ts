@@ -4,7 +4,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { checkCommand } from '../domain/command-check';
 import { CommandDecision, decisionOf, type CommandFinding, type CommandPolicy } from '../domain/command-policy';
 import type { Parsers } from '../domain/syntax';
-import { severityToProto } from './proto-severity';
+import { severityToProto } from './proto-enums';
 
 const decisionToProto: Readonly<Record<CommandDecision, SafetyVerdict>> = {
   [CommandDecision.ALLOW]: SafetyVerdict.SAFETY_VERDICT_ALLOW,

@@ -1,11 +1,9 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { CallContext } from '@ratchet/bus';
 import {
-  Confidence,
   DependencyVerdict as ProtoDependencyVerdict,
   Language,
   SafetyVerdict,
-  Severity,
   type CheckDependenciesRequest,
   type CheckDependenciesResponse,
   type DependencyDecision as ProtoDependencyDecision,
@@ -18,14 +16,13 @@ import {
   checkDependencies,
   checkDependencyLimits,
   DependencyAction,
-  DependencyConfidence,
-  DependencySeverity,
   DependencyVerdict,
   type DependencyDecision,
   type DependencyFinding,
   type DependencyPolicy,
 } from '../domain/dependency-policy';
 import type { Parsers } from '../domain/syntax';
+import { confidenceToProto, severityToProto } from './proto-enums';
 
 /** The limits on the files of one call: how many, bytes per file, bytes in all. */
 export interface DependencyFileLimits {
@@ -33,7 +30,6 @@ export interface DependencyFileLimits {
   readonly maxFileBytes: number;
   readonly maxTotalBytes: number;
 }
-
 
 const ecosystemOf: Readonly<Partial<Record<Language, Ecosystem>>> = {
   [Language.LANGUAGE_PYTHON]: Ecosystem.PYTHON,
@@ -52,18 +48,6 @@ const verdictToProto: Readonly<Record<DependencyVerdict, ProtoDependencyVerdict>
   [DependencyVerdict.ALLOWED]: ProtoDependencyVerdict.DEPENDENCY_VERDICT_ALLOWED,
   [DependencyVerdict.NEEDS_APPROVAL]: ProtoDependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL,
   [DependencyVerdict.DENIED]: ProtoDependencyVerdict.DEPENDENCY_VERDICT_DENIED,
-};
-
-const severityToProto: Readonly<Record<DependencySeverity, Severity>> = {
-  [DependencySeverity.LOW]: Severity.SEVERITY_LOW,
-  [DependencySeverity.MEDIUM]: Severity.SEVERITY_MEDIUM,
-  [DependencySeverity.HIGH]: Severity.SEVERITY_HIGH,
-  [DependencySeverity.CRITICAL]: Severity.SEVERITY_CRITICAL,
-};
-
-const confidenceToProto: Readonly<Record<DependencyConfidence, Confidence>> = {
-  [DependencyConfidence.MEDIUM]: Confidence.CONFIDENCE_MEDIUM,
-  [DependencyConfidence.HIGH]: Confidence.CONFIDENCE_HIGH,
 };
 
 function findingToProto(finding: DependencyFinding): SafetyFinding {
