@@ -52,6 +52,9 @@ export const modelConfigSection = z
     coder: roleSection,
     tester: roleSection,
     reflector: roleSection,
+    reprompter: roleSection,
+    reviewer: roleSection,
+    auditor: roleSection,
   })
   .strict()
   .prefault({});
@@ -78,7 +81,7 @@ export interface RoleEndpoint {
   readonly maxTokens: number;
 }
 
-const roles = [ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR] as const;
+const roles = Object.values(ChatRole);
 
 type DeepReadonlyModelConfig = { readonly [K in keyof ModelConfig]: ModelConfig[K] extends object ? Readonly<ModelConfig[K]> : ModelConfig[K] };
 
@@ -88,7 +91,7 @@ type DeepReadonlyModelConfig = { readonly [K in keyof ModelConfig]: ModelConfig[
  * reflector answer in a few paragraphs. A maxTokens set for the role, or
  * for all roles, wins.
  */
-export const defaultMaxTokens: Readonly<Record<ChatRole, number>> = { planner: 4096, coder: 16384, tester: 8192, reflector: 4096 };
+export const defaultMaxTokens: Readonly<Record<ChatRole, number>> = { planner: 4096, coder: 16384, tester: 8192, reflector: 4096, reprompter: 4096, reviewer: 4096, auditor: 4096 };
 
 /**
  * The endpoint `role` uses: its own keys over the shared ones, then defaults
@@ -163,7 +166,7 @@ export async function createRoleModels(config: DeepReadonlyModelConfig, prices: 
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script));
     for (const role of roles) declareModelSeries(role, `scripted:${scripted.name}`);
     const entry = (role: ChatRole): RoleModel => ({ model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) });
-    return { planner: entry('planner'), coder: entry('coder'), tester: entry('tester'), reflector: entry('reflector') };
+    return Object.fromEntries(roles.map((role) => [role, entry(role)])) as RoleModels;
   }
   const result: Partial<Record<ChatRole, RoleModel>> = {};
   // Resolve all roles first so one error lists the problem once, not per role.

@@ -15,7 +15,7 @@ const toolCallSchema = z.strictObject({
 });
 
 const turnSchema = z.strictObject({
-  role: z.enum([ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR]),
+  role: z.enum([ChatRole.PLANNER, ChatRole.CODER, ChatRole.TESTER, ChatRole.REFLECTOR, ChatRole.REPROMPTER, ChatRole.REVIEWER, ChatRole.AUDITOR]),
   /** Substrings the last user message, or a tool result since the last assistant message, must contain. */
   expect: z.union([z.string(), z.array(z.string())]).optional(),
   /** The reply text; optional when `toolCalls` is given (a turn needs at least one). */

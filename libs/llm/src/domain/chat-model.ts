@@ -4,6 +4,9 @@ export const ChatRole = {
   CODER: 'coder',
   TESTER: 'tester',
   REFLECTOR: 'reflector',
+  REPROMPTER: 'reprompter',
+  REVIEWER: 'reviewer',
+  AUDITOR: 'auditor',
 } as const;
 
 export type ChatRole = (typeof ChatRole)[keyof typeof ChatRole];

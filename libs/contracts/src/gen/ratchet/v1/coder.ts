@@ -32,7 +32,7 @@ import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
-import { Plan, Reflection, ToolStep } from "./task";
+import { Plan, ProjectProfile, Reflection, ReviewFinding, TaskSpec, ToolStep } from "./task";
 
 /** CoderMode selects how the coder works. */
 export enum CoderMode {
@@ -150,6 +150,16 @@ export interface WriteCodeRequest {
    * ones run without asking again.
    */
   commandDecisions: CommandDecision[];
+  /** The task's spec, when it was reprompted. */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** The task's project profile, when it has one. */
+  profile?:
+    | ProjectProfile
+    | undefined;
+  /** Blocking review or audit findings on the previous attempt, to fix. */
+  reviewFindings: ReviewFinding[];
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -232,6 +242,9 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     approveAskedCommands: false,
     commandGates: false,
     commandDecisions: [],
+    spec: undefined,
+    profile: undefined,
+    reviewFindings: [],
   };
 }
 
@@ -296,6 +309,15 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.commandDecisions) {
       CommandDecision.encode(v!, writer.uint32(162).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(170).fork()).join();
+    }
+    if (message.profile !== undefined) {
+      ProjectProfile.encode(message.profile, writer.uint32(178).fork()).join();
+    }
+    for (const v of message.reviewFindings) {
+      ReviewFinding.encode(v!, writer.uint32(186).fork()).join();
     }
     return writer;
   },
@@ -473,6 +495,30 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.commandDecisions.push(CommandDecision.decode(reader, reader.uint32()));
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.profile = ProjectProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.reviewFindings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -557,6 +603,13 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.command_decisions)
         ? object.command_decisions.map((e: any) => CommandDecision.fromJSON(e))
         : [],
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
+      reviewFindings: globalThis.Array.isArray(object?.reviewFindings)
+        ? object.reviewFindings.map((e: any) => ReviewFinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.review_findings)
+        ? object.review_findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
     };
   },
 
@@ -622,6 +675,15 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.commandDecisions?.length) {
       obj.commandDecisions = message.commandDecisions.map((e) => CommandDecision.toJSON(e));
     }
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.profile !== undefined) {
+      obj.profile = ProjectProfile.toJSON(message.profile);
+    }
+    if (message.reviewFindings?.length) {
+      obj.reviewFindings = message.reviewFindings.map((e) => ReviewFinding.toJSON(e));
+    }
     return obj;
   },
 
@@ -654,6 +716,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.approveAskedCommands = object.approveAskedCommands ?? false;
     message.commandGates = object.commandGates ?? false;
     message.commandDecisions = object.commandDecisions?.map((e) => CommandDecision.fromPartial(e)) || [];
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? ProjectProfile.fromPartial(object.profile)
+      : undefined;
+    message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
     return message;
   },
 };

@@ -13,6 +13,7 @@ import { SafetyFinding, SafetyVerdict, safetyVerdictFromJSON, safetyVerdictToJSO
 import { TestReport } from "./sandbox";
 import {
   ApprovalGate,
+  ClarifyingQuestion,
   Phase,
   phaseFromJSON,
   phaseToJSON,
@@ -142,6 +143,9 @@ export interface TaskEvent {
     | //
     /** The coder called a tool. */
     { $case: "toolCalled"; toolCalled: ToolCalled }
+    | //
+    /** The reprompter asked clarifying questions; the task waits for answers. */
+    { $case: "questionsAsked"; questionsAsked: QuestionsAsked }
     | undefined;
 }
 
@@ -326,6 +330,12 @@ export interface ToolCalled {
   step?: ToolStep | undefined;
 }
 
+/** QuestionsAsked carries the reprompter's clarifying questions. */
+export interface QuestionsAsked {
+  /** The questions, unanswered. */
+  questions: ClarifyingQuestion[];
+}
+
 function createBaseTaskEvent(): TaskEvent {
   return { taskId: "", sequence: 0, time: undefined, iteration: 0, payload: undefined };
 }
@@ -386,6 +396,9 @@ export const TaskEvent: MessageFns<TaskEvent> = {
         break;
       case "toolCalled":
         ToolCalled.encode(message.payload.toolCalled, writer.uint32(186).fork()).join();
+        break;
+      case "questionsAsked":
+        QuestionsAsked.encode(message.payload.questionsAsked, writer.uint32(194).fork()).join();
         break;
     }
     return writer;
@@ -569,6 +582,17 @@ export const TaskEvent: MessageFns<TaskEvent> = {
             message.payload = { $case: "toolCalled", toolCalled: ToolCalled.decode(reader, reader.uint32()) };
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.payload = {
+              $case: "questionsAsked",
+              questionsAsked: QuestionsAsked.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -647,6 +671,10 @@ export const TaskEvent: MessageFns<TaskEvent> = {
         ? { $case: "toolCalled", toolCalled: ToolCalled.fromJSON(object.toolCalled) }
         : isSet(object.tool_called)
         ? { $case: "toolCalled", toolCalled: ToolCalled.fromJSON(object.tool_called) }
+        : isSet(object.questionsAsked)
+        ? { $case: "questionsAsked", questionsAsked: QuestionsAsked.fromJSON(object.questionsAsked) }
+        : isSet(object.questions_asked)
+        ? { $case: "questionsAsked", questionsAsked: QuestionsAsked.fromJSON(object.questions_asked) }
         : undefined,
     };
   },
@@ -693,6 +721,8 @@ export const TaskEvent: MessageFns<TaskEvent> = {
       obj.logLine = LogLine.toJSON(message.payload.logLine);
     } else if (message.payload?.$case === "toolCalled") {
       obj.toolCalled = ToolCalled.toJSON(message.payload.toolCalled);
+    } else if (message.payload?.$case === "questionsAsked") {
+      obj.questionsAsked = QuestionsAsked.toJSON(message.payload.questionsAsked);
     }
     return obj;
   },
@@ -824,6 +854,15 @@ export const TaskEvent: MessageFns<TaskEvent> = {
       case "toolCalled": {
         if (object.payload?.toolCalled !== undefined && object.payload?.toolCalled !== null) {
           message.payload = { $case: "toolCalled", toolCalled: ToolCalled.fromPartial(object.payload.toolCalled) };
+        }
+        break;
+      }
+      case "questionsAsked": {
+        if (object.payload?.questionsAsked !== undefined && object.payload?.questionsAsked !== null) {
+          message.payload = {
+            $case: "questionsAsked",
+            questionsAsked: QuestionsAsked.fromPartial(object.payload.questionsAsked),
+          };
         }
         break;
       }
@@ -2564,6 +2603,77 @@ export const ToolCalled: MessageFns<ToolCalled> = {
   fromPartial<I extends Exact<DeepPartial<ToolCalled>, I>>(object: I): ToolCalled {
     const message = createBaseToolCalled();
     message.step = (object.step !== undefined && object.step !== null) ? ToolStep.fromPartial(object.step) : undefined;
+    return message;
+  },
+};
+
+function createBaseQuestionsAsked(): QuestionsAsked {
+  return { questions: [] };
+}
+
+export const QuestionsAsked: MessageFns<QuestionsAsked> = {
+  encode(message: QuestionsAsked, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.questions) {
+      ClarifyingQuestion.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QuestionsAsked {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuestionsAsked();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.questions.push(ClarifyingQuestion.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QuestionsAsked {
+    return {
+      questions: globalThis.Array.isArray(object?.questions)
+        ? object.questions.map((e: any) => ClarifyingQuestion.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: QuestionsAsked): unknown {
+    const obj: any = {};
+    if (message.questions?.length) {
+      obj.questions = message.questions.map((e) => ClarifyingQuestion.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QuestionsAsked>, I>>(base?: I): QuestionsAsked {
+    return QuestionsAsked.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QuestionsAsked>, I>>(object: I): QuestionsAsked {
+    const message = createBaseQuestionsAsked();
+    message.questions = object.questions?.map((e) => ClarifyingQuestion.fromPartial(e)) || [];
     return message;
   },
 };

@@ -45,6 +45,10 @@ import {
   MemoryUse,
   memoryUseFromJSON,
   memoryUseToJSON,
+  PhaseSwitch,
+  phaseSwitchFromJSON,
+  phaseSwitchToJSON,
+  ProjectProfile,
   Task,
   TaskStatus,
   taskStatusFromJSON,
@@ -144,6 +148,25 @@ export interface SubmitTaskRequest {
   project: string;
   /** How the task uses memory; unset retrieves and stores lessons. */
   memory: MemoryUse;
+  /**
+   * Project profile (web_app, cli_tool, data_pipeline, library, or one of
+   * config/profiles/*.yaml); empty for none.
+   */
+  profile: string;
+  /** Turn the goal into a structured spec first; unset uses the configured default. */
+  reprompt: PhaseSwitch;
+  /**
+   * May the reprompter ask clarifying questions (off: it states assumptions);
+   * unset uses the configured default.
+   */
+  questions: PhaseSwitch;
+  /** Review each change with the reviewer role; unset uses the configured default. */
+  review: PhaseSwitch;
+  /**
+   * Audit each change with the security auditor role; unset uses the
+   * configured default.
+   */
+  audit: PhaseSwitch;
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -287,6 +310,38 @@ export interface ApproveResponse {
   task?: Task | undefined;
 }
 
+/** QuestionAnswer answers one clarifying question. */
+export interface QuestionAnswer {
+  /** Question id, from Task.questions. */
+  questionId: string;
+  /** The answer; empty accepts the question's stated assumption. */
+  answer: string;
+}
+
+/** AnswerRequest answers a task's open clarifying questions. */
+export interface AnswerRequest {
+  /** Task id. */
+  taskId: string;
+  /** Answers; open questions left out keep waiting. */
+  answers: QuestionAnswer[];
+}
+
+/** AnswerResponse carries the task after the answers. */
+export interface AnswerResponse {
+  /** The task: back to REPROMPTING once no question is open. */
+  task?: Task | undefined;
+}
+
+/** ListProfilesRequest asks for the project profiles. */
+export interface ListProfilesRequest {
+}
+
+/** ListProfilesResponse lists the project profiles. */
+export interface ListProfilesResponse {
+  /** Profiles, by name. */
+  profiles: ProjectProfile[];
+}
+
 function createBaseSubmitTaskRequest(): SubmitTaskRequest {
   return {
     goal: "",
@@ -301,6 +356,11 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     testEdits: 0,
     project: "",
     memory: 0,
+    profile: "",
+    reprompt: 0,
+    questions: 0,
+    review: 0,
+    audit: 0,
   };
 }
 
@@ -341,6 +401,21 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     }
     if (message.memory !== 0) {
       writer.uint32(96).int32(message.memory);
+    }
+    if (message.profile !== "") {
+      writer.uint32(106).string(message.profile);
+    }
+    if (message.reprompt !== 0) {
+      writer.uint32(112).int32(message.reprompt);
+    }
+    if (message.questions !== 0) {
+      writer.uint32(120).int32(message.questions);
+    }
+    if (message.review !== 0) {
+      writer.uint32(128).int32(message.review);
+    }
+    if (message.audit !== 0) {
+      writer.uint32(136).int32(message.audit);
     }
     return writer;
   },
@@ -457,6 +532,46 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.memory = reader.int32() as any;
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.profile = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.reprompt = reader.int32() as any;
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.questions = reader.int32() as any;
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.review = reader.int32() as any;
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.audit = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -518,6 +633,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
         : 0,
       project: isSet(object.project) ? globalThis.String(object.project) : "",
       memory: isSet(object.memory) ? memoryUseFromJSON(object.memory) : 0,
+      profile: isSet(object.profile) ? globalThis.String(object.profile) : "",
+      reprompt: isSet(object.reprompt) ? phaseSwitchFromJSON(object.reprompt) : 0,
+      questions: isSet(object.questions) ? phaseSwitchFromJSON(object.questions) : 0,
+      review: isSet(object.review) ? phaseSwitchFromJSON(object.review) : 0,
+      audit: isSet(object.audit) ? phaseSwitchFromJSON(object.audit) : 0,
     };
   },
 
@@ -565,6 +685,21 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.memory !== 0) {
       obj.memory = memoryUseToJSON(message.memory);
     }
+    if (message.profile !== "") {
+      obj.profile = message.profile;
+    }
+    if (message.reprompt !== 0) {
+      obj.reprompt = phaseSwitchToJSON(message.reprompt);
+    }
+    if (message.questions !== 0) {
+      obj.questions = phaseSwitchToJSON(message.questions);
+    }
+    if (message.review !== 0) {
+      obj.review = phaseSwitchToJSON(message.review);
+    }
+    if (message.audit !== 0) {
+      obj.audit = phaseSwitchToJSON(message.audit);
+    }
     return obj;
   },
 
@@ -597,6 +732,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     message.testEdits = object.testEdits ?? 0;
     message.project = object.project ?? "";
     message.memory = object.memory ?? 0;
+    message.profile = object.profile ?? "";
+    message.reprompt = object.reprompt ?? 0;
+    message.questions = object.questions ?? 0;
+    message.review = object.review ?? 0;
+    message.audit = object.audit ?? 0;
     return message;
   },
 };
@@ -2054,6 +2194,376 @@ export const ApproveResponse: MessageFns<ApproveResponse> = {
   },
 };
 
+function createBaseQuestionAnswer(): QuestionAnswer {
+  return { questionId: "", answer: "" };
+}
+
+export const QuestionAnswer: MessageFns<QuestionAnswer> = {
+  encode(message: QuestionAnswer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.questionId !== "") {
+      writer.uint32(10).string(message.questionId);
+    }
+    if (message.answer !== "") {
+      writer.uint32(18).string(message.answer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QuestionAnswer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuestionAnswer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.questionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.answer = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QuestionAnswer {
+    return {
+      questionId: isSet(object.questionId)
+        ? globalThis.String(object.questionId)
+        : isSet(object.question_id)
+        ? globalThis.String(object.question_id)
+        : "",
+      answer: isSet(object.answer) ? globalThis.String(object.answer) : "",
+    };
+  },
+
+  toJSON(message: QuestionAnswer): unknown {
+    const obj: any = {};
+    if (message.questionId !== "") {
+      obj.questionId = message.questionId;
+    }
+    if (message.answer !== "") {
+      obj.answer = message.answer;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QuestionAnswer>, I>>(base?: I): QuestionAnswer {
+    return QuestionAnswer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QuestionAnswer>, I>>(object: I): QuestionAnswer {
+    const message = createBaseQuestionAnswer();
+    message.questionId = object.questionId ?? "";
+    message.answer = object.answer ?? "";
+    return message;
+  },
+};
+
+function createBaseAnswerRequest(): AnswerRequest {
+  return { taskId: "", answers: [] };
+}
+
+export const AnswerRequest: MessageFns<AnswerRequest> = {
+  encode(message: AnswerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    for (const v of message.answers) {
+      QuestionAnswer.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AnswerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAnswerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.answers.push(QuestionAnswer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AnswerRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      answers: globalThis.Array.isArray(object?.answers)
+        ? object.answers.map((e: any) => QuestionAnswer.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: AnswerRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.answers?.length) {
+      obj.answers = message.answers.map((e) => QuestionAnswer.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AnswerRequest>, I>>(base?: I): AnswerRequest {
+    return AnswerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AnswerRequest>, I>>(object: I): AnswerRequest {
+    const message = createBaseAnswerRequest();
+    message.taskId = object.taskId ?? "";
+    message.answers = object.answers?.map((e) => QuestionAnswer.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAnswerResponse(): AnswerResponse {
+  return { task: undefined };
+}
+
+export const AnswerResponse: MessageFns<AnswerResponse> = {
+  encode(message: AnswerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== undefined) {
+      Task.encode(message.task, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AnswerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAnswerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = Task.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AnswerResponse {
+    return { task: isSet(object.task) ? Task.fromJSON(object.task) : undefined };
+  },
+
+  toJSON(message: AnswerResponse): unknown {
+    const obj: any = {};
+    if (message.task !== undefined) {
+      obj.task = Task.toJSON(message.task);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AnswerResponse>, I>>(base?: I): AnswerResponse {
+    return AnswerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AnswerResponse>, I>>(object: I): AnswerResponse {
+    const message = createBaseAnswerResponse();
+    message.task = (object.task !== undefined && object.task !== null) ? Task.fromPartial(object.task) : undefined;
+    return message;
+  },
+};
+
+function createBaseListProfilesRequest(): ListProfilesRequest {
+  return {};
+}
+
+export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
+  encode(_: ListProfilesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProfilesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProfilesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListProfilesRequest {
+    return {};
+  },
+
+  toJSON(_: ListProfilesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProfilesRequest>, I>>(base?: I): ListProfilesRequest {
+    return ListProfilesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProfilesRequest>, I>>(_: I): ListProfilesRequest {
+    const message = createBaseListProfilesRequest();
+    return message;
+  },
+};
+
+function createBaseListProfilesResponse(): ListProfilesResponse {
+  return { profiles: [] };
+}
+
+export const ListProfilesResponse: MessageFns<ListProfilesResponse> = {
+  encode(message: ListProfilesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.profiles) {
+      ProjectProfile.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProfilesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProfilesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.profiles.push(ProjectProfile.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProfilesResponse {
+    return {
+      profiles: globalThis.Array.isArray(object?.profiles)
+        ? object.profiles.map((e: any) => ProjectProfile.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListProfilesResponse): unknown {
+    const obj: any = {};
+    if (message.profiles?.length) {
+      obj.profiles = message.profiles.map((e) => ProjectProfile.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProfilesResponse>, I>>(base?: I): ListProfilesResponse {
+    return ListProfilesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProfilesResponse>, I>>(object: I): ListProfilesResponse {
+    const message = createBaseListProfilesResponse();
+    message.profiles = object.profiles?.map((e) => ProjectProfile.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /** OrchestratorService submits, inspects, watches and steers tasks. */
 export type OrchestratorServiceDefinition = typeof OrchestratorServiceDefinition;
 export const OrchestratorServiceDefinition = {
@@ -2127,6 +2637,27 @@ export const OrchestratorServiceDefinition = {
       requestType: ApproveRequest as typeof ApproveRequest,
       requestStream: false,
       responseType: ApproveResponse as typeof ApproveResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Answer records answers to the reprompter's clarifying questions; the
+     * task goes on once every open question has one.
+     */
+    answer: {
+      name: "Answer",
+      requestType: AnswerRequest as typeof AnswerRequest,
+      requestStream: false,
+      responseType: AnswerResponse as typeof AnswerResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** ListProfiles lists the project profiles tasks may be submitted with. */
+    listProfiles: {
+      name: "ListProfiles",
+      requestType: ListProfilesRequest as typeof ListProfilesRequest,
+      requestStream: false,
+      responseType: ListProfilesResponse as typeof ListProfilesResponse,
       responseStream: false,
       options: {},
     },
@@ -2267,6 +2798,30 @@ export const OrchestratorServiceService = {
     responseSerialize: (value: ApproveResponse): Buffer => Buffer.from(ApproveResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ApproveResponse => ApproveResponse.decode(value),
   },
+  /**
+   * Answer records answers to the reprompter's clarifying questions; the
+   * task goes on once every open question has one.
+   */
+  answer: {
+    path: "/ratchet.v1.OrchestratorService/Answer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AnswerRequest): Buffer => Buffer.from(AnswerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AnswerRequest => AnswerRequest.decode(value),
+    responseSerialize: (value: AnswerResponse): Buffer => Buffer.from(AnswerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AnswerResponse => AnswerResponse.decode(value),
+  },
+  /** ListProfiles lists the project profiles tasks may be submitted with. */
+  listProfiles: {
+    path: "/ratchet.v1.OrchestratorService/ListProfiles" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListProfilesRequest): Buffer => Buffer.from(ListProfilesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListProfilesRequest => ListProfilesRequest.decode(value),
+    responseSerialize: (value: ListProfilesResponse): Buffer =>
+      Buffer.from(ListProfilesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListProfilesResponse => ListProfilesResponse.decode(value),
+  },
   /** Health reports the orchestrator's health (database, bus, services). */
   health: {
     path: "/ratchet.v1.OrchestratorService/Health" as const,
@@ -2355,6 +2910,13 @@ export interface OrchestratorServiceServer extends UntypedServiceImplementation 
   resumeTask: handleUnaryCall<ResumeTaskRequest, ResumeTaskResponse>;
   /** Approve records a human decision on a pending approval gate. */
   approve: handleUnaryCall<ApproveRequest, ApproveResponse>;
+  /**
+   * Answer records answers to the reprompter's clarifying questions; the
+   * task goes on once every open question has one.
+   */
+  answer: handleUnaryCall<AnswerRequest, AnswerResponse>;
+  /** ListProfiles lists the project profiles tasks may be submitted with. */
+  listProfiles: handleUnaryCall<ListProfilesRequest, ListProfilesResponse>;
   /** Health reports the orchestrator's health (database, bus, services). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
   /** ListLessons pages through stored lessons with their standing. */
@@ -2479,6 +3041,41 @@ export interface OrchestratorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ApproveResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Answer records answers to the reprompter's clarifying questions; the
+   * task goes on once every open question has one.
+   */
+  answer(
+    request: AnswerRequest,
+    callback: (error: ServiceError | null, response: AnswerResponse) => void,
+  ): ClientUnaryCall;
+  answer(
+    request: AnswerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AnswerResponse) => void,
+  ): ClientUnaryCall;
+  answer(
+    request: AnswerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AnswerResponse) => void,
+  ): ClientUnaryCall;
+  /** ListProfiles lists the project profiles tasks may be submitted with. */
+  listProfiles(
+    request: ListProfilesRequest,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
+  ): ClientUnaryCall;
+  listProfiles(
+    request: ListProfilesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
+  ): ClientUnaryCall;
+  listProfiles(
+    request: ListProfilesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
   ): ClientUnaryCall;
   /** Health reports the orchestrator's health (database, bus, services). */
   health(

@@ -21,7 +21,7 @@ import {
 import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, Usage } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
-import { Plan, Reflection } from "./task";
+import { ClarifyingQuestion, Plan, ProjectProfile, Reflection, TaskSpec } from "./task";
 
 /** CreatePlanRequest is everything the planner needs. */
 export interface CreatePlanRequest {
@@ -61,6 +61,12 @@ export interface CreatePlanRequest {
    * (Plan.changes_tests); set when the task leaves that to the goal.
    */
   judgeTestEdits: boolean;
+  /** The task's spec, when it was reprompted. */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** The task's project profile, when it has one. */
+  profile?: ProjectProfile | undefined;
 }
 
 /** CreatePlanResponse carries the plan. */
@@ -69,6 +75,49 @@ export interface CreatePlanResponse {
   plan?:
     | Plan
     | undefined;
+  /** Model usage of the call. */
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
+}
+
+/** RepromptRequest asks for a spec of a goal. */
+export interface RepromptRequest {
+  /** Task id, for tracing. */
+  taskId: string;
+  /** The goal as the user wrote it. */
+  goal: string;
+  /** Language of the code and tests. */
+  language: Language;
+  /** The task's project profile, when it has one. */
+  profile?:
+    | ProjectProfile
+    | undefined;
+  /** Existing workspace files (shown as a map when large). */
+  workspace: SourceFile[];
+  /** Acceptance tests the result must pass. */
+  acceptanceTests: SourceFile[];
+  /** Questions asked so far, with their answers. */
+  answered: ClarifyingQuestion[];
+  /** How many more questions it may ask; 0: write the spec and state assumptions. */
+  maxQuestions: number;
+  /** Remaining token budget; 0 means the model's default. */
+  maxTokens: number;
+}
+
+/** RepromptResponse is a spec, or questions to ask first. */
+export interface RepromptResponse {
+  /** The spec; unset when questions come back instead. */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** Questions to ask before writing the spec (at most max_questions). */
+  questions: ClarifyingQuestion[];
   /** Model usage of the call. */
   usage?:
     | Usage
@@ -95,6 +144,8 @@ function createBaseCreatePlanRequest(): CreatePlanRequest {
     maxTokens: 0,
     previousFailure: "",
     judgeTestEdits: false,
+    spec: undefined,
+    profile: undefined,
   };
 }
 
@@ -138,6 +189,12 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     }
     if (message.judgeTestEdits !== false) {
       writer.uint32(104).bool(message.judgeTestEdits);
+    }
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(114).fork()).join();
+    }
+    if (message.profile !== undefined) {
+      ProjectProfile.encode(message.profile, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -259,6 +316,22 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
             message.judgeTestEdits = reader.bool();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.profile = ProjectProfile.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -316,6 +389,8 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
         : isSet(object.judge_test_edits)
         ? globalThis.Boolean(object.judge_test_edits)
         : false,
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
     };
   },
 
@@ -360,6 +435,12 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     if (message.judgeTestEdits !== false) {
       obj.judgeTestEdits = message.judgeTestEdits;
     }
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.profile !== undefined) {
+      obj.profile = ProjectProfile.toJSON(message.profile);
+    }
     return obj;
   },
 
@@ -385,6 +466,10 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     message.maxTokens = object.maxTokens ?? 0;
     message.previousFailure = object.previousFailure ?? "";
     message.judgeTestEdits = object.judgeTestEdits ?? false;
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? ProjectProfile.fromPartial(object.profile)
+      : undefined;
     return message;
   },
 };
@@ -496,6 +581,360 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
   },
 };
 
+function createBaseRepromptRequest(): RepromptRequest {
+  return {
+    taskId: "",
+    goal: "",
+    language: 0,
+    profile: undefined,
+    workspace: [],
+    acceptanceTests: [],
+    answered: [],
+    maxQuestions: 0,
+    maxTokens: 0,
+  };
+}
+
+export const RepromptRequest: MessageFns<RepromptRequest> = {
+  encode(message: RepromptRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.goal !== "") {
+      writer.uint32(18).string(message.goal);
+    }
+    if (message.language !== 0) {
+      writer.uint32(24).int32(message.language);
+    }
+    if (message.profile !== undefined) {
+      ProjectProfile.encode(message.profile, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.workspace) {
+      SourceFile.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.acceptanceTests) {
+      SourceFile.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.answered) {
+      ClarifyingQuestion.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.maxQuestions !== 0) {
+      writer.uint32(64).int32(message.maxQuestions);
+    }
+    if (message.maxTokens !== 0) {
+      writer.uint32(72).int64(message.maxTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RepromptRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRepromptRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.goal = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.profile = ProjectProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.workspace.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.acceptanceTests.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.answered.push(ClarifyingQuestion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.maxQuestions = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.maxTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RepromptRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      goal: isSet(object.goal) ? globalThis.String(object.goal) : "",
+      language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
+      workspace: globalThis.Array.isArray(object?.workspace)
+        ? object.workspace.map((e: any) => SourceFile.fromJSON(e))
+        : [],
+      acceptanceTests: globalThis.Array.isArray(object?.acceptanceTests)
+        ? object.acceptanceTests.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.acceptance_tests)
+        ? object.acceptance_tests.map((e: any) => SourceFile.fromJSON(e))
+        : [],
+      answered: globalThis.Array.isArray(object?.answered)
+        ? object.answered.map((e: any) => ClarifyingQuestion.fromJSON(e))
+        : [],
+      maxQuestions: isSet(object.maxQuestions)
+        ? globalThis.Number(object.maxQuestions)
+        : isSet(object.max_questions)
+        ? globalThis.Number(object.max_questions)
+        : 0,
+      maxTokens: isSet(object.maxTokens)
+        ? globalThis.Number(object.maxTokens)
+        : isSet(object.max_tokens)
+        ? globalThis.Number(object.max_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: RepromptRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.goal !== "") {
+      obj.goal = message.goal;
+    }
+    if (message.language !== 0) {
+      obj.language = languageToJSON(message.language);
+    }
+    if (message.profile !== undefined) {
+      obj.profile = ProjectProfile.toJSON(message.profile);
+    }
+    if (message.workspace?.length) {
+      obj.workspace = message.workspace.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.acceptanceTests?.length) {
+      obj.acceptanceTests = message.acceptanceTests.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.answered?.length) {
+      obj.answered = message.answered.map((e) => ClarifyingQuestion.toJSON(e));
+    }
+    if (message.maxQuestions !== 0) {
+      obj.maxQuestions = Math.round(message.maxQuestions);
+    }
+    if (message.maxTokens !== 0) {
+      obj.maxTokens = Math.round(message.maxTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RepromptRequest>, I>>(base?: I): RepromptRequest {
+    return RepromptRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RepromptRequest>, I>>(object: I): RepromptRequest {
+    const message = createBaseRepromptRequest();
+    message.taskId = object.taskId ?? "";
+    message.goal = object.goal ?? "";
+    message.language = object.language ?? 0;
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? ProjectProfile.fromPartial(object.profile)
+      : undefined;
+    message.workspace = object.workspace?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.acceptanceTests = object.acceptanceTests?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.answered = object.answered?.map((e) => ClarifyingQuestion.fromPartial(e)) || [];
+    message.maxQuestions = object.maxQuestions ?? 0;
+    message.maxTokens = object.maxTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseRepromptResponse(): RepromptResponse {
+  return { spec: undefined, questions: [], usage: undefined, replyFailure: undefined };
+}
+
+export const RepromptResponse: MessageFns<RepromptResponse> = {
+  encode(message: RepromptResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.questions) {
+      ClarifyingQuestion.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(26).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RepromptResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRepromptResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.questions.push(ClarifyingQuestion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RepromptResponse {
+    return {
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      questions: globalThis.Array.isArray(object?.questions)
+        ? object.questions.map((e: any) => ClarifyingQuestion.fromJSON(e))
+        : [],
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
+    };
+  },
+
+  toJSON(message: RepromptResponse): unknown {
+    const obj: any = {};
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.questions?.length) {
+      obj.questions = message.questions.map((e) => ClarifyingQuestion.toJSON(e));
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RepromptResponse>, I>>(base?: I): RepromptResponse {
+    return RepromptResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RepromptResponse>, I>>(object: I): RepromptResponse {
+    const message = createBaseRepromptResponse();
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.questions = object.questions?.map((e) => ClarifyingQuestion.fromPartial(e)) || [];
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
+    return message;
+  },
+};
+
 /** PlannerService turns a goal into a plan. */
 export type PlannerServiceDefinition = typeof PlannerServiceDefinition;
 export const PlannerServiceDefinition = {
@@ -508,6 +947,18 @@ export const PlannerServiceDefinition = {
       requestType: CreatePlanRequest as typeof CreatePlanRequest,
       requestStream: false,
       responseType: CreatePlanResponse as typeof CreatePlanResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Reprompt turns a goal into a structured spec, or asks clarifying
+     * questions first (the reprompter role, with its own prompt and model).
+     */
+    reprompt: {
+      name: "Reprompt",
+      requestType: RepromptRequest as typeof RepromptRequest,
+      requestStream: false,
+      responseType: RepromptResponse as typeof RepromptResponse,
       responseStream: false,
       options: {},
     },
@@ -536,6 +987,19 @@ export const PlannerServiceService = {
     responseSerialize: (value: CreatePlanResponse): Buffer => Buffer.from(CreatePlanResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreatePlanResponse => CreatePlanResponse.decode(value),
   },
+  /**
+   * Reprompt turns a goal into a structured spec, or asks clarifying
+   * questions first (the reprompter role, with its own prompt and model).
+   */
+  reprompt: {
+    path: "/ratchet.v1.PlannerService/Reprompt" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RepromptRequest): Buffer => Buffer.from(RepromptRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RepromptRequest => RepromptRequest.decode(value),
+    responseSerialize: (value: RepromptResponse): Buffer => Buffer.from(RepromptResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RepromptResponse => RepromptResponse.decode(value),
+  },
   /** Health reports the service's health (model endpoint). */
   health: {
     path: "/ratchet.v1.PlannerService/Health" as const,
@@ -551,6 +1015,11 @@ export const PlannerServiceService = {
 export interface PlannerServiceServer extends UntypedServiceImplementation {
   /** CreatePlan produces a plan, or a revised plan when re-planning. */
   createPlan: handleUnaryCall<CreatePlanRequest, CreatePlanResponse>;
+  /**
+   * Reprompt turns a goal into a structured spec, or asks clarifying
+   * questions first (the reprompter role, with its own prompt and model).
+   */
+  reprompt: handleUnaryCall<RepromptRequest, RepromptResponse>;
   /** Health reports the service's health (model endpoint). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
 }
@@ -571,6 +1040,25 @@ export interface PlannerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreatePlanResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reprompt turns a goal into a structured spec, or asks clarifying
+   * questions first (the reprompter role, with its own prompt and model).
+   */
+  reprompt(
+    request: RepromptRequest,
+    callback: (error: ServiceError | null, response: RepromptResponse) => void,
+  ): ClientUnaryCall;
+  reprompt(
+    request: RepromptRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RepromptResponse) => void,
+  ): ClientUnaryCall;
+  reprompt(
+    request: RepromptRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RepromptResponse) => void,
   ): ClientUnaryCall;
   /** Health reports the service's health (model endpoint). */
   health(

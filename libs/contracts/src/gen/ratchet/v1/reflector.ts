@@ -32,7 +32,7 @@ import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { SafetyFinding } from "./safety";
 import { TestReport } from "./sandbox";
-import { Plan, Reflection } from "./task";
+import { Plan, Reflection, ReviewFinding, TaskSpec } from "./task";
 
 /** ReflectRequest is everything the reflector needs. */
 export interface ReflectRequest {
@@ -70,6 +70,8 @@ export interface ReflectRequest {
   maxTokens: number;
   /** Tests the coder disputed in this iteration, for the reflector to judge. */
   testDisputes: TestDispute[];
+  /** Review or audit findings that blocked the attempt. */
+  reviewFindings: ReviewFinding[];
 }
 
 /** ReflectResponse carries the reflection. */
@@ -78,6 +80,89 @@ export interface ReflectResponse {
   reflection?:
     | Reflection
     | undefined;
+  /** Model usage of the call. */
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
+}
+
+/** ReviewRequest asks for a review of one iteration's change. */
+export interface ReviewRequest {
+  /** Task id, for tracing. */
+  taskId: string;
+  /** Iteration number, 1-based. */
+  iteration: number;
+  /** The goal. */
+  goal: string;
+  /** Language of the code. */
+  language: Language;
+  /** The task's spec, when it was reprompted. */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** The plan the change follows. */
+  plan?:
+    | Plan
+    | undefined;
+  /** The files before the change (the workspace, or the previous attempt's). */
+  baseFiles: SourceFile[];
+  /** The files after the change. */
+  files: SourceFile[];
+  /** Remaining token budget; 0 means the model's default. */
+  maxTokens: number;
+}
+
+/** ReviewResponse carries the reviewer's findings. */
+export interface ReviewResponse {
+  /** Findings, most severe first. */
+  findings: ReviewFinding[];
+  /** One-paragraph verdict. */
+  summary: string;
+  /** Model usage of the call. */
+  usage?:
+    | Usage
+    | undefined;
+  /**
+   * Set when the model's reply could not be used after its repair round;
+   * the other fields are then empty, and usage still counts every call.
+   */
+  replyFailure?: ReplyFailure | undefined;
+}
+
+/** AuditRequest asks for a security audit of one iteration's change. */
+export interface AuditRequest {
+  /** Task id, for tracing. */
+  taskId: string;
+  /** Iteration number, 1-based. */
+  iteration: number;
+  /** The goal. */
+  goal: string;
+  /** Language of the code. */
+  language: Language;
+  /** The files before the change (the workspace, or the previous attempt's). */
+  baseFiles: SourceFile[];
+  /** The files after the change. */
+  files: SourceFile[];
+  /**
+   * What the static scanners found in the same files (non-blocking ones:
+   * blocking ones never reach the audit).
+   */
+  scannerFindings: SafetyFinding[];
+  /** Remaining token budget; 0 means the model's default. */
+  maxTokens: number;
+}
+
+/** AuditResponse carries the auditor's findings. */
+export interface AuditResponse {
+  /** Findings, most severe first. */
+  findings: ReviewFinding[];
+  /** One-paragraph verdict. */
+  summary: string;
   /** Model usage of the call. */
   usage?:
     | Usage
@@ -105,6 +190,7 @@ function createBaseReflectRequest(): ReflectRequest {
     lessons: [],
     maxTokens: 0,
     testDisputes: [],
+    reviewFindings: [],
   };
 }
 
@@ -151,6 +237,9 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     }
     for (const v of message.testDisputes) {
       TestDispute.encode(v!, writer.uint32(114).fork()).join();
+    }
+    for (const v of message.reviewFindings) {
+      ReviewFinding.encode(v!, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -280,6 +369,14 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
             message.testDisputes.push(TestDispute.decode(reader, reader.uint32()));
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.reviewFindings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -336,6 +433,11 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
         : globalThis.Array.isArray(object?.test_disputes)
         ? object.test_disputes.map((e: any) => TestDispute.fromJSON(e))
         : [],
+      reviewFindings: globalThis.Array.isArray(object?.reviewFindings)
+        ? object.reviewFindings.map((e: any) => ReviewFinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.review_findings)
+        ? object.review_findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
     };
   },
 
@@ -383,6 +485,9 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     if (message.testDisputes?.length) {
       obj.testDisputes = message.testDisputes.map((e) => TestDispute.toJSON(e));
     }
+    if (message.reviewFindings?.length) {
+      obj.reviewFindings = message.reviewFindings.map((e) => ReviewFinding.toJSON(e));
+    }
     return obj;
   },
 
@@ -409,6 +514,7 @@ export const ReflectRequest: MessageFns<ReflectRequest> = {
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
     message.testDisputes = object.testDisputes?.map((e) => TestDispute.fromPartial(e)) || [];
+    message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
     return message;
   },
 };
@@ -522,6 +628,681 @@ export const ReflectResponse: MessageFns<ReflectResponse> = {
   },
 };
 
+function createBaseReviewRequest(): ReviewRequest {
+  return {
+    taskId: "",
+    iteration: 0,
+    goal: "",
+    language: 0,
+    spec: undefined,
+    plan: undefined,
+    baseFiles: [],
+    files: [],
+    maxTokens: 0,
+  };
+}
+
+export const ReviewRequest: MessageFns<ReviewRequest> = {
+  encode(message: ReviewRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.iteration !== 0) {
+      writer.uint32(16).int32(message.iteration);
+    }
+    if (message.goal !== "") {
+      writer.uint32(26).string(message.goal);
+    }
+    if (message.language !== 0) {
+      writer.uint32(32).int32(message.language);
+    }
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(42).fork()).join();
+    }
+    if (message.plan !== undefined) {
+      Plan.encode(message.plan, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.baseFiles) {
+      SourceFile.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.maxTokens !== 0) {
+      writer.uint32(72).int64(message.maxTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.iteration = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.goal = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.plan = Plan.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.baseFiles.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.maxTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      iteration: isSet(object.iteration) ? globalThis.Number(object.iteration) : 0,
+      goal: isSet(object.goal) ? globalThis.String(object.goal) : "",
+      language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      baseFiles: globalThis.Array.isArray(object?.baseFiles)
+        ? object.baseFiles.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.base_files)
+        ? object.base_files.map((e: any) => SourceFile.fromJSON(e))
+        : [],
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      maxTokens: isSet(object.maxTokens)
+        ? globalThis.Number(object.maxTokens)
+        : isSet(object.max_tokens)
+        ? globalThis.Number(object.max_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: ReviewRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.iteration !== 0) {
+      obj.iteration = Math.round(message.iteration);
+    }
+    if (message.goal !== "") {
+      obj.goal = message.goal;
+    }
+    if (message.language !== 0) {
+      obj.language = languageToJSON(message.language);
+    }
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.plan !== undefined) {
+      obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.baseFiles?.length) {
+      obj.baseFiles = message.baseFiles.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.maxTokens !== 0) {
+      obj.maxTokens = Math.round(message.maxTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReviewRequest>, I>>(base?: I): ReviewRequest {
+    return ReviewRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReviewRequest>, I>>(object: I): ReviewRequest {
+    const message = createBaseReviewRequest();
+    message.taskId = object.taskId ?? "";
+    message.iteration = object.iteration ?? 0;
+    message.goal = object.goal ?? "";
+    message.language = object.language ?? 0;
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.baseFiles = object.baseFiles?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.maxTokens = object.maxTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseReviewResponse(): ReviewResponse {
+  return { findings: [], summary: "", usage: undefined, replyFailure: undefined };
+}
+
+export const ReviewResponse: MessageFns<ReviewResponse> = {
+  encode(message: ReviewResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.findings) {
+      ReviewFinding.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.summary !== "") {
+      writer.uint32(18).string(message.summary);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(26).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.findings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewResponse {
+    return {
+      findings: globalThis.Array.isArray(object?.findings)
+        ? object.findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ReviewResponse): unknown {
+    const obj: any = {};
+    if (message.findings?.length) {
+      obj.findings = message.findings.map((e) => ReviewFinding.toJSON(e));
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReviewResponse>, I>>(base?: I): ReviewResponse {
+    return ReviewResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReviewResponse>, I>>(object: I): ReviewResponse {
+    const message = createBaseReviewResponse();
+    message.findings = object.findings?.map((e) => ReviewFinding.fromPartial(e)) || [];
+    message.summary = object.summary ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAuditRequest(): AuditRequest {
+  return {
+    taskId: "",
+    iteration: 0,
+    goal: "",
+    language: 0,
+    baseFiles: [],
+    files: [],
+    scannerFindings: [],
+    maxTokens: 0,
+  };
+}
+
+export const AuditRequest: MessageFns<AuditRequest> = {
+  encode(message: AuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.iteration !== 0) {
+      writer.uint32(16).int32(message.iteration);
+    }
+    if (message.goal !== "") {
+      writer.uint32(26).string(message.goal);
+    }
+    if (message.language !== 0) {
+      writer.uint32(32).int32(message.language);
+    }
+    for (const v of message.baseFiles) {
+      SourceFile.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.files) {
+      SourceFile.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.scannerFindings) {
+      SafetyFinding.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.maxTokens !== 0) {
+      writer.uint32(64).int64(message.maxTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.iteration = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.goal = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.baseFiles.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.files.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.scannerFindings.push(SafetyFinding.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.maxTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      iteration: isSet(object.iteration) ? globalThis.Number(object.iteration) : 0,
+      goal: isSet(object.goal) ? globalThis.String(object.goal) : "",
+      language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      baseFiles: globalThis.Array.isArray(object?.baseFiles)
+        ? object.baseFiles.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.base_files)
+        ? object.base_files.map((e: any) => SourceFile.fromJSON(e))
+        : [],
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      scannerFindings: globalThis.Array.isArray(object?.scannerFindings)
+        ? object.scannerFindings.map((e: any) => SafetyFinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.scanner_findings)
+        ? object.scanner_findings.map((e: any) => SafetyFinding.fromJSON(e))
+        : [],
+      maxTokens: isSet(object.maxTokens)
+        ? globalThis.Number(object.maxTokens)
+        : isSet(object.max_tokens)
+        ? globalThis.Number(object.max_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: AuditRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.iteration !== 0) {
+      obj.iteration = Math.round(message.iteration);
+    }
+    if (message.goal !== "") {
+      obj.goal = message.goal;
+    }
+    if (message.language !== 0) {
+      obj.language = languageToJSON(message.language);
+    }
+    if (message.baseFiles?.length) {
+      obj.baseFiles = message.baseFiles.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => SourceFile.toJSON(e));
+    }
+    if (message.scannerFindings?.length) {
+      obj.scannerFindings = message.scannerFindings.map((e) => SafetyFinding.toJSON(e));
+    }
+    if (message.maxTokens !== 0) {
+      obj.maxTokens = Math.round(message.maxTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditRequest>, I>>(base?: I): AuditRequest {
+    return AuditRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditRequest>, I>>(object: I): AuditRequest {
+    const message = createBaseAuditRequest();
+    message.taskId = object.taskId ?? "";
+    message.iteration = object.iteration ?? 0;
+    message.goal = object.goal ?? "";
+    message.language = object.language ?? 0;
+    message.baseFiles = object.baseFiles?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.scannerFindings = object.scannerFindings?.map((e) => SafetyFinding.fromPartial(e)) || [];
+    message.maxTokens = object.maxTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseAuditResponse(): AuditResponse {
+  return { findings: [], summary: "", usage: undefined, replyFailure: undefined };
+}
+
+export const AuditResponse: MessageFns<AuditResponse> = {
+  encode(message: AuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.findings) {
+      ReviewFinding.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.summary !== "") {
+      writer.uint32(18).string(message.summary);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(26).fork()).join();
+    }
+    if (message.replyFailure !== undefined) {
+      ReplyFailure.encode(message.replyFailure, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.findings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditResponse {
+    return {
+      findings: globalThis.Array.isArray(object?.findings)
+        ? object.findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      replyFailure: isSet(object.replyFailure)
+        ? ReplyFailure.fromJSON(object.replyFailure)
+        : isSet(object.reply_failure)
+        ? ReplyFailure.fromJSON(object.reply_failure)
+        : undefined,
+    };
+  },
+
+  toJSON(message: AuditResponse): unknown {
+    const obj: any = {};
+    if (message.findings?.length) {
+      obj.findings = message.findings.map((e) => ReviewFinding.toJSON(e));
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.replyFailure !== undefined) {
+      obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditResponse>, I>>(base?: I): AuditResponse {
+    return AuditResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditResponse>, I>>(object: I): AuditResponse {
+    const message = createBaseAuditResponse();
+    message.findings = object.findings?.map((e) => ReviewFinding.fromPartial(e)) || [];
+    message.summary = object.summary ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
+      ? ReplyFailure.fromPartial(object.replyFailure)
+      : undefined;
+    return message;
+  },
+};
+
 /** ReflectorService analyses failures. */
 export type ReflectorServiceDefinition = typeof ReflectorServiceDefinition;
 export const ReflectorServiceDefinition = {
@@ -534,6 +1315,27 @@ export const ReflectorServiceDefinition = {
       requestType: ReflectRequest as typeof ReflectRequest,
       requestStream: false,
       responseType: ReflectResponse as typeof ReflectResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Review reads a change as a code reviewer and returns findings. */
+    review: {
+      name: "Review",
+      requestType: ReviewRequest as typeof ReviewRequest,
+      requestStream: false,
+      responseType: ReviewResponse as typeof ReviewResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Audit reads a change as a security auditor (OWASP Top 10, CWE) and
+     * returns findings.
+     */
+    audit: {
+      name: "Audit",
+      requestType: AuditRequest as typeof AuditRequest,
+      requestStream: false,
+      responseType: AuditResponse as typeof AuditResponse,
       responseStream: false,
       options: {},
     },
@@ -562,6 +1364,29 @@ export const ReflectorServiceService = {
     responseSerialize: (value: ReflectResponse): Buffer => Buffer.from(ReflectResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReflectResponse => ReflectResponse.decode(value),
   },
+  /** Review reads a change as a code reviewer and returns findings. */
+  review: {
+    path: "/ratchet.v1.ReflectorService/Review" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReviewRequest): Buffer => Buffer.from(ReviewRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReviewRequest => ReviewRequest.decode(value),
+    responseSerialize: (value: ReviewResponse): Buffer => Buffer.from(ReviewResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReviewResponse => ReviewResponse.decode(value),
+  },
+  /**
+   * Audit reads a change as a security auditor (OWASP Top 10, CWE) and
+   * returns findings.
+   */
+  audit: {
+    path: "/ratchet.v1.ReflectorService/Audit" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AuditRequest): Buffer => Buffer.from(AuditRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AuditRequest => AuditRequest.decode(value),
+    responseSerialize: (value: AuditResponse): Buffer => Buffer.from(AuditResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AuditResponse => AuditResponse.decode(value),
+  },
   /** Health reports the service's health (model endpoint). */
   health: {
     path: "/ratchet.v1.ReflectorService/Health" as const,
@@ -577,6 +1402,13 @@ export const ReflectorServiceService = {
 export interface ReflectorServiceServer extends UntypedServiceImplementation {
   /** Reflect analyses a failed iteration. */
   reflect: handleUnaryCall<ReflectRequest, ReflectResponse>;
+  /** Review reads a change as a code reviewer and returns findings. */
+  review: handleUnaryCall<ReviewRequest, ReviewResponse>;
+  /**
+   * Audit reads a change as a security auditor (OWASP Top 10, CWE) and
+   * returns findings.
+   */
+  audit: handleUnaryCall<AuditRequest, AuditResponse>;
   /** Health reports the service's health (model endpoint). */
   health: handleUnaryCall<HealthRequest, HealthResponse>;
 }
@@ -597,6 +1429,41 @@ export interface ReflectorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReflectResponse) => void,
+  ): ClientUnaryCall;
+  /** Review reads a change as a code reviewer and returns findings. */
+  review(
+    request: ReviewRequest,
+    callback: (error: ServiceError | null, response: ReviewResponse) => void,
+  ): ClientUnaryCall;
+  review(
+    request: ReviewRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReviewResponse) => void,
+  ): ClientUnaryCall;
+  review(
+    request: ReviewRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReviewResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Audit reads a change as a security auditor (OWASP Top 10, CWE) and
+   * returns findings.
+   */
+  audit(
+    request: AuditRequest,
+    callback: (error: ServiceError | null, response: AuditResponse) => void,
+  ): ClientUnaryCall;
+  audit(
+    request: AuditRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AuditResponse) => void,
+  ): ClientUnaryCall;
+  audit(
+    request: AuditRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AuditResponse) => void,
   ): ClientUnaryCall;
   /** Health reports the service's health (model endpoint). */
   health(

@@ -20,7 +20,7 @@ import {
   Usage,
 } from "./common";
 import { Lesson, LessonDraft } from "./memory";
-import { DependencyDecision, SafetyFinding } from "./safety";
+import { DependencyDecision, SafetyFinding, Severity, severityFromJSON, severityToJSON } from "./safety";
 import { DependencyInstall, TestReport } from "./sandbox";
 
 /** TaskStatus is the state of a task in the loop's state machine. */
@@ -479,6 +479,49 @@ export function approvalDecisionToJSON(object: ApprovalDecision): string {
   }
 }
 
+/** PhaseSwitch turns an optional phase on or off for one task. */
+export enum PhaseSwitch {
+  /** PHASE_SWITCH_UNSPECIFIED - The configured default. */
+  PHASE_SWITCH_UNSPECIFIED = 0,
+  /** PHASE_SWITCH_ON - Run the phase. */
+  PHASE_SWITCH_ON = 1,
+  /** PHASE_SWITCH_OFF - Skip the phase. */
+  PHASE_SWITCH_OFF = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function phaseSwitchFromJSON(object: any): PhaseSwitch {
+  switch (object) {
+    case 0:
+    case "PHASE_SWITCH_UNSPECIFIED":
+      return PhaseSwitch.PHASE_SWITCH_UNSPECIFIED;
+    case 1:
+    case "PHASE_SWITCH_ON":
+      return PhaseSwitch.PHASE_SWITCH_ON;
+    case 2:
+    case "PHASE_SWITCH_OFF":
+      return PhaseSwitch.PHASE_SWITCH_OFF;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PhaseSwitch.UNRECOGNIZED;
+  }
+}
+
+export function phaseSwitchToJSON(object: PhaseSwitch): string {
+  switch (object) {
+    case PhaseSwitch.PHASE_SWITCH_UNSPECIFIED:
+      return "PHASE_SWITCH_UNSPECIFIED";
+    case PhaseSwitch.PHASE_SWITCH_ON:
+      return "PHASE_SWITCH_ON";
+    case PhaseSwitch.PHASE_SWITCH_OFF:
+      return "PHASE_SWITCH_OFF";
+    case PhaseSwitch.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** MemoryUse says how a task uses long-term memory. */
 export enum MemoryUse {
   /**
@@ -716,11 +759,153 @@ export interface Task {
    * with verdict ALLOWED are what the tests get installed.
    */
   dependencyDecisions: DependencyDecision[];
+  /**
+   * The structured spec the reprompter made of the goal: what the planner
+   * and the tester receive. Unset when the task was not reprompted.
+   */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** The reprompter's clarifying questions and their answers, oldest first. */
+  questions: ClarifyingQuestion[];
+  /**
+   * The project profile the task builds to (layout, test style, packages,
+   * prompt additions), resolved when it was submitted; unset for none.
+   */
+  profile?:
+    | ProjectProfile
+    | undefined;
+  /** Which optional phases run for this task, resolved when it was submitted. */
+  phases?: TaskPhases | undefined;
 }
 
 export interface Task_LabelsEntry {
   key: string;
   value: string;
+}
+
+/** TaskPhases says which optional phases of the loop run for a task. */
+export interface TaskPhases {
+  /** Turn the goal into a structured spec before planning. */
+  reprompt: boolean;
+  /**
+   * May the reprompter ask clarifying questions (otherwise it states its
+   * assumptions in the spec).
+   */
+  questions: boolean;
+  /** A reviewer role reads each change before the tests run. */
+  review: boolean;
+  /** A security auditor role reads each change before the tests run. */
+  audit: boolean;
+}
+
+/**
+ * TaskSpec is a goal made precise: what the planner plans and the tester
+ * tests against.
+ */
+export interface TaskSpec {
+  /** The goal restated in one paragraph. */
+  summary: string;
+  /** What the program does, step by step where it matters. */
+  behaviour: string;
+  /** What it reads: arguments, request bodies, files, with their formats. */
+  inputs: string;
+  /** What it produces: output, responses, files, exit codes. */
+  outputs: string;
+  /** The interface: CLI arguments, functions with signatures, HTTP routes. */
+  interface: string[];
+  /** Edge cases and how each is handled. */
+  edgeCases: string[];
+  /** Checks the result must pass; the tester turns each into tests. */
+  acceptanceCriteria: string[];
+  /** What the reprompter assumed where the goal left a choice open. */
+  assumptions: string[];
+}
+
+/** ClarifyingQuestion is a question the reprompter asks before it guesses. */
+export interface ClarifyingQuestion {
+  /** Unique id, for answering it. */
+  questionId: string;
+  /** The question. */
+  question: string;
+  /** How the answer changes the result. */
+  why: string;
+  /** Suggested answers; a person may answer anything. */
+  options: string[];
+  /** What the reprompter assumes if nobody answers. */
+  assumption: string;
+  /** The answer; empty while unanswered. */
+  answer: string;
+  /** Who answered (principal name); "assumption" when it timed out or was skipped. */
+  answeredBy: string;
+  /** When it was asked. */
+  askedAt?:
+    | Date
+    | undefined;
+  /** When it was answered; unset while unanswered. */
+  answeredAt?: Date | undefined;
+}
+
+/** ProfileFile is a file of a profile's layout. */
+export interface ProfileFile {
+  /** Path relative to the project root. */
+  path: string;
+  /** What the file is for. */
+  purpose: string;
+  /** Starting content; empty when the model writes it. */
+  content: string;
+}
+
+/**
+ * ProjectProfile is the kind of project a task builds: a web app, a CLI, a
+ * data pipeline, a library, or one of the team's own.
+ */
+export interface ProjectProfile {
+  /** Name (web_app, cli_tool, ...). */
+  name: string;
+  /** One line saying what it is for. */
+  description: string;
+  /** Language the profile is written for; unspecified fits any. */
+  language: Language;
+  /** The files and layout to start from. */
+  layout: ProfileFile[];
+  /**
+   * How the tests are written (for a web app: through the framework's test
+   * client), told to the planner and the tester.
+   */
+  testStyle: string;
+  /** The packages the profile may use; the dependency policy still judges them. */
+  dependencies: Dependency[];
+  /** Added to the planner's, coder's and tester's prompts. */
+  prompt: string;
+}
+
+/**
+ * ReviewFinding is something the reviewer or the security auditor found in
+ * a change.
+ */
+export interface ReviewFinding {
+  /** How bad it is; the phase's policy says which severities block. */
+  severity: Severity;
+  /** File, relative to the workspace root; empty for the change as a whole. */
+  path: string;
+  /** Line, 1-based; 0 when not tied to one. */
+  line: number;
+  /**
+   * Category: correctness, design, tests, ... for a review; the OWASP Top
+   * 10 category (A03:2021-Injection) for an audit.
+   */
+  category: string;
+  /** CWE id (CWE-89) for an audit finding; empty otherwise. */
+  cwe: string;
+  /** What is wrong. */
+  message: string;
+  /** What to change. */
+  suggestion: string;
+  /** Whether it blocks the attempt (it goes to the reflector like a failed test). */
+  blocking: boolean;
+  /** Who found it: reviewer, auditor, or the static scanner's rule id. */
+  source: string;
 }
 
 /** PlanStep is one step of a plan. */
@@ -869,7 +1054,19 @@ export interface Iteration {
    * The install step of this iteration's test run; unset when the task has
    * no dependencies or the tests did not run.
    */
-  dependencyInstall?: DependencyInstall | undefined;
+  dependencyInstall?:
+    | DependencyInstall
+    | undefined;
+  /**
+   * The reviewer's findings on this iteration's change; empty when the
+   * review phase did not run.
+   */
+  reviewFindings: ReviewFinding[];
+  /**
+   * The security audit's findings (the auditor's and the static scanner's);
+   * empty when the audit phase did not run.
+   */
+  auditFindings: ReviewFinding[];
 }
 
 /** ToolStep is one tool call of the agentic coder and what came of it. */
@@ -1287,6 +1484,10 @@ function createBaseTask(): Task {
     team: "",
     submittedBy: "",
     dependencyDecisions: [],
+    spec: undefined,
+    questions: [],
+    profile: undefined,
+    phases: undefined,
   };
 }
 
@@ -1384,6 +1585,18 @@ export const Task: MessageFns<Task> = {
     }
     for (const v of message.dependencyDecisions) {
       DependencyDecision.encode(v!, writer.uint32(250).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(258).fork()).join();
+    }
+    for (const v of message.questions) {
+      ClarifyingQuestion.encode(v!, writer.uint32(266).fork()).join();
+    }
+    if (message.profile !== undefined) {
+      ProjectProfile.encode(message.profile, writer.uint32(274).fork()).join();
+    }
+    if (message.phases !== undefined) {
+      TaskPhases.encode(message.phases, writer.uint32(282).fork()).join();
     }
     return writer;
   },
@@ -1652,6 +1865,38 @@ export const Task: MessageFns<Task> = {
             message.dependencyDecisions.push(DependencyDecision.decode(reader, reader.uint32()));
             continue;
           }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.questions.push(ClarifyingQuestion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 34: {
+            if (tag !== 274) {
+              break;
+            }
+
+            message.profile = ProjectProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 35: {
+            if (tag !== 282) {
+              break;
+            }
+
+            message.phases = TaskPhases.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1786,6 +2031,12 @@ export const Task: MessageFns<Task> = {
         : globalThis.Array.isArray(object?.dependency_decisions)
         ? object.dependency_decisions.map((e: any) => DependencyDecision.fromJSON(e))
         : [],
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      questions: globalThis.Array.isArray(object?.questions)
+        ? object.questions.map((e: any) => ClarifyingQuestion.fromJSON(e))
+        : [],
+      profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
+      phases: isSet(object.phases) ? TaskPhases.fromJSON(object.phases) : undefined,
     };
   },
 
@@ -1890,6 +2141,18 @@ export const Task: MessageFns<Task> = {
     if (message.dependencyDecisions?.length) {
       obj.dependencyDecisions = message.dependencyDecisions.map((e) => DependencyDecision.toJSON(e));
     }
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.questions?.length) {
+      obj.questions = message.questions.map((e) => ClarifyingQuestion.toJSON(e));
+    }
+    if (message.profile !== undefined) {
+      obj.profile = ProjectProfile.toJSON(message.profile);
+    }
+    if (message.phases !== undefined) {
+      obj.phases = TaskPhases.toJSON(message.phases);
+    }
     return obj;
   },
 
@@ -1941,6 +2204,14 @@ export const Task: MessageFns<Task> = {
     message.team = object.team ?? "";
     message.submittedBy = object.submittedBy ?? "";
     message.dependencyDecisions = object.dependencyDecisions?.map((e) => DependencyDecision.fromPartial(e)) || [];
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.questions = object.questions?.map((e) => ClarifyingQuestion.fromPartial(e)) || [];
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? ProjectProfile.fromPartial(object.profile)
+      : undefined;
+    message.phases = (object.phases !== undefined && object.phases !== null)
+      ? TaskPhases.fromPartial(object.phases)
+      : undefined;
     return message;
   },
 };
@@ -2026,6 +2297,1027 @@ export const Task_LabelsEntry: MessageFns<Task_LabelsEntry> = {
     const message = createBaseTask_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseTaskPhases(): TaskPhases {
+  return { reprompt: false, questions: false, review: false, audit: false };
+}
+
+export const TaskPhases: MessageFns<TaskPhases> = {
+  encode(message: TaskPhases, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reprompt !== false) {
+      writer.uint32(8).bool(message.reprompt);
+    }
+    if (message.questions !== false) {
+      writer.uint32(16).bool(message.questions);
+    }
+    if (message.review !== false) {
+      writer.uint32(24).bool(message.review);
+    }
+    if (message.audit !== false) {
+      writer.uint32(32).bool(message.audit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskPhases {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskPhases();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.reprompt = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.questions = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.review = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.audit = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskPhases {
+    return {
+      reprompt: isSet(object.reprompt) ? globalThis.Boolean(object.reprompt) : false,
+      questions: isSet(object.questions) ? globalThis.Boolean(object.questions) : false,
+      review: isSet(object.review) ? globalThis.Boolean(object.review) : false,
+      audit: isSet(object.audit) ? globalThis.Boolean(object.audit) : false,
+    };
+  },
+
+  toJSON(message: TaskPhases): unknown {
+    const obj: any = {};
+    if (message.reprompt !== false) {
+      obj.reprompt = message.reprompt;
+    }
+    if (message.questions !== false) {
+      obj.questions = message.questions;
+    }
+    if (message.review !== false) {
+      obj.review = message.review;
+    }
+    if (message.audit !== false) {
+      obj.audit = message.audit;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskPhases>, I>>(base?: I): TaskPhases {
+    return TaskPhases.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskPhases>, I>>(object: I): TaskPhases {
+    const message = createBaseTaskPhases();
+    message.reprompt = object.reprompt ?? false;
+    message.questions = object.questions ?? false;
+    message.review = object.review ?? false;
+    message.audit = object.audit ?? false;
+    return message;
+  },
+};
+
+function createBaseTaskSpec(): TaskSpec {
+  return {
+    summary: "",
+    behaviour: "",
+    inputs: "",
+    outputs: "",
+    interface: [],
+    edgeCases: [],
+    acceptanceCriteria: [],
+    assumptions: [],
+  };
+}
+
+export const TaskSpec: MessageFns<TaskSpec> = {
+  encode(message: TaskSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.summary !== "") {
+      writer.uint32(10).string(message.summary);
+    }
+    if (message.behaviour !== "") {
+      writer.uint32(18).string(message.behaviour);
+    }
+    if (message.inputs !== "") {
+      writer.uint32(26).string(message.inputs);
+    }
+    if (message.outputs !== "") {
+      writer.uint32(34).string(message.outputs);
+    }
+    for (const v of message.interface) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.edgeCases) {
+      writer.uint32(50).string(v!);
+    }
+    for (const v of message.acceptanceCriteria) {
+      writer.uint32(58).string(v!);
+    }
+    for (const v of message.assumptions) {
+      writer.uint32(66).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.behaviour = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.inputs = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.outputs = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.interface.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.edgeCases.push(reader.string());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.acceptanceCriteria.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.assumptions.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskSpec {
+    return {
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      behaviour: isSet(object.behaviour) ? globalThis.String(object.behaviour) : "",
+      inputs: isSet(object.inputs) ? globalThis.String(object.inputs) : "",
+      outputs: isSet(object.outputs) ? globalThis.String(object.outputs) : "",
+      interface: globalThis.Array.isArray(object?.interface)
+        ? object.interface.map((e: any) => globalThis.String(e))
+        : [],
+      edgeCases: globalThis.Array.isArray(object?.edgeCases)
+        ? object.edgeCases.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.edge_cases)
+        ? object.edge_cases.map((e: any) => globalThis.String(e))
+        : [],
+      acceptanceCriteria: globalThis.Array.isArray(object?.acceptanceCriteria)
+        ? object.acceptanceCriteria.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.acceptance_criteria)
+        ? object.acceptance_criteria.map((e: any) => globalThis.String(e))
+        : [],
+      assumptions: globalThis.Array.isArray(object?.assumptions)
+        ? object.assumptions.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: TaskSpec): unknown {
+    const obj: any = {};
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.behaviour !== "") {
+      obj.behaviour = message.behaviour;
+    }
+    if (message.inputs !== "") {
+      obj.inputs = message.inputs;
+    }
+    if (message.outputs !== "") {
+      obj.outputs = message.outputs;
+    }
+    if (message.interface?.length) {
+      obj.interface = message.interface;
+    }
+    if (message.edgeCases?.length) {
+      obj.edgeCases = message.edgeCases;
+    }
+    if (message.acceptanceCriteria?.length) {
+      obj.acceptanceCriteria = message.acceptanceCriteria;
+    }
+    if (message.assumptions?.length) {
+      obj.assumptions = message.assumptions;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskSpec>, I>>(base?: I): TaskSpec {
+    return TaskSpec.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskSpec>, I>>(object: I): TaskSpec {
+    const message = createBaseTaskSpec();
+    message.summary = object.summary ?? "";
+    message.behaviour = object.behaviour ?? "";
+    message.inputs = object.inputs ?? "";
+    message.outputs = object.outputs ?? "";
+    message.interface = object.interface?.map((e) => e) || [];
+    message.edgeCases = object.edgeCases?.map((e) => e) || [];
+    message.acceptanceCriteria = object.acceptanceCriteria?.map((e) => e) || [];
+    message.assumptions = object.assumptions?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseClarifyingQuestion(): ClarifyingQuestion {
+  return {
+    questionId: "",
+    question: "",
+    why: "",
+    options: [],
+    assumption: "",
+    answer: "",
+    answeredBy: "",
+    askedAt: undefined,
+    answeredAt: undefined,
+  };
+}
+
+export const ClarifyingQuestion: MessageFns<ClarifyingQuestion> = {
+  encode(message: ClarifyingQuestion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.questionId !== "") {
+      writer.uint32(10).string(message.questionId);
+    }
+    if (message.question !== "") {
+      writer.uint32(18).string(message.question);
+    }
+    if (message.why !== "") {
+      writer.uint32(26).string(message.why);
+    }
+    for (const v of message.options) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.assumption !== "") {
+      writer.uint32(42).string(message.assumption);
+    }
+    if (message.answer !== "") {
+      writer.uint32(50).string(message.answer);
+    }
+    if (message.answeredBy !== "") {
+      writer.uint32(58).string(message.answeredBy);
+    }
+    if (message.askedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.askedAt), writer.uint32(66).fork()).join();
+    }
+    if (message.answeredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.answeredAt), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClarifyingQuestion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClarifyingQuestion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.questionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.question = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.why = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.options.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.assumption = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.answer = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.answeredBy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.askedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.answeredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClarifyingQuestion {
+    return {
+      questionId: isSet(object.questionId)
+        ? globalThis.String(object.questionId)
+        : isSet(object.question_id)
+        ? globalThis.String(object.question_id)
+        : "",
+      question: isSet(object.question) ? globalThis.String(object.question) : "",
+      why: isSet(object.why) ? globalThis.String(object.why) : "",
+      options: globalThis.Array.isArray(object?.options) ? object.options.map((e: any) => globalThis.String(e)) : [],
+      assumption: isSet(object.assumption) ? globalThis.String(object.assumption) : "",
+      answer: isSet(object.answer) ? globalThis.String(object.answer) : "",
+      answeredBy: isSet(object.answeredBy)
+        ? globalThis.String(object.answeredBy)
+        : isSet(object.answered_by)
+        ? globalThis.String(object.answered_by)
+        : "",
+      askedAt: isSet(object.askedAt)
+        ? fromJsonTimestamp(object.askedAt)
+        : isSet(object.asked_at)
+        ? fromJsonTimestamp(object.asked_at)
+        : undefined,
+      answeredAt: isSet(object.answeredAt)
+        ? fromJsonTimestamp(object.answeredAt)
+        : isSet(object.answered_at)
+        ? fromJsonTimestamp(object.answered_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ClarifyingQuestion): unknown {
+    const obj: any = {};
+    if (message.questionId !== "") {
+      obj.questionId = message.questionId;
+    }
+    if (message.question !== "") {
+      obj.question = message.question;
+    }
+    if (message.why !== "") {
+      obj.why = message.why;
+    }
+    if (message.options?.length) {
+      obj.options = message.options;
+    }
+    if (message.assumption !== "") {
+      obj.assumption = message.assumption;
+    }
+    if (message.answer !== "") {
+      obj.answer = message.answer;
+    }
+    if (message.answeredBy !== "") {
+      obj.answeredBy = message.answeredBy;
+    }
+    if (message.askedAt !== undefined) {
+      obj.askedAt = message.askedAt.toISOString();
+    }
+    if (message.answeredAt !== undefined) {
+      obj.answeredAt = message.answeredAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClarifyingQuestion>, I>>(base?: I): ClarifyingQuestion {
+    return ClarifyingQuestion.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClarifyingQuestion>, I>>(object: I): ClarifyingQuestion {
+    const message = createBaseClarifyingQuestion();
+    message.questionId = object.questionId ?? "";
+    message.question = object.question ?? "";
+    message.why = object.why ?? "";
+    message.options = object.options?.map((e) => e) || [];
+    message.assumption = object.assumption ?? "";
+    message.answer = object.answer ?? "";
+    message.answeredBy = object.answeredBy ?? "";
+    message.askedAt = object.askedAt ?? undefined;
+    message.answeredAt = object.answeredAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseProfileFile(): ProfileFile {
+  return { path: "", purpose: "", content: "" };
+}
+
+export const ProfileFile: MessageFns<ProfileFile> = {
+  encode(message: ProfileFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.purpose !== "") {
+      writer.uint32(18).string(message.purpose);
+    }
+    if (message.content !== "") {
+      writer.uint32(26).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProfileFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProfileFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.purpose = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProfileFile {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      purpose: isSet(object.purpose) ? globalThis.String(object.purpose) : "",
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+    };
+  },
+
+  toJSON(message: ProfileFile): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.purpose !== "") {
+      obj.purpose = message.purpose;
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProfileFile>, I>>(base?: I): ProfileFile {
+    return ProfileFile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProfileFile>, I>>(object: I): ProfileFile {
+    const message = createBaseProfileFile();
+    message.path = object.path ?? "";
+    message.purpose = object.purpose ?? "";
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseProjectProfile(): ProjectProfile {
+  return { name: "", description: "", language: 0, layout: [], testStyle: "", dependencies: [], prompt: "" };
+}
+
+export const ProjectProfile: MessageFns<ProjectProfile> = {
+  encode(message: ProjectProfile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.language !== 0) {
+      writer.uint32(24).int32(message.language);
+    }
+    for (const v of message.layout) {
+      ProfileFile.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.testStyle !== "") {
+      writer.uint32(42).string(message.testStyle);
+    }
+    for (const v of message.dependencies) {
+      Dependency.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.prompt !== "") {
+      writer.uint32(58).string(message.prompt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProjectProfile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProjectProfile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.layout.push(ProfileFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.testStyle = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.dependencies.push(Dependency.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.prompt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProjectProfile {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      language: isSet(object.language) ? languageFromJSON(object.language) : 0,
+      layout: globalThis.Array.isArray(object?.layout) ? object.layout.map((e: any) => ProfileFile.fromJSON(e)) : [],
+      testStyle: isSet(object.testStyle)
+        ? globalThis.String(object.testStyle)
+        : isSet(object.test_style)
+        ? globalThis.String(object.test_style)
+        : "",
+      dependencies: globalThis.Array.isArray(object?.dependencies)
+        ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
+        : [],
+      prompt: isSet(object.prompt) ? globalThis.String(object.prompt) : "",
+    };
+  },
+
+  toJSON(message: ProjectProfile): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.language !== 0) {
+      obj.language = languageToJSON(message.language);
+    }
+    if (message.layout?.length) {
+      obj.layout = message.layout.map((e) => ProfileFile.toJSON(e));
+    }
+    if (message.testStyle !== "") {
+      obj.testStyle = message.testStyle;
+    }
+    if (message.dependencies?.length) {
+      obj.dependencies = message.dependencies.map((e) => Dependency.toJSON(e));
+    }
+    if (message.prompt !== "") {
+      obj.prompt = message.prompt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProjectProfile>, I>>(base?: I): ProjectProfile {
+    return ProjectProfile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProjectProfile>, I>>(object: I): ProjectProfile {
+    const message = createBaseProjectProfile();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.language = object.language ?? 0;
+    message.layout = object.layout?.map((e) => ProfileFile.fromPartial(e)) || [];
+    message.testStyle = object.testStyle ?? "";
+    message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
+    message.prompt = object.prompt ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewFinding(): ReviewFinding {
+  return {
+    severity: 0,
+    path: "",
+    line: 0,
+    category: "",
+    cwe: "",
+    message: "",
+    suggestion: "",
+    blocking: false,
+    source: "",
+  };
+}
+
+export const ReviewFinding: MessageFns<ReviewFinding> = {
+  encode(message: ReviewFinding, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.severity !== 0) {
+      writer.uint32(8).int32(message.severity);
+    }
+    if (message.path !== "") {
+      writer.uint32(18).string(message.path);
+    }
+    if (message.line !== 0) {
+      writer.uint32(24).int32(message.line);
+    }
+    if (message.category !== "") {
+      writer.uint32(34).string(message.category);
+    }
+    if (message.cwe !== "") {
+      writer.uint32(42).string(message.cwe);
+    }
+    if (message.message !== "") {
+      writer.uint32(50).string(message.message);
+    }
+    if (message.suggestion !== "") {
+      writer.uint32(58).string(message.suggestion);
+    }
+    if (message.blocking !== false) {
+      writer.uint32(64).bool(message.blocking);
+    }
+    if (message.source !== "") {
+      writer.uint32(74).string(message.source);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewFinding {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewFinding();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.severity = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.line = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.cwe = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.suggestion = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.blocking = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewFinding {
+    return {
+      severity: isSet(object.severity) ? severityFromJSON(object.severity) : 0,
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      line: isSet(object.line) ? globalThis.Number(object.line) : 0,
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      cwe: isSet(object.cwe) ? globalThis.String(object.cwe) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      suggestion: isSet(object.suggestion) ? globalThis.String(object.suggestion) : "",
+      blocking: isSet(object.blocking) ? globalThis.Boolean(object.blocking) : false,
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+    };
+  },
+
+  toJSON(message: ReviewFinding): unknown {
+    const obj: any = {};
+    if (message.severity !== 0) {
+      obj.severity = severityToJSON(message.severity);
+    }
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.line !== 0) {
+      obj.line = Math.round(message.line);
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.cwe !== "") {
+      obj.cwe = message.cwe;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.suggestion !== "") {
+      obj.suggestion = message.suggestion;
+    }
+    if (message.blocking !== false) {
+      obj.blocking = message.blocking;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReviewFinding>, I>>(base?: I): ReviewFinding {
+    return ReviewFinding.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReviewFinding>, I>>(object: I): ReviewFinding {
+    const message = createBaseReviewFinding();
+    message.severity = object.severity ?? 0;
+    message.path = object.path ?? "";
+    message.line = object.line ?? 0;
+    message.category = object.category ?? "";
+    message.cwe = object.cwe ?? "";
+    message.message = object.message ?? "";
+    message.suggestion = object.suggestion ?? "";
+    message.blocking = object.blocking ?? false;
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -2824,6 +4116,8 @@ function createBaseIteration(): Iteration {
     storedLesson: undefined,
     toolSteps: [],
     dependencyInstall: undefined,
+    reviewFindings: [],
+    auditFindings: [],
   };
 }
 
@@ -2885,6 +4179,12 @@ export const Iteration: MessageFns<Iteration> = {
     }
     if (message.dependencyInstall !== undefined) {
       DependencyInstall.encode(message.dependencyInstall, writer.uint32(154).fork()).join();
+    }
+    for (const v of message.reviewFindings) {
+      ReviewFinding.encode(v!, writer.uint32(162).fork()).join();
+    }
+    for (const v of message.auditFindings) {
+      ReviewFinding.encode(v!, writer.uint32(170).fork()).join();
     }
     return writer;
   },
@@ -3054,6 +4354,22 @@ export const Iteration: MessageFns<Iteration> = {
             message.dependencyInstall = DependencyInstall.decode(reader, reader.uint32());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.reviewFindings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.auditFindings.push(ReviewFinding.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3127,6 +4443,16 @@ export const Iteration: MessageFns<Iteration> = {
         : isSet(object.dependency_install)
         ? DependencyInstall.fromJSON(object.dependency_install)
         : undefined,
+      reviewFindings: globalThis.Array.isArray(object?.reviewFindings)
+        ? object.reviewFindings.map((e: any) => ReviewFinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.review_findings)
+        ? object.review_findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
+      auditFindings: globalThis.Array.isArray(object?.auditFindings)
+        ? object.auditFindings.map((e: any) => ReviewFinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.audit_findings)
+        ? object.audit_findings.map((e: any) => ReviewFinding.fromJSON(e))
+        : [],
     };
   },
 
@@ -3189,6 +4515,12 @@ export const Iteration: MessageFns<Iteration> = {
     if (message.dependencyInstall !== undefined) {
       obj.dependencyInstall = DependencyInstall.toJSON(message.dependencyInstall);
     }
+    if (message.reviewFindings?.length) {
+      obj.reviewFindings = message.reviewFindings.map((e) => ReviewFinding.toJSON(e));
+    }
+    if (message.auditFindings?.length) {
+      obj.auditFindings = message.auditFindings.map((e) => ReviewFinding.toJSON(e));
+    }
     return obj;
   },
 
@@ -3228,6 +4560,8 @@ export const Iteration: MessageFns<Iteration> = {
     message.dependencyInstall = (object.dependencyInstall !== undefined && object.dependencyInstall !== null)
       ? DependencyInstall.fromPartial(object.dependencyInstall)
       : undefined;
+    message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
+    message.auditFindings = object.auditFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
     return message;
   },
 };

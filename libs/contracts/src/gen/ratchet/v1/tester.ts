@@ -31,7 +31,7 @@ import {
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
 import { SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
-import { Plan } from "./task";
+import { Plan, ProjectProfile, TaskSpec } from "./task";
 
 /** WriteTestsRequest is everything the tester needs to write tests. */
 export interface WriteTestsRequest {
@@ -62,6 +62,12 @@ export interface WriteTestsRequest {
    * repeat the mistake.
    */
   disputes: TestDispute[];
+  /** The task's spec: its acceptance criteria become tests. */
+  spec?:
+    | TaskSpec
+    | undefined;
+  /** The task's project profile: its test style. */
+  profile?: ProjectProfile | undefined;
 }
 
 /** WriteTestsResponse carries the test files. */
@@ -137,6 +143,8 @@ function createBaseWriteTestsRequest(): WriteTestsRequest {
     lessons: [],
     maxTokens: 0,
     disputes: [],
+    spec: undefined,
+    profile: undefined,
   };
 }
 
@@ -174,6 +182,12 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     }
     for (const v of message.disputes) {
       TestDispute.encode(v!, writer.uint32(90).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      TaskSpec.encode(message.spec, writer.uint32(98).fork()).join();
+    }
+    if (message.profile !== undefined) {
+      ProjectProfile.encode(message.profile, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -279,6 +293,22 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
             message.disputes.push(TestDispute.decode(reader, reader.uint32()));
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.spec = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.profile = ProjectProfile.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -322,6 +352,8 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
       disputes: globalThis.Array.isArray(object?.disputes)
         ? object.disputes.map((e: any) => TestDispute.fromJSON(e))
         : [],
+      spec: isSet(object.spec) ? TaskSpec.fromJSON(object.spec) : undefined,
+      profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
     };
   },
 
@@ -360,6 +392,12 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     if (message.disputes?.length) {
       obj.disputes = message.disputes.map((e) => TestDispute.toJSON(e));
     }
+    if (message.spec !== undefined) {
+      obj.spec = TaskSpec.toJSON(message.spec);
+    }
+    if (message.profile !== undefined) {
+      obj.profile = ProjectProfile.toJSON(message.profile);
+    }
     return obj;
   },
 
@@ -379,6 +417,10 @@ export const WriteTestsRequest: MessageFns<WriteTestsRequest> = {
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
     message.disputes = object.disputes?.map((e) => TestDispute.fromPartial(e)) || [];
+    message.spec = (object.spec !== undefined && object.spec !== null) ? TaskSpec.fromPartial(object.spec) : undefined;
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? ProjectProfile.fromPartial(object.profile)
+      : undefined;
     return message;
   },
 };
