@@ -1,8 +1,26 @@
-import type { Lesson, Plan, Reflection, SafetyFinding, SourceFile, TestDispute, TestReport } from '@ratchet/contracts';
-import { TestCaseStatus } from '@ratchet/contracts';
+import type { Lesson, Plan, ProjectProfile, Reflection, ReviewFinding, SafetyFinding, SourceFile, TaskSpec, TestDispute, TestReport } from '@ratchet/contracts';
+import { Severity, TestCaseStatus } from '@ratchet/contracts';
+import { countTokens, truncateToTokens } from './tokens';
 
 /** Characters of one file shown to a model; longer files are cut with a marker. */
 const maxFileChars = 40_000;
+
+/** Tokens of a goal a role's prompt holds by default; a goal is rarely a hundredth of it. */
+export const defaultGoalTokens = 6_000;
+
+/**
+ * The goal as a prompt shows it: whole while it fits `maxTokens` (default
+ * `defaultGoalTokens`), else its beginning cut at that many tokens with a
+ * note saying so. The caller keeps the full text (the orchestrator stores it
+ * with the task); a very long goal must not crowd out the rest of the prompt.
+ */
+export function goalForPrompt(goal: string, maxTokens = defaultGoalTokens): string {
+  const text = goal.trim();
+  const tokens = countTokens(text);
+  if (tokens <= maxTokens) return text;
+  const shown = truncateToTokens(text, maxTokens);
+  return `${shown}\n[The goal is longer than a prompt can hold: its first ${maxTokens} of ${tokens} tokens are shown above, the rest is cut. Work from what is shown.]`;
+}
 
 /** Files as fenced blocks headed by their path; `none` when empty. */
 export function formatFiles(files: readonly SourceFile[]): string {
@@ -80,6 +98,91 @@ export function formatReflections(reflections: readonly Reflection[]): string {
 export function formatDisputes(disputes: readonly TestDispute[]): string {
   if (disputes.length === 0) return '(none)';
   return disputes.map((dispute) => `- ${dispute.path}${dispute.testName ? `::${dispute.testName}` : ''}: ${dispute.reason}`).join('\n');
+}
+
+/**
+ * A task's spec as a prompt section headed "Spec", or '' when the task has
+ * none (unset, or every field empty), so prompts of tasks that were not
+ * reprompted stay as they were. Empty parts are left out.
+ */
+export function formatSpec(spec: TaskSpec | undefined): string {
+  if (spec === undefined) return '';
+  const lines: string[] = [];
+  const text = (label: string, value: string) => {
+    if (value.trim() !== '') lines.push(`${label}: ${value.trim()}`);
+  };
+  const list = (label: string, items: readonly string[], numbered = false) => {
+    const kept = items.map((item) => item.trim()).filter((item) => item !== '');
+    if (kept.length > 0) lines.push(`${label}:`, ...kept.map((item, index) => (numbered ? `${index + 1}. ${item}` : `- ${item}`)));
+  };
+  text('Summary', spec.summary);
+  text('Behaviour', spec.behaviour);
+  text('Inputs', spec.inputs);
+  text('Outputs', spec.outputs);
+  list('Interface', spec.interface);
+  list('Edge cases', spec.edgeCases);
+  list('Acceptance criteria', spec.acceptanceCriteria, true);
+  list('Assumptions (where the goal left a choice open)', spec.assumptions);
+  if (lines.length === 0) return '';
+  return ['Spec (the goal made precise; where it is more specific than the goal, follow it):', ...lines].join('\n');
+}
+
+/** Characters of a profile's own prompt text shown to a model; longer text is cut with a marker. */
+const maxProfilePromptChars = 4_000;
+
+/**
+ * A project profile as a prompt section headed "Project profile", or ''
+ * when the task has none (unset or unnamed and empty), so prompts of tasks
+ * without a profile stay as they were. The layout is listed by path and
+ * purpose; starting contents are not repeated (they are in the workspace).
+ */
+export function formatProfile(profile: ProjectProfile | undefined): string {
+  if (profile === undefined) return '';
+  const empty = profile.name.trim() === '' && profile.description.trim() === '' && profile.layout.length === 0 && profile.testStyle.trim() === '' && profile.dependencies.length === 0 && profile.prompt.trim() === '';
+  if (empty) return '';
+  const name = profile.name.trim() === '' ? '(unnamed)' : profile.name.trim();
+  const lines = [`Project profile: ${name}${profile.description.trim() === '' ? '' : ` (${profile.description.trim()})`}`];
+  if (profile.layout.length > 0) {
+    lines.push('Layout:', ...profile.layout.map((file) => `- ${file.path}${file.purpose.trim() === '' ? '' : `: ${file.purpose.trim()}`}${file.content === '' ? '' : ' (starting content given)'}`));
+  }
+  if (profile.testStyle.trim() !== '') lines.push(`Test style: ${profile.testStyle.trim()}`);
+  if (profile.dependencies.length > 0) {
+    lines.push(`Packages the profile uses: ${profile.dependencies.map((dependency) => `${dependency.name}${dependency.versionSpec === '' ? '' : ` ${dependency.versionSpec}`}`).join(', ')}`);
+  }
+  const prompt = profile.prompt.trim();
+  if (prompt !== '') {
+    const shown = prompt.length > maxProfilePromptChars ? `${prompt.slice(0, maxProfilePromptChars)}\n... (${prompt.length - maxProfilePromptChars} more characters cut)` : prompt;
+    lines.push(`Profile instructions:\n${shown}`);
+  }
+  return lines.join('\n');
+}
+
+/** A proto severity as a word for a prompt. */
+const severityWords: Readonly<Partial<Record<Severity, string>>> = {
+  [Severity.SEVERITY_UNSPECIFIED]: 'unrated',
+  [Severity.SEVERITY_INFO]: 'info',
+  [Severity.SEVERITY_LOW]: 'low',
+  [Severity.SEVERITY_MEDIUM]: 'medium',
+  [Severity.SEVERITY_HIGH]: 'high',
+  [Severity.SEVERITY_CRITICAL]: 'critical',
+};
+
+/**
+ * Review and audit findings as a prompt section, one finding per line
+ * (severity, place, category and CWE, what is wrong, what to change), or ''
+ * when there are none, so prompts of attempts without findings stay as they
+ * were.
+ */
+export function formatReviewFindings(findings: readonly ReviewFinding[]): string {
+  if (findings.length === 0) return '';
+  const lines = findings.map((finding) => {
+    const place = finding.path === '' ? '(the change as a whole)' : finding.line > 0 ? `${finding.path}:${finding.line}` : finding.path;
+    const kind = [finding.category, finding.cwe].filter((part) => part !== '').join(', ');
+    const source = finding.source === '' ? '' : ` from ${finding.source}`;
+    const suggestion = finding.suggestion.trim() === '' ? '' : ` Fix: ${finding.suggestion.trim()}`;
+    return `- [${severityWords[finding.severity] ?? 'unrated'}${finding.blocking ? ', blocking' : ''}${source}] ${place}${kind === '' ? '' : ` (${kind})`}: ${finding.message.trim()}${suggestion}`;
+  });
+  return ['Review and audit findings on the last attempt (a blocking one counts like a failing test: it must be fixed):', ...lines].join('\n');
 }
 
 function indent(text: string): string {

@@ -6,7 +6,17 @@ import { z } from 'zod';
 
 const promptSchema = z.strictObject({ system: z.string().min(1), user: z.string().min(1) });
 
-const promptsSchema = z.strictObject({ planner: promptSchema, coder: promptSchema, coderAgent: promptSchema, tester: promptSchema, reflector: promptSchema });
+const promptsSchema = z.strictObject({
+  planner: promptSchema,
+  coder: promptSchema,
+  coderAgent: promptSchema,
+  tester: promptSchema,
+  reflector: promptSchema,
+  // The optional phases' roles: goal -> spec or questions, code review, security audit.
+  reprompter: promptSchema,
+  reviewer: promptSchema,
+  auditor: promptSchema,
+});
 
 /** A role's system and user message templates with `{{name}}` placeholders. */
 export type RolePrompt = z.infer<typeof promptSchema>;
@@ -31,7 +41,12 @@ export function loadPrompts(configDir = process.env['RATCHET_CONFIG_DIR'] || pat
   }
   const result = promptsSchema.safeParse(data);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
+    const problems = result.error.issues.map((issue) => {
+      const where = issue.path.map(String).join('.') || '(root)';
+      // A prompts.yaml kept from an older version lacks the newer roles: say which, and where to copy them from.
+      const missingRole = issue.path.length === 1 && typeof data === 'object' && data !== null && !Object.hasOwn(data, String(issue.path[0]));
+      return missingRole ? `${where}: missing; add the role's system and user templates (copy them from the prompts.yaml Ratchet ships in config/)` : `${where}: ${issue.message}`;
+    });
     throw new AppError(ErrorCode.CONFIG_INVALID, `${file} is invalid: ${problems.join('; ')}`);
   }
   return result.data;

@@ -57,7 +57,7 @@ describe('GrpcServer and createGrpcClient', () => {
   it('answers unary calls with the caller token and refuses a missing or wrong one', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
     try {
-      const response = await client.submitTask({ goal: 'a', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0 });
+      const response = await client.submitTask({ goal: 'a', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
       expect(response.task).toMatchObject({ id: 'a', goal: 'goal a' });
     } finally {
       client.close();
@@ -74,9 +74,26 @@ describe('GrpcServer and createGrpcClient', () => {
     }
   });
 
+  it('sends a per-call token instead of the client\'s own, so one client can act for many callers', async () => {
+    const shared = createGrpcClient(OrchestratorServiceDefinition, address);
+    try {
+      expect((await shared.getTask({ taskId: 'x', view: 0 }, { token: 'right-token' })).task?.id).toBe('x');
+      expect((await rejectionOf(shared.getTask({ taskId: 'x', view: 0 }, { token: 'wrong-token' }))).code).toBe(ErrorCode.UNAUTHENTICATED);
+      expect((await rejectionOf(shared.getTask({ taskId: 'x', view: 0 }))).code).toBe(ErrorCode.UNAUTHENTICATED);
+      const events: number[] = [];
+      for await (const { event } of shared.watchTask({ taskId: 'x', fromSequence: 0, followAfterCompletion: false }, { token: 'right-token' })) {
+        events.push(event?.sequence ?? 0);
+        if (events.length === 2) break;
+      }
+      expect(events).toEqual([1, 2]);
+    } finally {
+      shared.close();
+    }
+  });
+
   it('carries AppError codes across, hides unexpected errors and names unimplemented methods', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
-    const invalid = await rejectionOf(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0 }));
+    const invalid = await rejectionOf(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 }));
     expect(invalid).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: 'goal is empty', isRetryable: false });
     const internal = await rejectionOf(client.getTask({ taskId: 'boom', view: 0 }));
     expect(internal.code).toBe(ErrorCode.INTERNAL);

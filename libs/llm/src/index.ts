@@ -24,5 +24,5 @@ export { addUsage, costOf } from './domain/cost';
 export type { ModelPrice } from './domain/cost';
 export { completeStructured, StructuredReplyError } from './structured';
 export type { StructuredOptions, StructuredResult } from './structured';
-export { createRoleModel, createRoleModels, modelConfigSection, pricesConfigSection, resolveRoleEndpoint } from './models-config';
+export { createRoleModel, createRoleModels, modelConfigSection, scriptedRoleModels, pricesConfigSection, resolveRoleEndpoint } from './models-config';
 export type { ModelConfig, RoleEndpoint, RoleModel, RoleModels } from './models-config';

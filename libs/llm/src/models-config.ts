@@ -153,6 +153,12 @@ export interface RoleModel {
 
 export type RoleModels = Readonly<Record<ChatRole, RoleModel>>;
 
+/** One scripted model answering every role (demos, tests, benchmarks), at temperature 0 and 4096 completion tokens. */
+export function scriptedRoleModels(model: ScriptedModel, toolProtocol?: (role: ChatRole) => RoleModel['toolProtocol']): RoleModels {
+  const entry = (role: ChatRole): RoleModel => ({ model, modelName: `scripted:${model.name}`, temperature: 0, maxTokens: 4096, ...(toolProtocol === undefined ? {} : { toolProtocol: toolProtocol(role) }) });
+  return Object.fromEntries(roles.map((role) => [role, entry(role)])) as Record<ChatRole, RoleModel>;
+}
+
 /**
  * A model per role from the `model` and `prices` config sections. With
  * `model.script` set, one ScriptedModel answers every role, in script order.
@@ -165,8 +171,7 @@ export async function createRoleModels(config: DeepReadonlyModelConfig, prices: 
   if (config.script !== undefined) {
     const scripted = await ScriptedModel.fromFile(path.resolve(config.script));
     for (const role of roles) declareModelSeries(role, `scripted:${scripted.name}`);
-    const entry = (role: ChatRole): RoleModel => ({ model: scripted, modelName: `scripted:${scripted.name}`, temperature: 0, maxTokens: 4096, toolProtocol: scriptedToolProtocol(config, role) });
-    return Object.fromEntries(roles.map((role) => [role, entry(role)])) as RoleModels;
+    return scriptedRoleModels(scripted, (role) => scriptedToolProtocol(config, role));
   }
   const result: Partial<Record<ChatRole, RoleModel>> = {};
   // Resolve all roles first so one error lists the problem once, not per role.

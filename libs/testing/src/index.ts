@@ -27,8 +27,8 @@ export type {
 } from './fake-openai-server';
 export { stackServices, startStack } from './stack';
 export type { Stack, StackOptions, StackService } from './stack';
-export { codeReply, planReply, reflectionReply, scriptedGoals, testsReply, writeScript } from './scripted-tasks';
-export type { ScriptedGoal } from './scripted-tasks';
+export { auditReply, codeReply, planReply, questionsReply, reflectionReply, reviewReply, scriptedGoals, specReply, testsReply, writeScript } from './scripted-tasks';
+export type { FindingReplyParts, QuestionReplyParts, ScannerVerdictParts, ScriptedGoal, SpecReplyParts } from './scripted-tasks';
 export { rejectionOf } from './rejection';
 export { startOtlpReceiver } from './otlp-receiver';
 export type { OtlpReceiver, OtlpReceiverOptions, OtlpValue, ReceivedSpan } from './otlp-receiver';

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { TaskEvent } from '@ratchet/contracts';
-import { ScriptedModel, type RoleModel, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
+import { ScriptedModel, scriptedRoleModels, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
 // The bench runs the built package (dist), as a user's process would, not the sources.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { loadCliConfig, startEmbedded } from '@ratchet/cli';
@@ -55,8 +55,7 @@ function tenTests(): string {
 
 function scripted(turns: readonly ScriptedTurn[]): RoleModels {
   const model = new ScriptedModel(turns, { name: 'bench' });
-  const entry: RoleModel = { model, modelName: 'scripted:bench', temperature: 0, maxTokens: 4096 };
-  return { planner: entry, coder: entry, tester: entry, reflector: entry };
+  return scriptedRoleModels(model);
 }
 
 const seconds = (duration: { seconds: number; nanos: number } | undefined) => (duration === undefined ? 0 : duration.seconds * 1000 + duration.nanos / 1e6);
@@ -84,7 +83,7 @@ const turnsPerTask: ScriptedTurn[] = [
 const configDir = path.resolve(import.meta.dirname, '../../../config');
 const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + 1 }, () => turnsPerTask).flat()) });
 for (let index = 0; index <= tasks; index += 1) {
-  const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0 });
+  const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
   const events: TaskEvent[] = [];
   const reader = await ratchet.transport.readEvents(task!.id);
   for await (const stored of reader) {

@@ -223,6 +223,9 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
     approveAskedCommands: false,
     commandGates: false,
     commandDecisions: [],
+    spec: undefined,
+    profile: undefined,
+    reviewFindings: [],
   };
 }
 

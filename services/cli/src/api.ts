@@ -2,7 +2,9 @@ import {
   OrchestratorServiceDefinition,
   TaskEvent,
   TaskView,
+  type AnswerRequest,
   type ApproveRequest,
+  type ProjectProfile,
   type ApproveResponse,
   type ForgetLessonResponse,
   type GetLessonResponse,
@@ -24,7 +26,7 @@ import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
 import { createRedactor, DEFAULT_TEAM, loadRedactionRules } from '@ratchet/agent';
 import { createEmbedder, createMemoryService, learningOptionsOf, type MemoryService } from '@ratchet/memory';
-import { toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
+import { loadProfiles, toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { startEmbedded } from './embedded';
 
@@ -45,6 +47,10 @@ export interface TaskApi {
   cancelTask(taskId: string, reason: string): Promise<Task>;
   resumeTask(request: ResumeTaskRequest): Promise<Task>;
   approve(request: ApproveRequest): Promise<ApproveResponse>;
+  /** Answers a task's open clarifying questions; the task after them. */
+  answer(request: AnswerRequest): Promise<Task>;
+  /** The project profiles tasks may name. */
+  listProfiles(): Promise<ProjectProfile[]>;
   readonly lessons: LessonApi;
   close(): Promise<void>;
 }
@@ -131,6 +137,8 @@ export function connectServer(target: ServerTarget): TaskApi {
     cancelTask: async (taskId, reason) => taskOf(await client.cancelTask({ taskId, reason }, { timeoutMs: 120_000 }), 'CancelTask'),
     resumeTask: async (request) => taskOf(await client.resumeTask(request), 'ResumeTask'),
     approve: (request) => client.approve(request),
+    answer: async (request) => taskOf(await client.answer(request), 'Answer'),
+    listProfiles: async () => (await client.listProfiles({})).profiles,
     lessons: lessonApiOf(client),
     close: () => Promise.resolve(client.close()),
   };
@@ -198,6 +206,13 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
       },
       // Gates the run decides itself (a package install asked in the terminal); the approver is the local user.
       approve: (request) => ratchet.client.approve(request),
+      // Questions the run asks at the terminal (or answers with the stated assumptions); the answerer is the local user.
+      answer: async (request) => {
+        const { task } = await ratchet.client.answer(request);
+        if (task === undefined) throw new AppError(ErrorCode.INTERNAL, 'the orchestrator took the answers but returned no task');
+        return task;
+      },
+      listProfiles: async () => (await ratchet.client.listProfiles({})).profiles,
       lessons: lessonApiOf(ratchet.client),
       close: () => ratchet.close(),
     };
@@ -234,6 +249,8 @@ export async function openEmbedded(options: { dataDir?: string; drive: boolean; 
     cancelTask: () => Promise.reject(embeddedOnlyInItsProcess('cancel')),
     resumeTask: () => Promise.reject(new AppError(ErrorCode.INTERNAL, 'this embedded view only reads history')),
     approve: () => Promise.reject(embeddedOnlyInItsProcess('approve')),
+    answer: () => Promise.reject(embeddedOnlyInItsProcess('answer')),
+    listProfiles: async () => loadProfiles(configDir),
     lessons: {
       list: (request) => memory.implementation.listLessons(request),
       get: (lessonId) => memory.implementation.getLesson({ lessonId }),

@@ -1,16 +1,16 @@
-import { createInterface } from 'node:readline/promises';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, DependencyVerdict, TaskStatus, type ApprovalGate, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
-import { isTerminal, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
+import { isTerminal, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
+import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
 import { configDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles, type OutputDirectoryState } from './files';
-import { approvalKindName, eventJson, formatUsage, oneLine, renderEvent, renderToolStep } from './render';
+import { approvalKindName, eventJson, findingText, formatUsage, oneLine, questionText, renderEvent, renderToolStep, specLines } from './render';
 import { applyPatchToDirectory } from './workspace/apply';
 import { collectWorkspace, type CollectedWorkspace } from './workspace/collect';
 import { commitPatchToBranch } from './workspace/git';
@@ -52,8 +52,20 @@ export interface RunOptions extends ConnectOptions {
   readonly yes?: boolean;
   /** Embedded: install the packages the dependency policy asks a person about, without asking. */
   readonly allowDeps?: boolean;
-  /** Embedded: how a question is put to the person at the terminal; default: a prompt on stdin when it is a terminal, else none (the packages are refused). */
-  readonly ask?: (question: string) => Promise<string>;
+  /** Embedded: how a question is put to the person at the terminal; default: a prompt on stdin when it is a terminal, else none (the packages are refused, questions take their stated assumptions). */
+  readonly ask?: Ask;
+  /** Project profile: web_app, cli_tool, data_pipeline, library, or one of config/profiles/*.yaml. */
+  readonly profile?: string;
+  /** Turn the goal into a spec first (the reprompter); `--interactive` implies it. */
+  readonly reprompt?: boolean;
+  /** Ask for the goal (when none is given) and answer the reprompter's questions at the terminal. */
+  readonly interactive?: boolean;
+  /** commander's --no-questions: false states assumptions instead of asking. */
+  readonly questions?: boolean;
+  /** Review each change with the reviewer role. */
+  readonly enableReview?: boolean;
+  /** Audit each change with the security auditor role. */
+  readonly enableAudit?: boolean;
   /** With --workspace: the project's own test command, a shell command line run from its root. */
   readonly testCommand?: string;
   /** With --workspace: whether the model may edit the project's tests (goal, allow, protect). */
@@ -99,7 +111,12 @@ export interface RunResult {
  *
  * @throws AppError for bad arguments or config (before anything runs).
  */
-export async function runGoal(goal: string, options: RunOptions, output: Output = consoleOutput): Promise<RunResult> {
+export async function runGoal(goalGiven: string, options: RunOptions, output: Output = consoleOutput): Promise<RunResult> {
+  const ask = terminalAsker(options.ask);
+  // No goal, or --interactive: the goal comes from the terminal, and the reprompter's questions are answered there.
+  const interactive = options.interactive === true || goalGiven.trim() === '';
+  if (interactive && ask === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'the goal is empty and there is no terminal to ask for it; usage: ratchet run "a CLI that manages TODO items in JSON"');
+  const goal = goalGiven.trim() !== '' ? goalGiven : await (ask as Ask)('What should Ratchet build? ');
   if (goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'the goal is empty; usage: ratchet run "a CLI that manages TODO items in JSON"');
   const language = parseLanguageName(options.lang);
   const maxIterations = options.maxIterations === undefined ? 0 : Number(options.maxIterations);
@@ -180,13 +197,22 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
       testEdits,
       project,
       memory: options.memory ?? MemoryUse.MEMORY_USE_UNSPECIFIED,
+      profile: options.profile?.trim() ?? '',
+      reprompt: switchOf(options.reprompt === true || interactive ? true : undefined),
+      questions: switchOf(options.questions === false ? false : interactive ? true : undefined),
+      review: switchOf(options.enableReview),
+      audit: switchOf(options.enableAudit),
     });
     taskId = task.id;
     setSpanAttributes({ 'ratchet.task_id': task.id });
     if (!options.json && remote) output.err(`task ${task.id} submitted to ${api.where}`);
-    // Embedded, nobody else can answer a package gate: this run does, at the terminal or by --allow-deps.
-    const onGate = remote ? undefined : dependencyGateAnswerer(api, options, output);
-    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace, onGate);
+    // Embedded, nobody else can answer a package gate or a question: this run does, at the terminal (or by --allow-deps, or the stated assumptions).
+    const answerers: Answerers = remote
+      ? interactive
+        ? { onQuestions: questionAnswerer(api, ask, (line) => output.err(line)) }
+        : {}
+      : { onGate: dependencyGateAnswerer(api, options, output), onQuestions: questionAnswerer(api, ask, (line) => output.err(line)) };
+    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace, answerers);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
@@ -196,13 +222,24 @@ export async function runGoal(goal: string, options: RunOptions, output: Output 
 /** Decides a gate the task raised, while its events are followed. */
 type GateAnswerer = (gate: ApprovalGate) => Promise<void>;
 
+/** What a run answers while it follows its task: gates, and the reprompter's questions. */
+interface Answerers {
+  readonly onGate?: GateAnswerer;
+  readonly onQuestions?: (taskId: string, questions: readonly ClarifyingQuestion[]) => Promise<void>;
+}
+
+/** A run option as the contract's switch: unset leaves the configured default. */
+function switchOf(value: boolean | undefined): PhaseSwitch {
+  return value === undefined ? PhaseSwitch.PHASE_SWITCH_UNSPECIFIED : value ? PhaseSwitch.PHASE_SWITCH_ON : PhaseSwitch.PHASE_SWITCH_OFF;
+}
+
 /**
  * Embedded mode's answer to a DEPENDENCY_INSTALL gate: approved with
  * --allow-deps; otherwise asked at the terminal (y/N); without a terminal,
  * refused with a comment saying how to allow it. Other gates are left alone.
  */
 function dependencyGateAnswerer(api: TaskApi, options: RunOptions, output: Output): GateAnswerer {
-  const ask = options.ask ?? (process.stdin.isTTY ? askAtTerminal : undefined);
+  const ask = terminalAsker(options.ask);
   return async (gate) => {
     if (gate.kind !== ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL || gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) return;
     let approved = options.allowDeps === true;
@@ -217,18 +254,8 @@ function dependencyGateAnswerer(api: TaskApi, options: RunOptions, output: Outpu
   };
 }
 
-/** One line from the terminal, after `question`. */
-async function askAtTerminal(question: string): Promise<string> {
-  const terminal = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return await terminal.question(question);
-  } finally {
-    terminal.close();
-  }
-}
-
-/** Prints a task's events until it completes (or `signal` aborts); a gate it raises goes to `onGate`, when given. */
-async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output, onGate?: GateAnswerer): Promise<void> {
+/** Prints a task's events until it completes (or `signal` aborts); a gate it raises, or questions it asks, go to `answerers`. */
+async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output, answerers: Answerers = {}): Promise<void> {
   try {
     for await (const event of api.watchTask(taskId, signal)) {
       if (json) output.out(eventJson(event));
@@ -236,7 +263,9 @@ async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, j
         const line = renderEvent(event);
         if (line !== undefined) output.err(line);
       }
-      if (onGate !== undefined && event.payload?.$case === 'approvalRequested' && event.payload.approvalRequested.gate !== undefined) await onGate(event.payload.approvalRequested.gate);
+      const payload = event.payload;
+      if (answerers.onGate !== undefined && payload?.$case === 'approvalRequested' && payload.approvalRequested.gate !== undefined) await answerers.onGate(payload.approvalRequested.gate);
+      if (answerers.onQuestions !== undefined && payload?.$case === 'questionsAsked') await answerers.onQuestions(taskId, payload.questionsAsked.questions);
     }
   } catch (error) {
     if (!signal.aborted) throw error;
@@ -250,8 +279,8 @@ interface OutputTarget {
   readonly state: OutputDirectoryState;
 }
 
-async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, out: OutputTarget | undefined, json: boolean, output: Output, workspace?: WorkspaceRun, onGate?: GateAnswerer): Promise<RunResult> {
-  await followEvents(api, task.id, signal, json, output, onGate);
+async function followToEnd(api: TaskApi, task: Task, signal: AbortSignal, out: OutputTarget | undefined, json: boolean, output: Output, workspace?: WorkspaceRun, answerers: Answerers = {}): Promise<RunResult> {
+  await followEvents(api, task.id, signal, json, output, answerers);
   if (signal.aborted) return { task, written: [], detached: true };
   if (workspace !== undefined && out !== undefined) return finishWorkspace(api, task.id, out, workspace, json, output);
   return finish(api, task.id, out, json, output);
@@ -481,6 +510,32 @@ export async function approveGate(taskId: string, gateId: string, options: Conne
   }
 }
 
+/** `ratchet answer TASK_ID`: answers a task's open clarifying questions (--answer, --assume, or at the terminal). */
+export async function answerQuestions(taskId: string, options: ConnectOptions & AnswerOptions, output: Output = consoleOutput): Promise<void> {
+  const api = await openApi({ ...options, drive: false });
+  try {
+    const task = await answerTask(api, taskId.trim(), options, terminalAsker(), (line) => output.err(line));
+    output.out(`answered; task ${task.id} is ${statusName(task.status)}${task.status === TaskStatus.TASK_STATUS_AWAITING_ANSWER ? ` (${task.statusReason})` : ''}`);
+  } finally {
+    await api.close();
+  }
+}
+
+/** `ratchet profiles`: the project profiles `run -p` takes. */
+export async function listProfiles(options: ConnectOptions & { json?: boolean }, output: Output = consoleOutput): Promise<void> {
+  const api = await openApi({ ...options, drive: false });
+  try {
+    const profiles = await api.listProfiles();
+    for (const profile of profiles) {
+      if (options.json) output.out(JSON.stringify(ProjectProfile.toJSON(profile)));
+      else output.out(`${profile.name.padEnd(16)} ${profile.language === 0 ? 'any language' : languageFromProto(profile.language)}  ${profile.description}`);
+    }
+    if (profiles.length === 0 && !options.json) output.err('no profiles: add YAML files to config/profiles/');
+  } finally {
+    await api.close();
+  }
+}
+
 function taskJson(task: Task) {
   return { id: task.id, goal: task.goal, status: statusName(task.status), stopReason: task.stopReason ? stopReasonName(task.stopReason) : '', statusReason: task.statusReason, iterations: task.currentIteration, usage: task.usage, createdAt: task.createdAt };
 }
@@ -570,6 +625,13 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     const memoryText = task.memory === MemoryUse.MEMORY_USE_OFF ? ' (memory off)' : task.memory === MemoryUse.MEMORY_USE_PROJECT_ONLY ? " (this project's lessons only)" : '';
     output.out(`project: ${task.project || '(none: global lessons)'}${memoryText}`);
     output.out(`lessons used: ${task.lessons.length === 0 ? 'none' : task.lessons.map((lesson) => `"${oneLine(lesson.title)}"`).join(', ')}`);
+    if (task.profile !== undefined) output.out(`profile: ${task.profile.name} - ${task.profile.description}`);
+    const phases = task.phases;
+    const optional = phases === undefined ? [] : [phases.reprompt ? `reprompt${phases.questions ? ' (may ask)' : ' (states assumptions)'}` : '', phases.review ? 'review' : '', phases.audit ? 'audit' : ''].filter((name) => name !== '');
+    if (optional.length > 0) output.out(`optional phases: ${optional.join(', ')}`);
+    for (const question of task.questions) output.out(questionText(question));
+    if (task.status === TaskStatus.TASK_STATUS_AWAITING_ANSWER) output.out(`waiting for answers: ratchet answer ${task.id} [--answer q1=TEXT | --assume]`);
+    if (task.spec !== undefined) for (const line of specLines(task.spec)) output.out(line);
     const plan = iterations.at(-1)?.plan;
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
     for (const decision of task.dependencyDecisions) output.out(`package ${dependencyText(decision)}`);
@@ -596,6 +658,8 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
       if (view.tests !== '') output.out(`  tests: ${view.tests}`);
       if (iteration.error !== undefined) output.out(`  error: ${iteration.error.code}: ${iteration.error.message}`);
       for (const finding of iteration.safetyFindings) output.out(`  safety: ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`);
+      for (const finding of iteration.reviewFindings) output.out(`  review: ${findingText(finding)}`);
+      for (const finding of iteration.auditFindings) output.out(`  audit: ${findingText(finding)}`);
       if (iteration.reflection !== undefined) {
         output.out(`  root cause: ${iteration.reflection.rootCause}`);
         output.out(`  hypothesis: ${iteration.reflection.hypothesis}`);

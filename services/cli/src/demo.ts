@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { TaskStatus } from '@ratchet/contracts';
 import { openPglite } from '@ratchet/db';
-import { ScriptedModel, type RoleModel, type RoleModels } from '@ratchet/llm';
+import { ScriptedModel, scriptedRoleModels } from '@ratchet/llm';
 import { TaskStore } from '@ratchet/orchestrator';
 import { consoleOutput, patchFileName, runGoal, type Output } from './commands';
 
@@ -55,10 +55,6 @@ async function createDemoProject(project: string): Promise<void> {
   await git(project, 'commit', '-q', '-m', 'inventory: stock levels, restocking and low-stock reports');
 }
 
-function scriptedModels(model: ScriptedModel): RoleModels {
-  const entry: RoleModel = { model, modelName: `scripted:${model.name}`, temperature: 0, maxTokens: 4096 };
-  return { planner: entry, coder: entry, tester: entry, reflector: entry };
-}
 
 /**
  * `ratchet demo`: three real tasks through every real service (sandbox,
@@ -78,7 +74,7 @@ export async function runDemo(options: DemoOptions, output: Output = consoleOutp
   const dir = options.dir === undefined ? await mkdtemp(path.join(os.tmpdir(), 'ratchet-demo-')) : path.resolve(options.dir);
   const dataDir = path.join(dir, 'data');
   const model = await ScriptedModel.fromFile(demoScript);
-  const models = scriptedModels(model);
+  const models = scriptedRoleModels(model);
   const workspaceModel = await ScriptedModel.fromFile(workspaceDemoScript);
   output.err('Ratchet offline demo. Every service is real: Docker sandbox, tree-sitter safety check, PGlite storage, vector memory.');
   output.err(
@@ -97,7 +93,7 @@ export async function runDemo(options: DemoOptions, output: Output = consoleOutp
     await createDemoProject(project);
     output.err(`a small Python package, committed to git at ${project}; one of its 4 tests fails. The goal: "${demoGoals.third}".`);
     output.err(`The coder works through tools (run, search, read_file, edit_file, finish) in a sandbox session; the model is still SCRIPTED and replays ${path.relative(process.cwd(), workspaceDemoScript)}.`);
-    const third = await runGoal(demoGoals.third, { lang: 'python', out: patchDir, dataDir, models: scriptedModels(workspaceModel), force: true, workspace: project }, output);
+    const third = await runGoal(demoGoals.third, { lang: 'python', out: patchDir, dataDir, models: scriptedRoleModels(workspaceModel), force: true, workspace: project }, output);
     workspaceModel.assertFinished();
     const patchFile = path.join(patchDir, patchFileName);
     const patch = await readFile(patchFile, 'utf8').catch(() => '');

@@ -16,7 +16,7 @@ import { createCoderService } from '@ratchet/coder';
 import { openPglite } from '@ratchet/db';
 import { createRoleModels, type RoleModels } from '@ratchet/llm';
 import { createEmbedder, createMemoryService, learningOptionsOf } from '@ratchet/memory';
-import { agentClients, createOrchestratorService, loopSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
+import { agentClients, createOrchestratorService, loadProfiles, loopSettingsOf, type OrchestratorService } from '@ratchet/orchestrator';
 import { createPlannerService } from '@ratchet/planner';
 import { createReflectorService } from '@ratchet/reflector';
 import { hostService, packageVersion, type RunningService } from '@ratchet/runtime';
@@ -91,7 +91,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
       hostService({ name: 'safety', version, definition: SafetyServiceDefinition, implementation: safety.implementation }, { transport, logger }),
       hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks, instance: sandbox.instance }, { transport, logger }),
       hostService({ name: 'memory', version, definition: MemoryServiceDefinition, implementation: memory.implementation }, { transport, logger }),
-      hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, reprompterModel: models.reprompter, prompts }).implementation }, { transport, logger }),
       hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts, settings: config.coder, transport, extractor: () => loadDefinitionExtractor() }).implementation }, { transport, logger }),
       hostService(
         {
@@ -102,12 +102,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
         },
         { transport, logger },
       ),
-      hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, reviewerModel: models.reviewer, auditorModel: models.auditor, prompts }).implementation }, { transport, logger }),
     );
 
     const orchestrator = await createOrchestratorService({
       db,
       redact,
+      profiles: loadProfiles(options.configDir),
       clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
       publish: async (events) => {
         for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());

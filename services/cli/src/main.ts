@@ -4,11 +4,12 @@ import { roleNames } from '@ratchet/grpc-api';
 import { withSpan } from '@ratchet/telemetry';
 import { Command, CommanderError } from 'commander';
 import { runBench, type BenchOptions } from './bench/run-bench';
-import { approveGate, cancelTask, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
+import { answerQuestions, approveGate, cancelTask, listProfiles, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
 import { runDemo } from './demo';
 import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
 import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
 import { printNewToken } from './token-command';
+import type { AnswerOptions } from './questions';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
 const exitConfig = 78;
@@ -38,7 +39,7 @@ function program(): Command {
       command
         .command('run')
         .description('turn a goal into tested code (embedded: every service in this process; with --server: on that server, and Ctrl-C detaches)')
-        .argument('<goal...>', 'what the code should do, e.g. "a CLI that manages TODO items in JSON"')
+        .argument('[goal...]', 'what the code should do, e.g. "a CLI that manages TODO items in JSON"; without it, asked at the terminal (as with --interactive)')
         .option('--lang <language>', 'python, typescript or javascript', 'python')
         .option('--tests <dir>', 'your acceptance tests (never edited by the model), placed under tests/')
         .option('--out <dir>', 'where the final files are written', 'ratchet-output')
@@ -53,6 +54,12 @@ function program(): Command {
         .option('--test-command <command>', 'with --workspace: how the project runs its tests, a shell command run from its root in the sandbox (e.g. "npm test"); passes on exit 0 and on a JUnit report written to $RATCHET_TEST_REPORT')
         .option('--test-edits <when>', "with --workspace: whether the model may edit the project's tests: goal (when the goal asks to change them), allow or protect", 'goal')
         .option('--project <key>', "whose lessons the task uses and adds to, with the global ones (default: the workspace's git remote, else its directory name; none for a goal without --workspace)")
+        .option('-p, --profile <name>', 'the kind of project: web_app, cli_tool, data_pipeline, library, or one of config/profiles/*.yaml (`ratchet profiles` lists them): its layout, test style, packages and prompt additions')
+        .option('--reprompt', 'turn the goal into a structured spec first (behaviour, interface, edge cases, acceptance criteria), asking clarifying questions when it is ambiguous')
+        .option('--interactive', 'ask for the goal (when none is given) and answer the reprompter\'s questions at the terminal; implies --reprompt')
+        .option('--no-questions', 'the reprompter states its assumptions in the spec instead of asking')
+        .option('--enable-review', 'a reviewer role reads each change before the tests run; blocking findings fail the attempt')
+        .option('--enable-audit', 'a security auditor role reads each change (OWASP Top 10, CWE) with the static scanners\' findings; high-severity findings fail the attempt')
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {
@@ -99,6 +106,23 @@ function program(): Command {
   ).action(async (taskId: string, options: Parameters<typeof resumeTask>[1]) => {
     process.exitCode = exitCodeOf(await resumeTask(taskId, options));
   });
+
+  remote(
+    command
+      .command('answer')
+      .description("answer the reprompter's clarifying questions of a task on a server (it waits in AWAITING_ANSWER); at a terminal, each open question is asked")
+      .argument('<task-id>', 'the id, or its first 8+ characters')
+      .option('--answer <id=text...>', 'answer a question by its id, e.g. --answer q1="store them in JSON" (q1= keeps its stated assumption)')
+      .option('--assume', 'take the stated assumption of every open question'),
+  ).action(async (taskId: string, options: AnswerOptions) => {
+    await answerQuestions(taskId, options);
+  });
+
+  remote(dataDir(command.command('profiles').description('the project profiles `ratchet run -p NAME` takes (config/profiles/*.yaml)').option('--json', 'one JSON object per line'))).action(
+    async (options: Parameters<typeof listProfiles>[0]) => {
+      await listProfiles(options);
+    },
+  );
 
   remote(
     command

@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Phase, TaskEvent, TaskStatus, TestCaseStatus, type ToolStep, type Usage } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, severityToJSON, TaskEvent, TaskStatus, TestCaseStatus, type ClarifyingQuestion, type ReviewFinding, type TaskSpec, type ToolStep, type Usage } from '@ratchet/contracts';
 import { phaseName, statusName, stopReasonName } from '@ratchet/agent';
 
 /** Dollars with enough digits to show small model costs. */
@@ -91,6 +91,8 @@ export function renderEvent(event: TaskEvent): string | undefined {
       const step = payload.toolCalled.step;
       return step === undefined ? undefined : `${prefix}  ${renderToolStep(step)}`;
     }
+    case 'questionsAsked':
+      return [`${prefix}QUESTIONS before planning (answer: ratchet answer ${event.taskId}):`, ...payload.questionsAsked.questions.map((question) => `    ${questionText(question)}`)].join('\n');
     case 'taskStatusChanged':
       return undefined;
     case 'logLine':
@@ -126,4 +128,36 @@ export function approvalKindName(kind: ApprovalKind): string {
 /** The event as one JSON line (proto JSON), for `--json`. */
 export function eventJson(event: TaskEvent): string {
   return JSON.stringify(TaskEvent.toJSON(event));
+}
+
+/** A clarifying question on one line, with its answer once it has one. */
+export function questionText(question: ClarifyingQuestion): string {
+  const answered = question.answeredBy === '' ? `(open; assumption: ${question.assumption || 'none'})` : question.answer === '' ? `-> assumed: ${question.assumption}` : `-> ${question.answer} (${question.answeredBy})`;
+  return `question ${question.questionId}: ${oneLine(question.question, 200)} ${answered}`;
+}
+
+/** A spec as `ratchet show` prints it: one heading per part, list items indented. */
+export function specLines(spec: TaskSpec): string[] {
+  const lines = [`spec: ${oneLine(spec.summary, 400)}`];
+  const text = (label: string, value: string) => {
+    if (value.trim() !== '') lines.push(`  ${label}: ${oneLine(value, 400)}`);
+  };
+  const list = (label: string, values: readonly string[]) => {
+    if (values.length > 0) lines.push(`  ${label}:`, ...values.map((value) => `    - ${oneLine(value, 300)}`));
+  };
+  text('behaviour', spec.behaviour);
+  text('inputs', spec.inputs);
+  text('outputs', spec.outputs);
+  list('interface', spec.interface);
+  list('edge cases', spec.edgeCases);
+  list('acceptance criteria', spec.acceptanceCriteria);
+  list('assumptions', spec.assumptions);
+  return lines;
+}
+
+/** A review or audit finding on one line: severity, where, what, and whether it blocked. */
+export function findingText(finding: ReviewFinding): string {
+  const where = finding.path === '' ? '' : ` ${finding.path}${finding.line > 0 ? `:${finding.line}` : ''}`;
+  const tags = [finding.category, finding.cwe, finding.source].filter((tag) => tag !== '').join(', ');
+  return `${severityToJSON(finding.severity).replace('SEVERITY_', '')}${finding.blocking ? ' (blocking)' : ''}${where} ${oneLine(finding.message, 300)}${tags === '' ? '' : ` [${tags}]`}`;
 }

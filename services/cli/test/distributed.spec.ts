@@ -19,6 +19,7 @@ const slow = scriptedGoals('slow', 1, { slowSeconds: 60 })[0]!;
 const resumable = scriptedGoals('resume', 1, { failFirst: true })[0]!;
 const reviewed = scriptedGoals('review', 1)[0]!;
 const packaged = scriptedGoals('deps', 1, { dependencies: [{ name: 'padkit', versionSpec: '' }] })[0]!;
+const vague = scriptedGoals('vague', 1, { questions: ['Integers only, or floats too?'] })[0]!;
 
 let stack: Stack;
 let index: PackageIndex;
@@ -49,7 +50,7 @@ beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
   // Two answers per turn: the resumed task plans (and writes tests) a second time.
-  await writeScript(script, [...concurrent, slow, resumable, reviewed, packaged], { times: 2 });
+  await writeScript(script, [...concurrent, slow, resumable, reviewed, packaged, vague], { times: 2 });
   // The runners install packages from an index this test serves (PyPI is not reachable from CI).
   index = await servePackageIndex({ padkit: [wheel('padkit', '0.3.0', { 'padkit/__init__.py': 'def pad(text, width):\n    return text.rjust(width)\n' })] });
   stack = await startStack({
@@ -201,6 +202,27 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(shown.stdout).toMatch(/approval gate \S+ \(dependency install, iteration 1\): approved by \S+: padkit is fine/);
     expect(shown.stdout).toMatch(/package padkit: allowed \(approved by \S+: padkit is fine\)/);
     expect(shown.stdout).toMatch(/install: 1 package\(s\) installed in/);
+  });
+
+  it('waits for answers to the reprompter\'s questions (ratchet answer), then plans from the spec', async () => {
+    let answered: Promise<Run> | undefined;
+    const run = await ratchet(['run', vague.goal, '--reprompt', '--out', 'out-vague'], {
+      onStderr: (text) => {
+        const asked = /QUESTIONS before planning \(answer: ratchet answer (\S+)\)/.exec(text);
+        if (asked !== null && answered === undefined) answered = ratchet(['answer', asked[1]!, '--answer', 'q1=floats too']);
+      },
+    });
+    if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}`);
+    expect((await answered)?.stdout).toMatch(/answered; task \S+ is REPROMPTING/);
+    const taskId = /task (\S+) submitted to server/.exec(run.stderr)?.[1];
+    const shown = await ratchet(['show', taskId!]);
+    expect(shown.stdout).toMatch(/question q1: Integers only, or floats too\? -> floats too \(\S+\)/);
+    expect(shown.stdout).toContain(`spec: add(a, b) for ${vague.tag}`);
+    expect(shown.stdout).toContain('    - add(2, 3) returns 5');
+    // Answering again is refused: nothing waits.
+    const again = await ratchet(['answer', taskId!, '--answer', 'q1=integers']);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/is not waiting for answers/);
   });
 
   it('resumes only failed tasks, and approves only tasks that wait', async () => {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ScriptedModel, type RoleModel, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
+import { ScriptedModel, scriptedRoleModels, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
 import type { Output } from '../src/commands';
 
 /** Output that keeps every line, for assertions. */
@@ -23,8 +23,7 @@ export class RecordedOutput implements Output {
 /** One scripted model answering every role, as the demo uses it. */
 export function scripted(turns: ScriptedTurn[], name = 'test-script'): { model: ScriptedModel; models: RoleModels } {
   const model = new ScriptedModel(turns, { name });
-  const entry: RoleModel = { model, modelName: `scripted:${name}`, temperature: 0, maxTokens: 4096 };
-  return { model, models: { planner: entry, coder: entry, tester: entry, reflector: entry } };
+  return { model, models: scriptedRoleModels(model) };
 }
 
 export async function temporaryDirectory(): Promise<{ dir: string; remove: () => Promise<void> }> {

@@ -88,6 +88,11 @@ describe('distributed Ratchet when a service dies mid-task', () => {
       testEdits: 0,
       project: '',
       memory: 0,
+      profile: '',
+      reprompt: 0,
+      questions: 0,
+      review: 0,
+      audit: 0,
     });
     const id = task!.id;
     // Killed while the first attempt's (slow) tests run: the reflection that follows needs memory.

@@ -10,6 +10,8 @@ export { applyReply, codeReplySchema } from './domain/code-reply';
 export { runAgent, stopReason } from './domain/agent-loop';
 export type { AgentLimits, AgentPorts, AgentRun, ToolOutcome } from './domain/agent-loop';
 export { applyEdit, parseToolCall, ToolName, toolDefinitions } from './domain/agent-tools';
+export { agentPromptValues } from './handlers/write-code-agent';
+export { feedbackOf } from './handlers/write-code';
 
 export interface CoderServiceOptions {
   readonly roleModel: RoleModel;

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { loadPrompts, renderTemplate } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
-import { CoderServiceDefinition, Language, TestCaseStatus, type WriteCodeRequest } from '@ratchet/contracts';
+import { CoderMode, CoderServiceDefinition, Language, Severity, TestCaseStatus, type WriteCodeRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createCoderService } from '../src';
+import { agentPromptValues, createCoderService } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 
@@ -35,6 +35,7 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     approveAskedCommands: false,
     commandGates: false,
     commandDecisions: [],
+    reviewFindings: [],
     ...overrides,
   };
 }
@@ -92,6 +93,42 @@ describe('coder over the in-process bus', () => {
     expect(user).toContain('tests.test_calc::test_add: AssertionError: assert -1 == 3');
     expect(user).toContain('[python-os-system] calc.py:3');
     expect(user).toContain('--- tests/test_calc.py');
+  });
+
+  it("shows the task's spec and profile and the blocking review findings of the last attempt, in files mode and in agent mode", async () => {
+    const spec = { summary: 'A calculator.', behaviour: 'add(a, b) returns a + b', inputs: 'two numbers', outputs: 'a number', interface: ['add(a, b) -> float'], edgeCases: ['floats'], acceptanceCriteria: ['add(1, 2) == 3'], assumptions: [] };
+    const profile = { name: 'library', description: 'an importable module', language: Language.LANGUAGE_PYTHON, layout: [], testStyle: '', dependencies: [], prompt: 'Type-annotate public functions.' };
+    const reviewFindings = [{ severity: Severity.SEVERITY_MEDIUM, path: 'calc.py', line: 2, category: 'correctness', cwe: '', message: 'add subtracts', suggestion: 'return a + b', blocking: true, source: 'reviewer' }];
+    const { model, client } = serve([
+      { role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) },
+      { role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) },
+    ]);
+    await client.writeCode(request({ spec, profile, reviewFindings }));
+    const user = model.calls[0]!.request.messages[1]!.content;
+    expect(user).toContain('Spec (the goal made precise');
+    expect(user).toContain('Acceptance criteria:\n1. add(1, 2) == 3');
+    expect(user).toContain('Project profile: library (an importable module)');
+    expect(user).toContain('Profile instructions:\nType-annotate public functions.');
+    expect(user).toContain('- [medium, blocking from reviewer] calc.py:2 (correctness): add subtracts Fix: return a + b');
+    // Review findings alone are feedback: this is not a first attempt.
+    expect(user).toContain('(see the review and audit findings below)');
+    expect(user).not.toContain('(first attempt)');
+
+    await client.writeCode(request());
+    const plain = model.calls[1]!.request.messages[1]!.content;
+    expect(plain).toContain('(first attempt)');
+    expect(plain).not.toContain('Spec (');
+    expect(plain).not.toContain('Project profile');
+    expect(plain).not.toContain('Review and audit findings');
+
+    // Agent mode renders the same sections into its own prompt.
+    const values = agentPromptValues(request({ spec, profile, reviewFindings, mode: CoderMode.CODER_MODE_AGENT }), '', new Set(['tests/test_calc.py']));
+    const agentUser = renderTemplate(prompts.coderAgent.user, values);
+    expect(agentUser).toContain('Acceptance criteria:\n1. add(1, 2) == 3');
+    expect(agentUser).toContain('Type-annotate public functions.');
+    expect(agentUser).toContain('calc.py:2 (correctness): add subtracts');
+    expect(agentUser).toContain('Repository map (the most relevant files first, with their definitions):\n(use list_files)');
+    expect(renderTemplate(prompts.coderAgent.user, agentPromptValues(request(), 'calc.py', new Set()))).not.toContain('Spec (');
   });
 
   it('does not let the model write test files or the read-only tests: the repair round says why', async () => {

@@ -1,7 +1,7 @@
 import { configSection } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
-import type { LoopPolicy } from './domain/policy';
+import { UnansweredQuestions, type LoopPolicy } from './domain/policy';
 import type { PhaseSettings } from './runner/phases';
 
 /**
@@ -47,6 +47,32 @@ export const orchestratorConfigSection = configSection({
   agentPhaseTimeoutMs: z.number().int().positive().default(960_000),
   /** Run commands the command policy asks a person about, for every task (embedded `ratchet run --yes`); otherwise they are refused. */
   approveAskedCommands: z.boolean().default(false),
+  /** The optional phases a task runs when its submit leaves them unset (`ratchet run --reprompt`, `--enable-review`, `--enable-audit`). */
+  phases: z
+    .object({
+      /** Turn each goal into a structured spec before planning. */
+      reprompt: z.boolean().default(false),
+      /** Let the reprompter ask clarifying questions (off: it states its assumptions instead). */
+      questions: z.boolean().default(true),
+      /** A reviewer role reads each change before the tests run; blocking findings fail the attempt. */
+      review: z.boolean().default(false),
+      /** A security auditor role reads each change before the tests run; high-severity findings fail the attempt. */
+      audit: z.boolean().default(false),
+    })
+    .strict()
+    .prefault({}),
+  /** The reprompter's clarifying questions. */
+  questions: z
+    .object({
+      /** Questions per task, over all rounds; 0 asks none. */
+      max: z.number().int().min(0).max(20).default(3),
+      /** How long open questions wait for an answer, seconds; 0 waits forever. */
+      timeoutSeconds: z.number().int().min(0).max(7 * 24 * 60 * 60).default(86_400),
+      /** What unanswered questions become when their time is up: go on with the stated assumptions, or end the task. */
+      onTimeout: z.enum([UnansweredQuestions.ASSUME, UnansweredQuestions.FAIL]).default(UnansweredQuestions.ASSUME),
+    })
+    .strict()
+    .prefault({}),
 });
 
 export type OrchestratorSettings = Readonly<z.infer<typeof orchestratorConfigSection>>;
@@ -92,12 +118,14 @@ export function loopSettingsOf(settings: OrchestratorSettings, sandboxTimeoutSec
       commandGates: options.commandGates ?? false,
       lessonLimit: settings.lessonLimit,
       lessonMinScore: settings.lessonMinScore,
+      maxQuestions: settings.questions.max,
     },
     policy: {
       defaultBudget,
       maxReplans: settings.maxReplans,
       noProgress: { replanAfter: settings.noProgressReplanAfter, stopAfter: settings.noProgressStopAfter },
-      phases: { reprompt: false, review: false, audit: false },
+      phases: { ...settings.phases },
+      questions: { max: settings.questions.max, timeoutMs: settings.questions.timeoutSeconds * 1000, onTimeout: settings.questions.onTimeout },
     },
     dependencyWaitMs: options.dependencyWaitMs ?? settings.dependencyWaitSeconds * 1000,
   };

@@ -1,6 +1,8 @@
 export { TaskStore } from './adapters/store';
 export type { ListTasksQuery, LeaseChange, TransitionOptions } from './adapters/store';
 export { orchestratorMigrations } from './adapters/migrations';
+export { loadProfiles } from './adapters/profiles';
+export { resolveProfile } from './domain/profiles';
 export { agentClients } from './agent-clients';
 export { loopSettingsOf, orchestratorConfigSection } from './config';
 export type { LoopSettings, OrchestratorSettings } from './config';
@@ -13,7 +15,7 @@ export type { TaskInput } from './domain/inputs';
 export { IterationErrorCode } from './domain/iteration-errors';
 export { Effect, nextAction } from './domain/next-action';
 export type { NextAction } from './domain/next-action';
-export { userTestsOnlyLabel } from './domain/policy';
+export { UnansweredQuestions, userTestsOnlyLabel } from './domain/policy';
 export type { LoopPolicy } from './domain/policy';
 export { failingTestsOf, judgeProgress, ProgressVerdict } from './domain/progress';
 export type { FailureFingerprint } from './domain/progress';

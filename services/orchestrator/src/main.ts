@@ -10,6 +10,7 @@ import { main, packageVersion } from '@ratchet/runtime';
 import { z } from 'zod';
 import { accessOf } from './adapters/grpc-access';
 import { reportTaskMetrics } from './adapters/metrics';
+import { loadProfiles } from './adapters/profiles';
 import { agentClients } from './agent-clients';
 import { loopSettingsOf, orchestratorConfigSection } from './config';
 import { createOrchestratorService, type OrchestratorService } from './orchestrator-service';
@@ -54,6 +55,7 @@ main({
     if ((grpc.certFile === undefined) !== (grpc.keyFile === undefined)) throw new AppError(ErrorCode.CONFIG_INVALID, 'TLS needs both grpc.certFile and grpc.keyFile (RATCHET_GRPC_CERT_FILE, RATCHET_GRPC_KEY_FILE)');
     // Checked before anything listens: a bad loop setting is a config error at start.
     const settings = loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { commandGates: true });
+    const profiles = loadProfiles();
     const access = accessOf(grpc);
     if (!access.authenticated) logger.warn({ address: access.address }, access.loopback ? 'gRPC clients are not authenticated, so the server listens on loopback only: set grpc.usersFile (RATCHET_GRPC_USERS_FILE) or RATCHET_GRPC_TOKENS to serve a network' : 'gRPC clients are not authenticated (grpc.allowUnauthenticated): every client can act on every task');
     const server = new GrpcServer({
@@ -77,6 +79,8 @@ main({
       cancelTask: (request, context) => ready().implementation.cancelTask(request, context),
       resumeTask: (request, context) => ready().implementation.resumeTask(request, context),
       approve: (request, context) => ready().implementation.approve(request, context),
+      answer: (request, context) => ready().implementation.answer(request, context),
+      listProfiles: (request, context) => ready().implementation.listProfiles(request, context),
       listLessons: (request, context) => ready().implementation.listLessons(request, context),
       getLesson: (request, context) => ready().implementation.getLesson(request, context),
       forgetLesson: (request, context) => ready().implementation.forgetLesson(request, context),
@@ -98,6 +102,7 @@ main({
       state.orchestrator = await createOrchestratorService({
         db,
         redact,
+        profiles,
         clients: agentClients(transport, config.orchestrator.modelCallTimeoutMs),
         // Events are stored with each transition; the bus only tells watchers sooner, so the
         // driver does not wait for it. Publications go out in order, one batch after another;

@@ -1,5 +1,10 @@
 import type { ClientCallContext as CallContext } from './handlers/principal';
 import type {
+  AnswerRequest,
+  AnswerResponse,
+  ListProfilesRequest,
+  ListProfilesResponse,
+  ProjectProfile,
   ApproveRequest,
   ApproveResponse,
   CancelTaskRequest,
@@ -20,6 +25,7 @@ import type { Database } from '@ratchet/db';
 import { TaskStore } from './adapters/store';
 import type { LoopSettings } from './config';
 import type { TaskRecord } from './domain/records';
+import { answer, expireQuestions } from './handlers/answer';
 import { approve, expireGate } from './handlers/approve';
 import { cancelTask } from './handlers/cancel-task';
 import { withAccessControl } from './handlers/access';
@@ -63,6 +69,8 @@ export interface OrchestratorServiceOptions {
   readonly logger?: { error(details: object, message: string): void; warn(details: object, message: string): void };
   /** Removes secrets from what phases report before it is stored (default: the built-in rules). */
   readonly redact?: (text: string) => string;
+  /** The project profiles tasks may name (`loadProfiles`); default none. */
+  readonly profiles?: readonly ProjectProfile[];
 }
 
 export interface OrchestratorService {
@@ -73,6 +81,8 @@ export interface OrchestratorService {
     cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
     resumeTask(request: ResumeTaskRequest, context: CallContext): Promise<ResumeTaskResponse>;
     approve(request: ApproveRequest, context: CallContext): Promise<ApproveResponse>;
+    answer(request: AnswerRequest, context: CallContext): Promise<AnswerResponse>;
+    listProfiles(request: ListProfilesRequest, context: CallContext): Promise<ListProfilesResponse>;
   };
   /**
    * WatchTask: the task's stored events from `from_sequence`, then new ones
@@ -113,7 +123,7 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
   });
   const leaseMs = options.leaseMs ?? 30_000;
   // The scheduler needs the gate-expiry handler, which needs the scheduler: filled in just below.
-  const late: { expire?: (taskId: string, gateId: string) => Promise<void> } = {};
+  const late: { expire?: (taskId: string, gateId: string) => Promise<void>; expireQuestions?: (taskId: string) => Promise<void> } = {};
   const scheduler = new Scheduler({
     store,
     runner,
@@ -121,10 +131,13 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
     leaseMs,
     claimIntervalMs: options.claimIntervalMs ?? 0,
     expireGate: (taskId, gateId) => late.expire?.(taskId, gateId) ?? Promise.resolve(),
+    expireQuestions: (taskId) => late.expireQuestions?.(taskId) ?? Promise.resolve(),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  const context: HandlerContext = { store, scheduler, runner, policy: settings.policy, publish: options.publish, now, leaseMs, ...(options.live === undefined ? {} : { live: options.live }) };
+  const profiles = [...(options.profiles ?? [])].sort((left, right) => left.name.localeCompare(right.name));
+  const context: HandlerContext = { store, scheduler, runner, policy: settings.policy, profiles, publish: options.publish, now, leaseMs, ...(options.live === undefined ? {} : { live: options.live }) };
   late.expire = expireGate(context);
+  late.expireQuestions = expireQuestions(context);
 
   const guarded = withAccessControl(
     context,
@@ -135,6 +148,8 @@ export async function createOrchestratorService(options: OrchestratorServiceOpti
       cancelTask: cancelTask(context),
       resumeTask: resumeTask(context),
       approve: approve(context),
+      answer: answer(context),
+      listProfiles: () => Promise.resolve({ profiles }),
       ...lessonHandlers(options.clients.memory),
     },
     watchTask(context),

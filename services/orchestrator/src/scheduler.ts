@@ -20,6 +20,8 @@ export interface SchedulerOptions {
   readonly claimIntervalMs: number;
   /** Called every second with the pending gates whose timeout passed. */
   readonly expireGate: (taskId: string, gateId: string) => Promise<void>;
+  /** Called every second with each task whose clarifying questions waited past their deadline. */
+  readonly expireQuestions: (taskId: string) => Promise<void>;
   readonly logger?: { error(details: object, message: string): void };
 }
 
@@ -30,7 +32,7 @@ interface Running {
 
 /**
  * Which tasks this replica runs: slots, leases (claim, renew, release),
- * cancels asked of another replica, and approval-gate expiry.
+ * cancels asked of another replica, and the expiry of approval gates and questions.
  */
 export class Scheduler {
   private readonly running = new Map<string, Running>();
@@ -178,13 +180,14 @@ export class Scheduler {
     }
   }
 
-  /** Rejects gates nobody decided within the task's approval timeout. */
+  /** Rejects gates nobody decided within the task's approval timeout, and ends the wait of questions nobody answered in time. */
   private async expireGates(): Promise<void> {
     if (this.closed) return;
     try {
       for (const { taskId, gateId } of await this.options.store.approvals.expired()) await this.options.expireGate(taskId, gateId);
+      for (const taskId of await this.options.store.tasks.unansweredPastDeadline()) await this.options.expireQuestions(taskId);
     } catch (error) {
-      this.logError({ err: AppError.from(error).message }, 'cannot expire approval gates; trying again');
+      this.logError({ err: AppError.from(error).message }, 'cannot expire approval gates or questions; trying again');
     }
   }
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApprovalDecision, ApprovalKind, LogLevel, Phase, StopReason, TaskStatus } from '@ratchet/contracts';
 import { decide } from '../src/domain/decide';
-import { InputKind, type TaskInput } from '../src/domain/inputs';
+import { InputKind, type InputOf, type TaskInput } from '../src/domain/inputs';
 import { IterationErrorCode } from '../src/domain/iteration-errors';
 import type { TaskState } from '../src/domain/records';
-import { at, iteration, pendingGate, plan, policy, reflection, report, sampleInput, stateIn, task, usage } from './fixtures';
+import { at, finding, iteration, pendingGate, plan, policy, question, reflection, report, sampleInput, stateIn, task, usage } from './fixtures';
 
 /** Applies inputs in turn, as the effect runner would, and returns every state. */
 function run(state: TaskState, inputs: readonly TaskInput[], loopPolicy = policy): TaskState[] {
@@ -246,13 +246,49 @@ describe('decide: the loop', () => {
     expect(decide(stateIn(TaskStatus.TASK_STATUS_TESTING), database, policy).events[0]?.payload).toMatchObject({ logLine: { message: expect.stringMatching(/^database unavailable: timeout exceeded when trying to connect; TESTING waits/) } });
   });
 
-  it('routes through the optional phases the policy turns on', () => {
-    const all = { ...policy, phases: { reprompt: true, review: true, audit: true } };
-    expect(decide({ task: task(), iterations: [] }, sampleInput(InputKind.START), all).task.status).toBe(TaskStatus.TASK_STATUS_REPROMPTING);
-    expect(decide(stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK), sampleInput(InputKind.SAFETY_PASSED), all).task.status).toBe(TaskStatus.TASK_STATUS_REVIEWING);
-    expect(decide(stateIn(TaskStatus.TASK_STATUS_REVIEWING), sampleInput(InputKind.REVIEWED), all).task.status).toBe(TaskStatus.TASK_STATUS_AUDITING);
-    expect(decide(stateIn(TaskStatus.TASK_STATUS_REVIEWING), { ...(sampleInput(InputKind.REVIEWED) as Extract<TaskInput, { kind: 'reviewed' }>), passed: false }, all).iterations[0]?.error?.code).toBe(IterationErrorCode.REVIEW_REJECTED);
-    expect(decide(stateIn(TaskStatus.TASK_STATUS_REPROMPTING), sampleInput(InputKind.QUESTION_ASKED), all).task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_ANSWER, statusReason: 'waiting for an answer: JSON or CSV?' });
+  it('routes through the optional phases the task runs', () => {
+    const phases = { reprompt: true, questions: true, review: true, audit: true };
+    const all = (status: TaskStatus) => ({ ...stateIn(status), task: { ...stateIn(status).task, phases } });
+    expect(decide({ task: task({ phases }), iterations: [] }, sampleInput(InputKind.START), policy).task.status).toBe(TaskStatus.TASK_STATUS_REPROMPTING);
+    // The configured defaults apply at submit; a task's own phases decide afterwards.
+    expect(decide({ task: task(), iterations: [] }, sampleInput(InputKind.START), { ...policy, phases }).task.status).toBe(TaskStatus.TASK_STATUS_RETRIEVING);
+    expect(decide(all(TaskStatus.TASK_STATUS_SAFETY_CHECK), sampleInput(InputKind.SAFETY_PASSED), policy).task.status).toBe(TaskStatus.TASK_STATUS_REVIEWING);
+    expect(decide(all(TaskStatus.TASK_STATUS_REVIEWING), sampleInput(InputKind.REVIEWED), policy).task.status).toBe(TaskStatus.TASK_STATUS_AUDITING);
+    expect(decide(all(TaskStatus.TASK_STATUS_AUDITING), sampleInput(InputKind.AUDITED), policy).task.status).toBe(TaskStatus.TASK_STATUS_TESTING);
+  });
+
+  it('keeps the spec and the questions on the task, and waits until every question is answered', () => {
+    const reprompted = decide(stateIn(TaskStatus.TASK_STATUS_REPROMPTING), sampleInput(InputKind.REPROMPTED), policy);
+    expect(reprompted.task).toMatchObject({ status: TaskStatus.TASK_STATUS_RETRIEVING, spec: { acceptanceCriteria: ['add then list shows the item'] } });
+    const second = { ...question, questionId: 'q2', question: 'One file or many?' };
+    const asked = decide(stateIn(TaskStatus.TASK_STATUS_REPROMPTING), { ...(sampleInput(InputKind.QUESTION_ASKED) as InputOf<'question-asked'>), questions: [question, second] }, { ...policy, questions: { ...policy.questions, timeoutMs: 60_000 } });
+    expect(asked.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_ANSWER, answerDeadline: new Date(at(2).getTime() + 60_000) });
+    expect(asked.task.statusReason).toContain('JSON or CSV? / One file or many?');
+    expect(asked.events.map((item) => item.payload?.$case)).toContain('questionsAsked');
+    const waiting = { task: { ...asked.task, version: 2 }, iterations: [] };
+    const half = decide(waiting, sampleInput(InputKind.ANSWERED, at(3)), policy);
+    expect(half.task.status).toBe(TaskStatus.TASK_STATUS_AWAITING_ANSWER);
+    expect(half.task.questions.map((item) => [item.questionId, item.answer, item.answeredBy])).toEqual([
+      ['q1', 'JSON', 'ada'],
+      ['q2', '', ''],
+    ]);
+    const done = decide({ task: half.task, iterations: [] }, { kind: InputKind.ANSWERED, at: at(4), answers: [{ questionId: 'q2', answer: '' }], answeredBy: 'assumption' }, policy);
+    expect(done.task).toMatchObject({ status: TaskStatus.TASK_STATUS_REPROMPTING, answerDeadline: undefined, statusReason: expect.stringContaining('stated assumptions') });
+    expect(done.task.questions[1]).toMatchObject({ answeredBy: 'assumption', answeredAt: at(4) });
+  });
+
+  it('fails an attempt on blocking review and audit findings, and records the rest', () => {
+    const phases = { reprompt: false, questions: true, review: true, audit: true };
+    const reviewing = { ...stateIn(TaskStatus.TASK_STATUS_REVIEWING), task: { ...stateIn(TaskStatus.TASK_STATUS_REVIEWING).task, phases } };
+    const blocked = decide(reviewing, { ...(sampleInput(InputKind.REVIEWED) as InputOf<'reviewed'>), findings: [finding(), finding({ blocking: false, message: 'name it better' })] }, policy);
+    expect(blocked.task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
+    expect(blocked.iterations[0]?.reviewFindings).toHaveLength(2);
+    expect(blocked.iterations[0]?.error).toMatchObject({ code: IterationErrorCode.REVIEW_REJECTED, message: 'the review blocked the change: calc.py:2: add subtracts' });
+    const auditing = { ...reviewing, task: { ...reviewing.task, status: TaskStatus.TASK_STATUS_AUDITING } };
+    const audited = decide(auditing, { ...(sampleInput(InputKind.AUDITED) as InputOf<'audited'>), findings: [finding({ cwe: 'CWE-89', message: 'SQL built from input', source: 'auditor' })] }, policy);
+    expect(audited.iterations[0]?.error).toMatchObject({ code: IterationErrorCode.AUDIT_FINDINGS, message: 'the security audit blocked the change: calc.py:2: SQL built from input (CWE-89)' });
+    // An audit reply that cannot be used fails the attempt: unaudited code never reaches the tests.
+    expect(decide(auditing, { ...(sampleInput(InputKind.REPLY_INVALID) as InputOf<'reply-invalid'>), phase: Phase.PHASE_AUDITING }, policy).task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
   });
 
   it('never changes the records it is given', () => {

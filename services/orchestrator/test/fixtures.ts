@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, StopReason, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, Severity, StopReason, type ReviewFinding, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import type { LoopPolicy } from '../src/domain/policy';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
@@ -15,8 +15,27 @@ export const policy: LoopPolicy = {
   defaultBudget: { maxIterations: 10, maxTokens: 0, maxCostUsd: 0, maxWallTimeMs: 0 },
   maxReplans: 2,
   noProgress: { replanAfter: 2, stopAfter: 3 },
-  phases: { reprompt: false, review: false, audit: false },
+  phases: { reprompt: false, questions: true, review: false, audit: false },
+  questions: { max: 3, timeoutMs: 0, onTimeout: 'assume' },
 };
+
+export const spec = {
+  summary: 'A todo list kept in todo.json.',
+  behaviour: 'add, list and remove items',
+  inputs: 'command-line arguments',
+  outputs: 'lines on stdout',
+  interface: ['todo add TEXT', 'todo list'],
+  edgeCases: ['an empty list prints nothing'],
+  acceptanceCriteria: ['add then list shows the item'],
+  assumptions: ['items are stored as JSON'],
+};
+
+export const question = { questionId: 'q1', question: 'JSON or CSV?', why: 'the file format', options: ['JSON', 'CSV'], assumption: 'JSON', answer: '', answeredBy: '', askedAt: undefined, answeredAt: undefined };
+
+/** A review or audit finding. */
+export function finding(overrides: Partial<ReviewFinding> = {}): ReviewFinding {
+  return { severity: Severity.SEVERITY_HIGH, path: 'calc.py', line: 2, category: 'correctness', cwe: '', message: 'add subtracts', suggestion: 'use +', blocking: true, source: 'reviewer', ...overrides };
+}
 
 export const plan = { summary: 'calc.py with add', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: Language.LANGUAGE_PYTHON, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' };
 
@@ -44,6 +63,8 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     approvalKinds: [],
     commandDecisions: [],
     dependencyDecisions: [],
+    questions: [],
+    phases: { reprompt: false, questions: true, review: false, audit: false },
     testCommand: [],
     testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
     project: '',
@@ -67,6 +88,8 @@ export function iteration(number: number, overrides: Partial<IterationRecord> = 
     plan,
     files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a - b\n' }],
     safetyFindings: [],
+    reviewFindings: [],
+    auditFindings: [],
     hypothesis: '',
     retrievedLessonIds: [],
     reflectionLessons: [],
@@ -149,11 +172,11 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.START:
       return { kind, at: when };
     case InputKind.REPROMPTED:
-      return { kind, ...run, summary: 'a spec' };
+      return { kind, ...run, spec };
     case InputKind.QUESTION_ASKED:
-      return { kind, ...run, question: 'JSON or CSV?' };
+      return { kind, ...run, questions: [question] };
     case InputKind.ANSWERED:
-      return { kind, at: when, answer: 'JSON' };
+      return { kind, at: when, answers: [{ questionId: 'q1', answer: 'JSON' }], answeredBy: 'ada' };
     case InputKind.LESSONS_RETRIEVED:
       return { kind, at: when, startedAt: at(1), lessons: [] };
     case InputKind.PLANNED:
@@ -171,9 +194,9 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.SAFETY_BLOCKED:
       return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
     case InputKind.REVIEWED:
-      return { kind, ...run, passed: true, summary: 'looks right' };
+      return { kind, ...run, findings: [finding({ blocking: false, severity: Severity.SEVERITY_LOW })], summary: 'looks right' };
     case InputKind.AUDITED:
-      return { kind, ...run, passed: true, summary: 'no findings', findings: [] };
+      return { kind, ...run, findings: [], summary: 'no findings' };
     case InputKind.TESTS_WRITTEN:
       return { kind, ...run, tests: [{ path: 'tests/test_calc.py', content: 'def test_add(): ...\n' }] };
     case InputKind.TESTS_REJECTED:

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Language, SubmitTaskRequest } from '@ratchet/contracts';
+import { Language, PhaseSwitch, SubmitTaskRequest, type ProjectProfile } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture, rejectionOf } from '@ratchet/testing';
@@ -14,7 +14,7 @@ import { task } from './fixtures';
 jest.setTimeout(90_000);
 
 /** The handler with a real store and a scheduler that never runs anything. */
-function handler(store: TaskStore) {
+function handler(store: TaskStore, profiles: readonly ProjectProfile[] = []) {
   const enqueued: (string | undefined)[] = [];
   const context = {
     store,
@@ -22,9 +22,16 @@ function handler(store: TaskStore) {
     publish: async () => undefined,
     now: () => new Date(),
     leaseMs: 30_000,
+    policy,
+    profiles,
   } as unknown as HandlerContext;
   return { submit: submitTask(context), enqueued };
 }
+
+/** Loop defaults: only the optional phases' defaults matter at submit. */
+const policy = { phases: { reprompt: false, questions: true, review: true, audit: false } };
+
+const webApp: ProjectProfile = { name: 'web_app', description: 'a Flask app', language: Language.LANGUAGE_PYTHON, layout: [{ path: 'app.py', purpose: 'the app', content: '' }], testStyle: 'test client', dependencies: [{ name: 'flask', versionSpec: '' }], prompt: 'use Flask' };
 
 const request = (overrides: Partial<SubmitTaskRequest> = {}) => SubmitTaskRequest.fromPartial({ goal: 'add two numbers', language: Language.LANGUAGE_PYTHON, ...overrides });
 
@@ -52,6 +59,16 @@ function submitContract(name: string, open: () => Promise<Database>) {
       expect(rows.rows.map((row) => row.id)).toEqual([...ids]);
       // Only the submit that created it queues it.
       expect(enqueued).toHaveLength(1);
+    });
+
+    it('resolves the optional phases over the configured defaults, and keeps the named profile on the task', async () => {
+      const { submit } = handler(store, [webApp]);
+      const { task: submitted } = await submit(request({ profile: 'Web_App', reprompt: PhaseSwitch.PHASE_SWITCH_ON, review: PhaseSwitch.PHASE_SWITCH_OFF }));
+      const stored = await store.tasks.get(submitted!.id);
+      expect(stored.phases).toEqual({ reprompt: true, questions: true, review: false, audit: false });
+      expect(stored.profile).toEqual(webApp);
+      const refused = await rejectionOf(submit(request({ profile: 'webapp' })));
+      expect(refused).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('unknown profile "webapp"; known: web_app') });
     });
 
     it('refuses a NUL in a file before it reaches the store, naming the file', async () => {

@@ -285,6 +285,7 @@ function retrieveWhile(down: () => boolean, clock: ReturnType<typeof testClock>,
     agentPhaseTimeoutMs: 1_000,
     approveAskedCommands: false,
     commandGates: false,
+    maxQuestions: 3,
   };
   const runners = phaseRunners({ planner: {}, coder: {}, tester: {}, reflector: {}, safety: {}, memory } as unknown as AgentClients, settings, clock.now);
   return runners[Effect.RETRIEVE] as PhaseRunner;

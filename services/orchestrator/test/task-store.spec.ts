@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApprovalDecision, ApprovalKind, Phase, TaskStatus, TestCaseStatus, TestEdits } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, Phase, Severity, TaskStatus, TestCaseStatus, TestEdits } from '@ratchet/contracts';
 import { openPglite, openPostgres, type Database } from '@ratchet/db';
 import { ErrorCode } from '@ratchet/errors';
 import { startPostgres, type PostgresFixture } from '@ratchet/testing';
@@ -76,6 +76,8 @@ function storeContract(name: string, open: () => Promise<Database>) {
         },
         error: { code: 'TESTS_FAILED', message: '0/1', retryable: false, signature: 'E: x', detail: '' },
         safetyFindings: [],
+        reviewFindings: [{ severity: Severity.SEVERITY_HIGH, path: 'a.py', line: 1, category: 'correctness', cwe: '', message: 'x is never used', suggestion: 'return it', blocking: true, source: 'reviewer' }],
+        auditFindings: [{ severity: Severity.SEVERITY_MEDIUM, path: 'a.py', line: 1, category: 'A02:2021-Cryptographic Failures', cwe: 'CWE-328', message: 'md5', suggestion: 'sha256', blocking: false, source: 'py.weak-hash' }],
         hypothesis: 'h',
         retrievedLessonIds: ['l1'],
         reflectionLessons: [],
@@ -89,12 +91,15 @@ function storeContract(name: string, open: () => Promise<Database>) {
         completedAt: new Date('2026-11-22T12:00:03Z'),
       };
       const phaseStarted: NewEvent = { time: new Date(), iteration: 1, payload: { $case: 'phaseStarted', phaseStarted: { phase: Phase.PHASE_CODING, attempt: 1 } } };
-      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, usage, plan }, { iterations: [iteration], events: [phaseStarted] }));
+      const spec = { summary: 's', behaviour: 'b', inputs: 'i', outputs: 'o', interface: ['f(x)'], edgeCases: ['empty'], acceptanceCriteria: ['f(1) == 2'], assumptions: ['ints'] };
+      const questions = [{ questionId: 'q1', question: 'ints?', why: 'types', options: ['yes'], assumption: 'yes', answer: 'yes', answeredBy: 'ada', askedAt: new Date('2026-11-22T12:00:00Z'), answeredAt: new Date('2026-11-22T12:00:01Z') }];
+      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, usage, plan, spec, questions }, { iterations: [iteration], events: [phaseStarted] }));
       expect(saved.version).toBe(2);
       expect(saved.events[0]).toMatchObject({ sequence: 2, iteration: 1, taskId: record.id });
       const loaded = await store.tasks.get(record.id);
       expect(loaded).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1, labels: { team: 'core' }, budget: record.budget, usage, version: 2 });
       expect(loaded.plan?.steps[0]?.paths).toEqual(['a.py']);
+      expect(loaded).toMatchObject({ spec, questions, phases: record.phases });
       expect(loaded.workspace).toEqual(record.workspace);
       // A second store on the same database reads the same rows back.
       const reader = await TaskStore.open(db);

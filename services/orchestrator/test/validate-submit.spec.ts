@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApprovalKind, Language, MemoryUse, TestEdits, type Budget, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ApprovalKind, Language, MemoryUse, PhaseSwitch, TestEdits, type Budget, type SubmitTaskRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { budgetLimits, maxFiles, validateSubmit } from '../src/handlers/validate-submit';
 
@@ -16,11 +16,20 @@ const request = (overrides: Partial<SubmitTaskRequest> = {}): SubmitTaskRequest 
   testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
   project: '',
   memory: MemoryUse.MEMORY_USE_UNSPECIFIED,
+  profile: '',
+  reprompt: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
+  questions: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
+  review: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
+  audit: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
   ...overrides,
 });
 const files = (count: number) => Array.from({ length: count }, (_, index) => ({ path: `pkg/m${index}.py`, content: 'x = 1\n' }));
 
 describe('validateSubmit', () => {
+  it('refuses a phase switch that is not ON, OFF or unset, naming the choices', () => {
+    expect(() => validateSubmit(request({ review: 7 as PhaseSwitch }))).toThrow('review is 7; use PHASE_SWITCH_ON or PHASE_SWITCH_OFF (or leave it unset: the configured default)');
+  });
+
   it('takes a workspace as large as the CLI sends by default, and refuses one file more', () => {
     expect(() => validateSubmit(request({ workspace: files(maxFiles) }))).not.toThrow();
     expect(maxFiles).toBe(20_000);

@@ -6,7 +6,7 @@ import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } fr
 import { main, packageVersion } from '@ratchet/runtime';
 import { createPlannerService } from './index';
 
-// The planner as its own process: its model (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
+// The planner as its own process: the planner's and the reprompter's models (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
 main({
   name: 'planner',
   version: packageVersion(path.join(__dirname, '..')),
@@ -15,6 +15,7 @@ main({
   optionalFiles: ['models.yaml'],
   start: async ({ config }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.PLANNER);
-    return { implementation: createPlannerService({ roleModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
+    const reprompterModel = await createRoleModel(config.model, config.prices, ChatRole.REPROMPTER);
+    return { implementation: createPlannerService({ roleModel, reprompterModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
   },
 });

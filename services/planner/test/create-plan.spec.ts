@@ -9,6 +9,8 @@ import { hostService, type RunningService } from '@ratchet/runtime';
 import { createPlannerService, filesForPlanner, replanSection } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+// CreatePlan never calls the reprompter's model.
+const unused = { model: new ScriptedModel([]), modelName: 'unused', temperature: 0, maxTokens: 10 };
 
 const validPlan = {
   summary: 'one module',
@@ -72,7 +74,7 @@ describe('planner over the in-process bus', () => {
   function serve(turns: ScriptedTurn[]) {
     const model = new ScriptedModel(turns, { name: 'planner-test' });
     const transport = new InProcessTransport();
-    const service = createPlannerService({ roleModel: { model, modelName: 'test-model', temperature: 0, maxTokens: 1000, price: { promptPerMillion: 1, completionPerMillion: 2 } }, prompts });
+    const service = createPlannerService({ roleModel: { model, modelName: 'test-model', temperature: 0, maxTokens: 1000, price: { promptPerMillion: 1, completionPerMillion: 2 } }, reprompterModel: unused, prompts });
     running = hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport });
     return { model, client: createClient(transport, PlannerServiceDefinition) };
   }
@@ -174,6 +176,37 @@ describe('planner over the in-process bus', () => {
     expect(response.plan).toMatchObject({ changesTests: false, changesTestsReason: '' });
   });
 
+  it("plans to the task's spec and project profile when it has them, and shows neither when it does not", async () => {
+    const spec = {
+      summary: 'A todo CLI.',
+      behaviour: 'todo add <text> appends an item.',
+      inputs: 'arguments',
+      outputs: 'stdout',
+      interface: ['todo add <text>', 'todo list'],
+      edgeCases: ['an empty list prints nothing'],
+      acceptanceCriteria: ['after `todo add milk`, `todo list` prints `1. milk`'],
+      assumptions: ['items are kept in todo.json'],
+    };
+    const profile = { name: 'cli_tool', description: 'a command-line tool', language: Language.LANGUAGE_PYTHON, layout: [], testStyle: 'call main(argv)', dependencies: [{ name: 'click', versionSpec: '>=8' }], prompt: 'Use click.' };
+    const { model, client } = serve([
+      { role: 'planner', reply: JSON.stringify(validPlan) },
+      { role: 'planner', reply: JSON.stringify(validPlan) },
+    ]);
+    await client.createPlan(request({ spec, profile }));
+    const user = model.calls[0]!.request.messages[1]!.content;
+    expect(user).toContain('Spec (the goal made precise');
+    expect(user).toContain('Interface:\n- todo add <text>\n- todo list');
+    expect(user).toContain('Acceptance criteria:\n1. after `todo add milk`, `todo list` prints `1. milk`');
+    expect(user).toContain('Assumptions (where the goal left a choice open):\n- items are kept in todo.json');
+    expect(user).toContain('Project profile: cli_tool (a command-line tool)');
+    expect(user).toContain('Packages the profile uses: click >=8');
+    expect(user).toContain('Profile instructions:\nUse click.');
+    await client.createPlan(request());
+    const plain = model.calls[1]!.request.messages[1]!.content;
+    expect(plain).not.toContain('Spec (');
+    expect(plain).not.toContain('Project profile');
+  });
+
   it('rejects an empty goal and an unspecified language before calling the model', async () => {
     const { model, client } = serve([]);
     await expect(client.createPlan(request({ goal: '  ' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('goal is empty') });
@@ -186,7 +219,7 @@ describe('prompt placeholders', () => {
   it('fails at start when the planner prompt uses a placeholder the service does not fill', () => {
     const model = new ScriptedModel([]);
     expect(() =>
-      createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 10 }, prompts: { ...prompts, planner: { system: 'x {{goal}}', user: '{{gaol}}' } } }),
+      createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 10 }, reprompterModel: unused, prompts: { ...prompts, planner: { system: 'x {{goal}}', user: '{{gaol}}' } } }),
     ).toThrow(/unknown placeholder\(s\) \{\{gaol\}\}/);
   });
 });

@@ -1,27 +1,54 @@
 import type { Prompts } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
-import type { ReflectRequest, ReflectResponse } from '@ratchet/contracts';
+import type { AuditRequest, AuditResponse, ReflectRequest, ReflectResponse, ReviewRequest, ReviewResponse } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';
+import { auditHandler } from './handlers/audit';
 import { reflectHandler } from './handlers/reflect';
-export { outputForPrompt } from './handlers/reflect';
+import { reviewHandler } from './handlers/review';
 
+export { outputForPrompt } from './handlers/reflect';
+export { formatScannerFindings, maxJudgedScannerFindings } from './handlers/audit';
 export { reflectionReplySchema } from './domain/reflection-reply';
+export { auditReplySchema, maxFindingsPerReply, reviewReplySchema } from './domain/review-reply';
+export type { AuditReply, ReviewReply } from './domain/review-reply';
+export { ChangeKind, defaultChangeTokens, describeChange } from './domain/change';
+export type { Change, ChangedFile } from './domain/change';
+export { auditFindingBlocks, normalizeCwe, owaspCategoryOf, parseSeverity, placeFinding, reviewFindingBlocks, SeverityName } from './domain/findings';
+export type { Placement } from './domain/findings';
 
 export interface ReflectorServiceOptions {
+  /** The reflector role's model (Reflect). */
   readonly roleModel: RoleModel;
+  /** The reviewer role's model (Review): its own setting in config/models.yaml. */
+  readonly reviewerModel: RoleModel;
+  /** The security auditor role's model (Audit): its own setting in config/models.yaml. */
+  readonly auditorModel: RoleModel;
   readonly prompts: Prompts;
 }
 
 export interface ReflectorService {
-  readonly implementation: { reflect(request: ReflectRequest, context: CallContext): Promise<ReflectResponse> };
+  readonly implementation: {
+    reflect(request: ReflectRequest, context: CallContext): Promise<ReflectResponse>;
+    review(request: ReviewRequest, context: CallContext): Promise<ReviewResponse>;
+    audit(request: AuditRequest, context: CallContext): Promise<AuditResponse>;
+  };
   close(): Promise<void>;
 }
 
 /**
- * The reflector's RPCs, ready for `hostService`.
+ * The reflector's RPCs, ready for `hostService`: Reflect (the reflector
+ * role), Review (the reviewer role) and Audit (the security auditor role),
+ * each with its own model and prompt.
  *
- * @throws AppError CONFIG_INVALID when the reflector prompt uses unknown placeholders.
+ * @throws AppError CONFIG_INVALID when the reflector, reviewer or auditor prompt uses unknown placeholders.
  */
 export function createReflectorService(options: ReflectorServiceOptions): ReflectorService {
-  return { implementation: { reflect: reflectHandler(options.roleModel, options.prompts.reflector) }, close: () => Promise.resolve() };
+  return {
+    implementation: {
+      reflect: reflectHandler(options.roleModel, options.prompts.reflector),
+      review: reviewHandler(options.reviewerModel, options.prompts.reviewer),
+      audit: auditHandler(options.auditorModel, options.prompts.auditor),
+    },
+    close: () => Promise.resolve(),
+  };
 }

@@ -6,7 +6,7 @@ import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } fr
 import { main, packageVersion } from '@ratchet/runtime';
 import { createReflectorService } from './index';
 
-// The reflector as its own process: its model (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
+// The reflector as its own process: the reflector's, reviewer's and auditor's models (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
 main({
   name: 'reflector',
   version: packageVersion(path.join(__dirname, '..')),
@@ -15,6 +15,8 @@ main({
   optionalFiles: ['models.yaml'],
   start: async ({ config }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.REFLECTOR);
-    return { implementation: createReflectorService({ roleModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
+    const reviewerModel = await createRoleModel(config.model, config.prices, ChatRole.REVIEWER);
+    const auditorModel = await createRoleModel(config.model, config.prices, ChatRole.AUDITOR);
+    return { implementation: createReflectorService({ roleModel, reviewerModel, auditorModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
   },
 });

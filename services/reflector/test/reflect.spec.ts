@@ -2,12 +2,14 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
 import { failureSignature, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
-import { Language, ReflectorServiceDefinition, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
+import { Language, ReflectorServiceDefinition, Severity, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
 import { createReflectorService, outputForPrompt } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
+// Reflect never calls the reviewer's or the auditor's model.
+const unused = { model: new ScriptedModel([]), modelName: 'unused', temperature: 0, maxTokens: 10 };
 
 function report(message: string, directory: string): TestReport {
   return {
@@ -46,7 +48,7 @@ describe('reflector over the in-process bus', () => {
   function serve(turns: ScriptedTurn[]) {
     const model = new ScriptedModel(turns);
     const transport = new InProcessTransport();
-    const service = createReflectorService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts });
+    const service = createReflectorService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, reviewerModel: unused, auditorModel: unused, prompts });
     running = hostService({ name: 'reflector', version: 'test', definition: ReflectorServiceDefinition, implementation: service.implementation }, { transport });
     return { model, client: createClient(transport, ReflectorServiceDefinition) };
   }
@@ -67,6 +69,7 @@ describe('reflector over the in-process bus', () => {
       lessons: [{ id: 'lesson-9', title: 't', body: 'b', errorSignature: '', tags: [], language: 1, evidence: [], stats: undefined, createdAt: undefined, updatedAt: undefined, kind: 0, status: 0, scope: '', embedder: '', weight: 0, standing: [] }],
       maxTokens: 0,
       testDisputes: [],
+      reviewFindings: [],
     };
   }
 
@@ -85,6 +88,51 @@ describe('reflector over the in-process bus', () => {
     // One copy of the evidence: the report has the tracebacks, so the raw output is left out.
     const prompt = model.calls[0]!.request.messages.map((message) => message.content).join('\n');
     expect(prompt).not.toContain('Traceback ...');
+  });
+});
+
+describe('reflecting on blocking review and audit findings', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  it('shows them like a failing test, with severity, place, CWE and the fix, and leaves the section out without them', async () => {
+    const model = new ScriptedModel([
+      { role: 'reflector', reply: JSON.stringify(reflection) },
+      { role: 'reflector', reply: JSON.stringify(reflection) },
+    ]);
+    const transport = new InProcessTransport();
+    running = hostService(
+      { name: 'reflector', version: 'test', definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, reviewerModel: unused, auditorModel: unused, prompts }).implementation },
+      { transport },
+    );
+    const client = createClient(transport, ReflectorServiceDefinition);
+    const base: ReflectRequest = {
+      taskId: 't',
+      iteration: 1,
+      goal: 'todo cli',
+      language: Language.LANGUAGE_PYTHON,
+      plan: undefined,
+      files: [{ path: 'todo.py', content: 'import os\n' }],
+      testReport: undefined,
+      error: undefined,
+      safetyFindings: [],
+      stderrExcerpt: '',
+      previousReflections: [],
+      lessons: [],
+      maxTokens: 0,
+      testDisputes: [],
+      reviewFindings: [],
+    };
+    const finding = { severity: Severity.SEVERITY_HIGH, path: 'todo.py', line: 12, category: 'A03:2021-Injection', cwe: 'CWE-78', message: 'the title reaches os.system', suggestion: 'use subprocess.run with a list', blocking: true, source: 'auditor' };
+    await client.reflect({ ...base, reviewFindings: [finding] });
+    await client.reflect(base);
+    const withFindings = model.calls[0]!.request.messages.map((message) => message.content).join('\n');
+    expect(withFindings).toContain('Review and audit findings on the last attempt (a blocking one counts like a failing test');
+    expect(withFindings).toContain('- [high, blocking from auditor] todo.py:12 (A03:2021-Injection, CWE-78): the title reaches os.system Fix: use subprocess.run with a list');
+    expect(model.calls[0]!.request.messages[0]!.content).toContain('count like a failing test');
+    expect(model.calls[1]!.request.messages[1]!.content).not.toContain('Review and audit findings');
   });
 });
 

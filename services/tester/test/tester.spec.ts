@@ -60,6 +60,27 @@ describe('tester over the in-process bus', () => {
     expect(system!.content).toContain('never from how the code happens');
   });
 
+  it("is told to turn each of the spec's acceptance criteria into a test and to follow the profile's test style; neither shows without them", async () => {
+    const tests = [{ path: 'tests/calc.test.ts', content: "import test from 'node:test';\ntest('adds', () => {});\n" }];
+    const { model, client } = serve([
+      { role: 'tester', reply: JSON.stringify({ tests, summary: 'one test' }) },
+      { role: 'tester', reply: JSON.stringify({ tests, summary: 'one test' }) },
+    ]);
+    const spec = { summary: 'add', behaviour: 'add(a, b) is a + b', inputs: '', outputs: '', interface: ['add(a: number, b: number): number'], edgeCases: ['add(0.1, 0.2) is close to 0.3'], acceptanceCriteria: ['add(2, 3) === 5', 'add(-1, 1) === 0'], assumptions: [] };
+    const profile = { name: 'library', description: '', language: Language.LANGUAGE_TYPESCRIPT, layout: [], testStyle: 'one describe block per exported function', dependencies: [], prompt: '' };
+    await client.writeTests(writeRequest({ spec, profile }));
+    const [system, user] = model.calls[0]!.request.messages;
+    expect(system!.content).toContain('turn each of its acceptance\ncriteria into at least one test');
+    expect(system!.content).toContain('When a project profile gives a test style, write the tests in that style.');
+    expect(user!.content).toContain('Acceptance criteria:\n1. add(2, 3) === 5\n2. add(-1, 1) === 0');
+    expect(user!.content).toContain('Edge cases:\n- add(0.1, 0.2) is close to 0.3');
+    expect(user!.content).toContain('Test style: one describe block per exported function');
+    await client.writeTests(writeRequest());
+    const plain = model.calls[1]!.request.messages[1]!.content;
+    expect(plain).not.toContain('Spec (');
+    expect(plain).not.toContain('Project profile');
+  });
+
   it("never replaces a user's acceptance test or a source file, and insists on test file names", async () => {
     const { model, client } = serve([
       { role: 'tester', reply: JSON.stringify({ tests: [{ path: 'tests/user.test.ts', content: 'x' }], summary: 's' }) },

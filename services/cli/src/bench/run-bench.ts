@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { isTerminal, languageToProto, statusName } from '@ratchet/agent';
-import { MemoryUse as ProtoMemoryUse, TaskStatus, TaskView, TestEdits, type Iteration, type SubmitTaskRequest, type Task, type TaskEvent } from '@ratchet/contracts';
+import { MemoryUse as ProtoMemoryUse, PhaseSwitch, TaskStatus, TaskView, TestEdits, type Iteration, type SubmitTaskRequest, type Task, type TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
@@ -343,6 +343,12 @@ class PassRunner {
       testEdits: TestEdits.TEST_EDITS_PROTECTED,
       project: pass.project,
       memory: protoMemoryUse[pass.memory],
+      // A benchmark measures the loop as configured (its optional phases too), but nobody is there to answer questions: the reprompter states assumptions.
+      profile: '',
+      reprompt: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
+      questions: PhaseSwitch.PHASE_SWITCH_OFF,
+      review: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
+      audit: PhaseSwitch.PHASE_SWITCH_UNSPECIFIED,
     };
   }
 

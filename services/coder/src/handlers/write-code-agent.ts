@@ -6,6 +6,9 @@ import {
   fitConversation,
   formatLessons,
   formatPlan,
+  formatProfile,
+  formatReviewFindings,
+  formatSpec,
   languageFromProto,
   mergeFiles,
   renderTemplate,
@@ -23,7 +26,7 @@ import { runAgent } from '../domain/agent-loop';
 import { toolDefinitions } from '../domain/agent-tools';
 import { feedbackOf } from './write-code';
 
-const placeholders = ['goal', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'feedback', 'lessons'];
+const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'feedback', 'reviewFindings', 'lessons'] as const;
 
 export interface AgentCoderOptions {
   readonly roleModel: RoleModel;
@@ -37,6 +40,32 @@ export interface AgentCoderOptions {
 
 /** What the model is told runs the tests when the task names no command (the tester adds its report flags). */
 const defaultTestCommand = { python: 'python3 -m pytest -q', typescript: 'node --test', javascript: 'node --test' } as const;
+
+/**
+ * The agent prompt's placeholder values: the goal with its spec and profile,
+ * the plan, the repository map (`repoMap`, '' when empty), the protected
+ * tests, the test command, the feedback with people's command decisions,
+ * the blocking review and audit findings, and the lessons.
+ *
+ * @throws AppError INVALID_ARGUMENT for an unspecified language.
+ */
+export function agentPromptValues(request: WriteCodeRequest, repoMap: string, protectedPaths: ReadonlySet<string>): Record<(typeof placeholders)[number], string> {
+  const language = languageFromProto(request.language);
+  return {
+    goal: request.goal,
+    spec: formatSpec(request.spec),
+    profile: formatProfile(request.profile),
+    language,
+    languageGuide: testConvention(language).guide,
+    plan: formatPlan(request.plan),
+    repoMap: repoMap === '' ? '(use list_files)' : repoMap,
+    tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
+    testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : request.testCommand.join(' '),
+    feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
+    reviewFindings: formatReviewFindings(request.reviewFindings),
+    lessons: formatLessons(request.lessons),
+  };
+}
 
 /** How long the orchestrator has to store a step, ms. */
 const progressTimeoutMs = 10_000;
@@ -64,7 +93,8 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
   return async (request: WriteCodeRequest, context: CallContext): Promise<WriteCodeResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
     if (request.plan === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'plan is missing; the coder implements a plan from the planner');
-    const language = languageFromProto(request.language);
+    // An unspecified language is refused before a sandbox is opened.
+    languageFromProto(request.language);
     const started = Date.now();
     const phaseDeadline = Math.min(context.deadline, started + settings.phaseTimeoutSeconds * 1000);
     const call = (): CallOptions => ({ deadline: context.deadline, signal: context.signal });
@@ -101,17 +131,7 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         budgetTokens: Math.min(settings.repoMapTokens, Math.floor(settings.promptBudgetTokens / 3)),
         ...(extractor === undefined ? {} : { extractor }),
       });
-      const values = {
-        goal: request.goal,
-        language,
-        languageGuide: testConvention(language).guide,
-        plan: formatPlan(request.plan),
-        repoMap: repoMap.text === '' ? '(use list_files)' : repoMap.text,
-        tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
-        testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : request.testCommand.join(' '),
-        feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
-        lessons: formatLessons(request.lessons),
-      };
+      const values = agentPromptValues(request, repoMap.text, protectedPaths);
       const system = renderTemplate(options.prompt.system, values) + (protocol === ToolProtocol.TEXT ? `\n\n${describeToolsAsText(toolDefinitions)}` : '');
       const initial: ChatMessage[] = [
         { role: 'system', content: system },

@@ -5,6 +5,9 @@ import {
   formatFindings,
   formatLessons,
   formatPlan,
+  formatProfile,
+  formatReviewFindings,
+  formatSpec,
   formatTestReport,
   languageFromProto,
   testConvention,
@@ -17,7 +20,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { applyReply, codeReplySchema } from '../domain/code-reply';
 
-const placeholders = ['goal', 'language', 'languageGuide', 'plan', 'files', 'tests', 'feedback', 'lessons'];
+const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'files', 'tests', 'feedback', 'reviewFindings', 'lessons'];
 
 /** A task's iterations share one schema (same language, same read-only tests), so its JSON Schema is built once. */
 const schemas = new Map<string, ReturnType<typeof codeReplySchema>>();
@@ -34,7 +37,7 @@ function schemaFor(language: LanguageName, readOnly: readonly string[]) {
   return schema;
 }
 
-/** What went wrong last time, for the coder: reflection, failing tests, safety findings. */
+/** What went wrong last time, for the coder: reflection, failing tests, safety findings (review findings have their own section). */
 export function feedbackOf(request: WriteCodeRequest): string {
   const parts: string[] = [];
   if (request.reflection !== undefined) {
@@ -42,12 +45,14 @@ export function feedbackOf(request: WriteCodeRequest): string {
   }
   if (request.previousTestReport !== undefined) parts.push(`Test results:\n${formatTestReport(request.previousTestReport)}`);
   if (request.safetyFindings.length > 0) parts.push(`Blocked by the safety check:\n${formatFindings(request.safetyFindings)}`);
-  return parts.length === 0 ? '(first attempt)' : parts.join('\n');
+  if (parts.length === 0) return request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : '(first attempt)';
+  return parts.join('\n');
 }
 
 /**
- * WriteCode: plan + current files + feedback -> the whole new set of source
- * files. Test files, given in `acceptance_tests`, are read-only.
+ * WriteCode: plan (+ the task's spec and project profile) + current files +
+ * feedback (+ blocking review and audit findings) -> the whole new set of
+ * source files. Test files, given in `acceptance_tests`, are read-only.
  *
  * A reply that stays invalid after its repair round comes back as
  * `replyFailure`, with the tokens every call used.
@@ -67,12 +72,15 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
       prompt,
       values: {
         goal: request.goal,
+        spec: formatSpec(request.spec),
+        profile: formatProfile(request.profile),
         language,
         languageGuide: testConvention(language).guide,
         plan: formatPlan(request.plan),
         files: formatFiles(request.files),
         tests: formatFiles(request.acceptanceTests),
         feedback: feedbackOf(request),
+        reviewFindings: formatReviewFindings(request.reviewFindings),
         lessons: formatLessons(request.lessons),
       },
       schema,

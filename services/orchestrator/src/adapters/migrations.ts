@@ -177,4 +177,17 @@ export const orchestratorMigrations: readonly Migration[] = [
     sql: `ALTER TABLE tasks ADD COLUMN dependency_decisions jsonb NOT NULL DEFAULT '[]';
           ALTER TABLE iterations ADD COLUMN dependency_install jsonb;`,
   },
+  {
+    id: '0015_spec_profile_review',
+    // The reprompter's spec and questions (answer_deadline: when open ones stop waiting), the profile and optional
+    // phases resolved at submit, and each iteration's review and audit findings.
+    sql: `ALTER TABLE tasks ADD COLUMN spec jsonb;
+          ALTER TABLE tasks ADD COLUMN questions jsonb NOT NULL DEFAULT '[]';
+          ALTER TABLE tasks ADD COLUMN answer_deadline timestamptz;
+          ALTER TABLE tasks ADD COLUMN profile jsonb;
+          ALTER TABLE tasks ADD COLUMN phases jsonb NOT NULL DEFAULT '{}';
+          CREATE INDEX tasks_answer_deadline ON tasks (answer_deadline) WHERE answer_deadline IS NOT NULL;
+          ALTER TABLE iterations ADD COLUMN review_findings jsonb NOT NULL DEFAULT '[]';
+          ALTER TABLE iterations ADD COLUMN audit_findings jsonb NOT NULL DEFAULT '[]';`,
+  },
 ];

@@ -8,6 +8,9 @@ import {
   StopReason,
   TaskStatus,
   type ApprovalGate,
+  type ClarifyingQuestion,
+  type ReviewFinding,
+  type TaskPhases,
   type ErrorDetail,
   type Lesson,
   type ScoredLesson,
@@ -21,9 +24,9 @@ import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
 import { testsEditable } from './next-action';
-import type { LoopPolicy } from './policy';
+import { assumptionAnswerer, type LoopPolicy } from './policy';
 import { failingTestsOf, failureText, ProgressVerdict } from './progress';
-import { emptyUsage, type IterationRecord, type TaskRecord, type TaskState } from './records';
+import { emptyUsage, isOpenQuestion, type IterationRecord, type TaskRecord, type TaskState } from './records';
 import { elapsedMs, firstStop, progressOf, spanText, StopMoment, unavailableText } from './stop-conditions';
 import { allowedNext } from './task-state';
 
@@ -183,6 +186,8 @@ function newIteration(task: TaskRecord, previous: IterationRecord | undefined, a
     reflectionLessons: [],
     testDisputes: [],
     toolSteps: [],
+    reviewFindings: [],
+    auditFindings: [],
     failureId: '',
     output: '',
     usage,
@@ -255,16 +260,35 @@ function finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: 
   };
 }
 
-/** Where a change goes after the safety check: the optional phases the policy turns on, then the tests. */
-function afterSafety(policy: LoopPolicy): TaskStatus {
-  if (policy.phases.review) return TaskStatus.TASK_STATUS_REVIEWING;
-  return policy.phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING;
+/** Where a change goes after the safety check: the optional phases the task runs, then the tests. */
+function afterSafety(phases: TaskPhases): TaskStatus {
+  if (phases.review) return TaskStatus.TASK_STATUS_REVIEWING;
+  return phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING;
+}
+
+/** The findings that block an attempt, as one line each for the iteration's error and the reflector. */
+function blockingText(findings: readonly ReviewFinding[]): string {
+  return findings
+    .filter((found) => found.blocking)
+    .map((found) => `${found.path === '' ? 'the change' : `${found.path}${found.line > 0 ? `:${found.line}` : ''}`}: ${found.message}${found.cwe === '' ? '' : ` (${found.cwe})`}`)
+    .join('; ');
+}
+
+/** A phase's summary with its finding counts. */
+function findingsSummary(findings: readonly ReviewFinding[], summary: string): string {
+  const blocking = findings.filter((found) => found.blocking).length;
+  return `${findings.length} finding(s), ${blocking} blocking${summary.trim() === '' ? '' : `: ${summary.trim()}`}`;
+}
+
+/** One line per question: what the task waits for. */
+function waitingFor(questions: readonly ClarifyingQuestion[], taskId: string): string {
+  return `waiting for answers to ${questions.length} question(s) (ratchet answer ${taskId}): ${questions.map((question) => question.question).join(' / ')}`;
 }
 
 /** One rule per input kind: what the input means in the status the table allows it in. */
 const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
-  [InputKind.START]: (_state, input, policy) => ({
-    to: policy.phases.reprompt ? TaskStatus.TASK_STATUS_REPROMPTING : TaskStatus.TASK_STATUS_RETRIEVING,
+  [InputKind.START]: (state, input) => ({
+    to: state.task.phases.reprompt ? TaskStatus.TASK_STATUS_REPROMPTING : TaskStatus.TASK_STATUS_RETRIEVING,
     reason: '',
     task: { startedAt: input.at },
   }),
@@ -272,18 +296,43 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.REPROMPTED]: (state, input) => ({
     to: TaskStatus.TASK_STATUS_RETRIEVING,
     reason: '',
-    task: { usage: sumUsage(state.task.usage, input.usage) },
-    events: [phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, input.summary)],
+    task: { usage: sumUsage(state.task.usage, input.usage), spec: input.spec },
+    events: [
+      phaseCompleted(
+        input.at,
+        Phase.PHASE_REPROMPTING,
+        input.startedAt,
+        input.usage,
+        `spec: ${input.spec.acceptanceCriteria.length} acceptance criteria, ${input.spec.assumptions.length} assumption(s)`,
+      ),
+    ],
   }),
 
-  [InputKind.QUESTION_ASKED]: (state, input) => ({
+  [InputKind.QUESTION_ASKED]: (state, input, policy) => ({
     to: TaskStatus.TASK_STATUS_AWAITING_ANSWER,
-    reason: `waiting for an answer: ${input.question}`,
-    task: { usage: sumUsage(state.task.usage, input.usage) },
-    events: [phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, `asked: ${input.question}`)],
+    reason: waitingFor(input.questions, state.task.id),
+    task: {
+      usage: sumUsage(state.task.usage, input.usage),
+      questions: [...state.task.questions, ...input.questions.map((question) => ({ ...question, answer: '', answeredBy: '', askedAt: input.at, answeredAt: undefined }))],
+      answerDeadline: policy.questions.timeoutMs > 0 ? new Date(input.at.getTime() + policy.questions.timeoutMs) : undefined,
+    },
+    events: [
+      event(input.at, { $case: 'questionsAsked', questionsAsked: { questions: input.questions.map((question) => ({ ...question, askedAt: input.at })) } }),
+      phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, `asked ${input.questions.length} question(s)`),
+    ],
   }),
 
-  [InputKind.ANSWERED]: (_state, input) => ({ to: TaskStatus.TASK_STATUS_REPROMPTING, reason: `answered: ${input.answer}` }),
+  // Answers fill open questions; the reprompter runs again once none is open.
+  [InputKind.ANSWERED]: (state, input) => {
+    const answers = new Map(input.answers.map((answer) => [answer.questionId, answer.answer.trim()]));
+    const questions = state.task.questions.map((question) => {
+      const answer = answers.get(question.questionId);
+      return answer === undefined || !isOpenQuestion(question) ? question : { ...question, answer, answeredBy: input.answeredBy, answeredAt: input.at };
+    });
+    const open = questions.filter(isOpenQuestion);
+    if (open.length > 0) return { to: TaskStatus.TASK_STATUS_AWAITING_ANSWER, reason: waitingFor(open, state.task.id), task: { questions } };
+    return { to: TaskStatus.TASK_STATUS_REPROMPTING, reason: input.answeredBy === assumptionAnswerer ? 'nobody answered in time: going on with the stated assumptions' : '', task: { questions, answerDeadline: undefined } };
+  },
 
   [InputKind.LESSONS_RETRIEVED]: (_state, input) => {
     const lessons = lessonsOf(input.lessons);
@@ -393,8 +442,8 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
-  [InputKind.SAFETY_PASSED]: (state, input, policy) => ({
-    to: afterSafety(policy),
+  [InputKind.SAFETY_PASSED]: (state, input) => ({
+    to: afterSafety(state.task.phases),
     reason: '',
     task: { dependencyDecisions: withUndeclared(state.task, input.undeclared) },
     iteration: { ...currentIteration(state), safetyFindings: input.findings },
@@ -415,20 +464,29 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     ],
   }),
 
-  [InputKind.REVIEWED]: (state, input, policy) => {
-    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage) };
-    const events = [phaseCompleted(input.at, Phase.PHASE_REVIEWING, input.startedAt, input.usage, input.summary)];
+  // Blocking findings fail the attempt like a failing test: the reflector reads them, the coder fixes them.
+  [InputKind.REVIEWED]: (state, input) => {
+    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage), reviewFindings: input.findings };
+    const blocking = blockingText(input.findings);
+    const events = [phaseCompleted(input.at, Phase.PHASE_REVIEWING, input.startedAt, input.usage, findingsSummary(input.findings, input.summary))];
     const task = { usage: sumUsage(state.task.usage, input.usage) };
-    if (input.passed) return { to: policy.phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
-    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: 'the review asked for changes', task, iteration: { ...iteration, error: failure(IterationErrorCode.REVIEW_REJECTED, input.summary) }, events };
+    if (blocking === '') return { to: state.task.phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
+    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: 'the review asked for changes', task, iteration: { ...iteration, error: failure(IterationErrorCode.REVIEW_REJECTED, `the review blocked the change: ${blocking}`) }, events };
   },
 
   [InputKind.AUDITED]: (state, input) => {
-    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage), safetyFindings: input.findings };
-    const events = [phaseCompleted(input.at, Phase.PHASE_AUDITING, input.startedAt, input.usage, input.summary)];
+    const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage), auditFindings: input.findings };
+    const blocking = blockingText(input.findings);
+    const events = [phaseCompleted(input.at, Phase.PHASE_AUDITING, input.startedAt, input.usage, findingsSummary(input.findings, input.summary))];
     const task = { usage: sumUsage(state.task.usage, input.usage) };
-    if (input.passed) return { to: TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
-    return { to: TaskStatus.TASK_STATUS_REFLECTING, reason: 'the security audit found problems', task, iteration: { ...iteration, error: failure(IterationErrorCode.AUDIT_FINDINGS, input.summary) }, events };
+    if (blocking === '') return { to: TaskStatus.TASK_STATUS_TESTING, reason: '', task, iteration, events };
+    return {
+      to: TaskStatus.TASK_STATUS_REFLECTING,
+      reason: 'the security audit found problems',
+      task,
+      iteration: { ...iteration, error: failure(IterationErrorCode.AUDIT_FINDINGS, `the security audit blocked the change: ${blocking}`) },
+      events,
+    };
   },
 
   [InputKind.TESTS_WRITTEN]: (state, input) => {

@@ -1,4 +1,4 @@
-import type { ApprovalGate, Budget, DependencyDecision, DependencyInstall, Phase, Plan, Reflection, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, ToolStep, Usage } from '@ratchet/contracts';
+import type { ApprovalGate, Budget, ClarifyingQuestion, DependencyDecision, DependencyInstall, Phase, Plan, Reflection, ReviewFinding, SafetyFinding, SafetyVerdict, ScoredLesson, SourceFile, StopReason, TestDispute, TestReport, ToolStep, TaskSpec, Usage } from '@ratchet/contracts';
 
 /**
  * Everything that can change a task's status, as data: what a phase found
@@ -74,9 +74,15 @@ export interface TestRun extends At {
 
 export type TaskInput =
   | ({ readonly kind: typeof InputKind.START } & At)
-  | ({ readonly kind: typeof InputKind.REPROMPTED; readonly summary: string } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.QUESTION_ASKED; readonly question: string } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.ANSWERED; readonly answer: string } & At)
+  | ({ readonly kind: typeof InputKind.REPROMPTED; readonly spec: TaskSpec } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.QUESTION_ASKED; /** New questions, unanswered, with unique ids. */ readonly questions: readonly ClarifyingQuestion[] } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.ANSWERED;
+      /** Answers by question id; an empty answer takes the question's assumption. */
+      readonly answers: readonly { readonly questionId: string; readonly answer: string }[];
+      /** The principal who answered, or `assumption` when the questions' time ran out. */
+      readonly answeredBy: string;
+    } & At)
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
   | ({
       readonly kind: typeof InputKind.PLANNED;
@@ -107,8 +113,8 @@ export type TaskInput =
       readonly undeclared: readonly DependencyDecision[];
     } & At)
   | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
-  | ({ readonly kind: typeof InputKind.REVIEWED; readonly passed: boolean; readonly summary: string } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.AUDITED; readonly passed: boolean; readonly summary: string; readonly findings: readonly SafetyFinding[] } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.REVIEWED; readonly findings: readonly ReviewFinding[]; readonly summary: string } & PhaseRun)
+  | ({ readonly kind: typeof InputKind.AUDITED; /** The auditor's findings and the scanners', combined. */ readonly findings: readonly ReviewFinding[]; readonly summary: string } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TESTS_WRITTEN; readonly tests: readonly SourceFile[] } & PhaseRun)
   | ({
       readonly kind: typeof InputKind.TESTS_REJECTED;

@@ -1,3 +1,4 @@
+import type { TaskPhases } from '@ratchet/contracts';
 import type { EffectiveBudget } from './budget';
 
 /** What the loop may do for every task: the settings `decide`, `nextAction` and the stop conditions read. */
@@ -12,8 +13,32 @@ export interface LoopPolicy {
    * ends the task (`stopAfter`).
    */
   readonly noProgress: { readonly replanAfter: number; readonly stopAfter: number };
-  /** Optional phases; each needs its phase runner, and is off until it has one. */
-  readonly phases: { readonly reprompt: boolean; readonly review: boolean; readonly audit: boolean };
+  /** The optional phases a task runs when its submit leaves them unset. */
+  readonly phases: TaskPhases;
+  /** The reprompter's clarifying questions. */
+  readonly questions: QuestionPolicy;
+}
+
+/** Who `answered` a question whose time ran out: its assumption was taken. */
+export const assumptionAnswerer = 'assumption';
+
+/** What happens to clarifying questions nobody answers. */
+export const UnansweredQuestions = {
+  /** Go on with the assumptions the reprompter stated for them. */
+  ASSUME: 'assume',
+  /** End the task (QUESTION_UNANSWERED). */
+  FAIL: 'fail',
+} as const;
+export type UnansweredQuestions = (typeof UnansweredQuestions)[keyof typeof UnansweredQuestions];
+
+/** How many clarifying questions a task may be asked, and how long they wait. */
+export interface QuestionPolicy {
+  /** Questions per task, over all rounds; 0 asks none (assumptions are stated instead). */
+  readonly max: number;
+  /** How long open questions wait for an answer, ms; 0 waits forever. */
+  readonly timeoutMs: number;
+  /** What an unanswered question becomes when its time is up. */
+  readonly onTimeout: UnansweredQuestions;
 }
 
 /** Label that turns off generated tests: only the user's acceptance tests run. */

@@ -7,7 +7,12 @@ import type {
   TestEdits,
   MemoryUse,
   Budget,
+  ClarifyingQuestion,
   ErrorDetail,
+  ProjectProfile,
+  ReviewFinding,
+  TaskPhases,
+  TaskSpec,
   Iteration,
   Language,
   Lesson,
@@ -73,6 +78,16 @@ export interface TaskRecord {
   readonly project: string;
   /** How the task uses memory, as submitted. */
   readonly memory: MemoryUse;
+  /** The reprompter's spec of the goal: what the planner and the tester receive. */
+  readonly spec?: TaskSpec;
+  /** The reprompter's clarifying questions with their answers, oldest first; open ones have an empty `answeredBy`. */
+  readonly questions: readonly ClarifyingQuestion[];
+  /** When open questions stop waiting (answered by their assumptions, or the task fails, per policy); unset: they wait forever. */
+  readonly answerDeadline?: Date;
+  /** The project profile, resolved at submit. */
+  readonly profile?: ProjectProfile;
+  /** The optional phases that run for this task, resolved at submit from the request and the configured defaults. */
+  readonly phases: TaskPhases;
   /** The submitter's team: only its principals see the task and act on it. */
   readonly team: string;
   /** The authenticated principal that submitted the task. */
@@ -117,6 +132,10 @@ export interface IterationRecord {
   readonly toolSteps: readonly ToolStep[];
   /** The install step of the iteration's test run, when the task has dependencies. */
   readonly dependencyInstall?: DependencyInstall;
+  /** The reviewer's findings on this iteration's change. */
+  readonly reviewFindings: readonly ReviewFinding[];
+  /** The security audit's findings (the auditor's and the scanners'). */
+  readonly auditFindings: readonly ReviewFinding[];
   /** Memory's id for this iteration's failure record. */
   readonly failureId: string;
   readonly fingerprint?: FailureFingerprint;
@@ -169,8 +188,22 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     team: record.team,
     submittedBy: record.submittedBy,
     dependencyDecisions: [...record.dependencyDecisions],
+    spec: record.spec,
+    questions: [...record.questions],
+    profile: record.profile,
+    phases: record.phases,
+    traceId: traceIdOf(record.traceContext),
   };
 }
+
+/** The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`); empty when there is none. */
+function traceIdOf(context: TaskRecord['traceContext']): string {
+  const parts = (context?.traceparent ?? '').split('-');
+  return parts.length === 4 && /^[0-9a-f]{32}$/.test(parts[1] ?? '') ? (parts[1] as string) : '';
+}
+
+/** A question nobody has answered yet (nor its assumption taken). */
+export const isOpenQuestion = (question: ClarifyingQuestion): boolean => question.answeredBy === '';
 
 /** The proto Iteration of a record. */
 export function toIterationProto(record: IterationRecord): Iteration {
@@ -195,6 +228,8 @@ export function toIterationProto(record: IterationRecord): Iteration {
     storedLesson: record.storedLesson,
     toolSteps: [...record.toolSteps],
     ...(record.dependencyInstall === undefined ? {} : { dependencyInstall: record.dependencyInstall }),
+    reviewFindings: [...record.reviewFindings],
+    auditFindings: [...record.auditFindings],
   };
 }
 

@@ -15,7 +15,8 @@ type Row = Readonly<Partial<Record<InputKind, readonly TaskStatus[]>>>;
 const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_QUEUED]: { [InputKind.START]: [S.TASK_STATUS_REPROMPTING, S.TASK_STATUS_RETRIEVING] },
   [S.TASK_STATUS_REPROMPTING]: { [InputKind.REPROMPTED]: [S.TASK_STATUS_RETRIEVING], [InputKind.QUESTION_ASKED]: [S.TASK_STATUS_AWAITING_ANSWER] },
-  [S.TASK_STATUS_AWAITING_ANSWER]: { [InputKind.ANSWERED]: [S.TASK_STATUS_REPROMPTING] },
+  // Answers to some of the open questions keep the task waiting for the rest.
+  [S.TASK_STATUS_AWAITING_ANSWER]: { [InputKind.ANSWERED]: [S.TASK_STATUS_REPROMPTING, S.TASK_STATUS_AWAITING_ANSWER] },
   [S.TASK_STATUS_RETRIEVING]: { [InputKind.LESSONS_RETRIEVED]: [S.TASK_STATUS_PLANNING] },
   // A package the plan needs may wait for a person (DEPENDENCY_INSTALL), and one the policy denies ends the task.
   [S.TASK_STATUS_PLANNING]: { [InputKind.PLANNED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED] },
@@ -26,7 +27,8 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
     [InputKind.SAFETY_BLOCKED]: [S.TASK_STATUS_REFLECTING],
   },
   [S.TASK_STATUS_REVIEWING]: { [InputKind.REVIEWED]: [S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING] },
-  [S.TASK_STATUS_AUDITING]: { [InputKind.AUDITED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING] },
+  // A review reply that cannot be used is recorded and the change goes on; an audit's fails the attempt (it never lets unaudited code through).
+  [S.TASK_STATUS_AUDITING]: { [InputKind.AUDITED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING], [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING] },
   [S.TASK_STATUS_TESTING]: {
     // Generated tests are stored before they run, so a restart does not ask the tester's model again.
     [InputKind.TESTS_WRITTEN]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING],

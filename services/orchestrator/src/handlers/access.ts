@@ -48,6 +48,12 @@ export function withAccessControl(context: Pick<HandlerContext, 'store'>, inner:
     cancelTask: async (request, call) => inner.cancelTask({ ...request, taskId: await ownTask(allowed(call, Role.SUBMITTER, 'cancel tasks'), request.taskId) }, call),
     resumeTask: async (request, call) => inner.resumeTask({ ...request, taskId: await ownTask(allowed(call, Role.SUBMITTER, 'resume tasks'), request.taskId) }, call),
     approve: async (request, call) => inner.approve({ ...request, taskId: await ownTask(allowed(call, Role.APPROVER, 'decide approval gates'), request.taskId) }, call),
+    // Clarifying questions are about what to build: whoever may submit the team's tasks may answer them.
+    answer: async (request, call) => inner.answer({ ...request, taskId: await ownTask(allowed(call, Role.SUBMITTER, 'answer questions'), request.taskId) }, call),
+    listProfiles: async (request, call) => {
+      allowed(call, Role.VIEWER, 'list profiles');
+      return inner.listProfiles(request, call);
+    },
     listLessons: async (request, call) => {
       const principal = allowed(call, Role.VIEWER, 'read lessons');
       const scope = request.scope.trim();

@@ -1,3 +1,4 @@
+import type { ProjectProfile } from '@ratchet/contracts';
 import type { TaskStore } from '../adapters/store';
 import type { LoopPolicy } from '../domain/policy';
 import type { TaskRunner, EventPublisher } from '../runner/task-runner';
@@ -9,6 +10,8 @@ export interface HandlerContext {
   readonly scheduler: Scheduler;
   readonly runner: TaskRunner;
   readonly policy: LoopPolicy;
+  /** The project profiles tasks may name (config/profiles/*.yaml), by name. */
+  readonly profiles: readonly ProjectProfile[];
   readonly publish: EventPublisher;
   readonly now: () => Date;
   /** How long a lease lasts without renewal, ms. */

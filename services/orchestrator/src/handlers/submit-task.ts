@@ -1,18 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { msOf } from '@ratchet/agent';
-import { StopReason, TaskStatus, type SubmitTaskRequest, type SubmitTaskResponse } from '@ratchet/contracts';
+import { PhaseSwitch, StopReason, TaskStatus, type SubmitTaskRequest, type SubmitTaskResponse, type TaskPhases } from '@ratchet/contracts';
 import type { Principal } from '@ratchet/grpc-api';
 import { captureTraceContext, setSpanAttributes } from '@ratchet/telemetry';
+import { resolveProfile } from '../domain/profiles';
 import { emptyUsage, toTaskProto, type TaskRecord } from '../domain/records';
 import type { HandlerContext } from './context';
 import { principalOf } from './principal';
 import { validateSubmit } from './validate-submit';
+
+/** The optional phases a task runs: what the request switches on or off, the configured default where it says nothing. */
+export function phasesOf(request: Pick<SubmitTaskRequest, 'reprompt' | 'questions' | 'review' | 'audit'>, defaults: TaskPhases): TaskPhases {
+  const on = (value: PhaseSwitch, fallback: boolean) => (value === PhaseSwitch.PHASE_SWITCH_ON ? true : value === PhaseSwitch.PHASE_SWITCH_OFF ? false : fallback);
+  return {
+    reprompt: on(request.reprompt, defaults.reprompt),
+    questions: on(request.questions, defaults.questions),
+    review: on(request.review, defaults.review),
+    audit: on(request.audit, defaults.audit),
+  };
+}
 
 /** SubmitTask: stores a QUEUED task and runs it here when a slot is free (or leaves it to a replica with one). */
 export function submitTask(context: HandlerContext) {
   return async (request: SubmitTaskRequest, call: { readonly principal?: Principal } = {}): Promise<SubmitTaskResponse> => {
     const principal = principalOf(call);
     validateSubmit(request);
+    const profile = resolveProfile(context.profiles, request.profile, request.language);
     const created = context.now();
     // The submit's span is the parent of every phase span, wherever and whenever the task runs.
     const traceContext = captureTraceContext();
@@ -39,6 +52,9 @@ export function submitTask(context: HandlerContext) {
       approvalKinds: [...new Set(request.approvalPolicy?.required ?? [])],
       commandDecisions: [],
       dependencyDecisions: [],
+      questions: [],
+      phases: phasesOf(request, context.policy.phases),
+      ...(profile === undefined ? {} : { profile }),
       testCommand: [...request.testCommand],
       testEdits: request.testEdits,
       project: request.project.trim(),

@@ -1,5 +1,5 @@
 import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
-import { ApprovalKind, Language, MemoryUse, TestEdits, type Budget, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ApprovalKind, Language, MemoryUse, PhaseSwitch, TestEdits, type Budget, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
@@ -51,6 +51,8 @@ export function validateSubmit(request: SubmitTaskRequest): void {
   }
   checkEnum('test_edits', TestEdits, request.testEdits, { required: false, unset: 'the goal decides' });
   checkEnum('memory', MemoryUse, request.memory, { required: false, unset: 'lessons are retrieved and stored' });
+  for (const phase of ['reprompt', 'questions', 'review', 'audit'] as const) checkEnum(phase, PhaseSwitch, request[phase], { required: false, unset: 'the configured default' });
+  if (request.profile.length > 100) throw new AppError(ErrorCode.INVALID_ARGUMENT, `profile is ${request.profile.length} characters; name one of the configured profiles (ratchet profiles lists them)`);
   const project = request.project.trim();
   if (project !== '' && !/^[A-Za-z0-9._/:@-]{1,200}$/.test(project)) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `project ${quoted(project, 60)} is not a project key: use letters, digits and . _ / : @ - (at most 200), e.g. "github.com/team/repo"`);

@@ -4,7 +4,10 @@ import {
   DependencyVerdict,
   Phase,
   SafetyVerdict,
+  Severity,
+  type ProjectProfile,
   type ReplyFailure,
+  type ReviewFinding,
   type Usage,
   type CoderServiceDefinition,
   type Lesson,
@@ -63,6 +66,8 @@ export interface PhaseSettings {
   readonly lessonLimit: number;
   /** Lessons scoring below this are not offered. */
   readonly lessonMinScore: number;
+  /** Clarifying questions the reprompter may ask a task, over all rounds. */
+  readonly maxQuestions: number;
   /** Deadline of one agentic coding phase (workspace tasks), ms. */
   readonly agentPhaseTimeoutMs: number;
   /** Run commands the command policy asks a person about (embedded `--yes`). */
@@ -144,6 +149,70 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
   });
 
   return {
+    [Effect.REPROMPT]: async (state, signal, phase) => {
+      const { task } = state;
+      const startedAt = phase.enteredAt;
+      // The questions a task may be asked are counted over all rounds; with none left (or questions off) the spec states its assumptions.
+      const maxQuestions = task.phases.questions ? Math.max(0, settings.maxQuestions - task.questions.length) : 0;
+      const response = await clients.planner.reprompt(
+        {
+          taskId: task.id,
+          goal: task.goal,
+          language: task.language,
+          profile: task.profile,
+          workspace: [...task.workspace],
+          acceptanceTests: [...task.acceptanceTests],
+          answered: [...task.questions],
+          maxQuestions,
+          maxTokens: tokensLeft(state),
+        },
+        model(signal),
+      );
+      if (response.replyFailure !== undefined) return roleFailed('reprompter', response.replyFailure, response.usage);
+      const usage = usageOf(response.usage);
+      if (response.questions.length > 0 && maxQuestions > 0) {
+        const taken = new Set(task.questions.map((question) => question.questionId));
+        const questions = response.questions.slice(0, maxQuestions).map((question, index) => {
+          const questionId = question.questionId === '' || taken.has(question.questionId) ? `q${task.questions.length + index + 1}` : question.questionId;
+          taken.add(questionId);
+          return { ...question, questionId };
+        });
+        return { kind: InputKind.QUESTION_ASKED, at: now(), startedAt, usage, questions };
+      }
+      if (response.spec === undefined) throw new AppError(ErrorCode.INTERNAL, 'the reprompter answered without a spec');
+      return { kind: InputKind.REPROMPTED, at: now(), startedAt, usage, spec: response.spec };
+    },
+
+    [Effect.REVIEW]: async (state, signal, phase) => {
+      const { task } = state;
+      const iteration = current(state);
+      const startedAt = phase.enteredAt;
+      const change = changeOf(task, iteration);
+      const response = await clients.reflector.review(
+        { taskId: task.id, iteration: iteration.number, goal: task.goal, language: task.language, spec: task.spec, plan: task.plan, ...change, maxTokens: tokensLeft(state) },
+        model(signal),
+      );
+      // A review is advice: one whose reply could not be used is recorded as such, and the change goes on to the tests.
+      if (response.replyFailure !== undefined) {
+        const unused = { severity: Severity.SEVERITY_INFO, path: '', line: 0, category: 'review', cwe: '', message: `the reviewer's reply could not be used: ${response.replyFailure.message}`, suggestion: '', blocking: false, source: 'reviewer' };
+        return { kind: InputKind.REVIEWED, at: now(), startedAt, usage: usageOf(response.usage), findings: [unused], summary: 'review not used' };
+      }
+      return { kind: InputKind.REVIEWED, at: now(), startedAt, usage: usageOf(response.usage), findings: response.findings, summary: response.summary };
+    },
+
+    [Effect.AUDIT]: async (state, signal, phase) => {
+      const { task } = state;
+      const iteration = current(state);
+      const startedAt = phase.enteredAt;
+      const response = await clients.reflector.audit(
+        { taskId: task.id, iteration: iteration.number, goal: task.goal, language: task.language, ...changeOf(task, iteration), scannerFindings: [...iteration.safetyFindings], maxTokens: tokensLeft(state) },
+        model(signal),
+      );
+      // An audit never lets unaudited code through: a reply it could not use fails the attempt.
+      if (response.replyFailure !== undefined) return replyFailed(response.replyFailure, response.usage, Phase.PHASE_AUDITING, startedAt);
+      return { kind: InputKind.AUDITED, at: now(), startedAt, usage: usageOf(response.usage), findings: response.findings, summary: response.summary };
+    },
+
     [Effect.RETRIEVE]: async ({ task }, signal, phase) => {
       const startedAt = phase.enteredAt;
       // A task with memory off is measured without lessons: it neither reads nor adds any.
@@ -172,6 +241,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           maxTokens: tokensLeft(state),
           // Whether the goal asks to change a workspace's own tests is judged once, on the first plan: a re-plan after failures must not unlock them.
           judgeTestEdits: task.plan === undefined && task.testEdits === TestEdits.TEST_EDITS_UNSPECIFIED && task.workspace.length > 0 && task.acceptanceTests.length > 0,
+          spec: task.spec,
+          profile: task.profile,
         },
         model(signal),
       );
@@ -206,8 +277,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             goal: task.goal,
             language: task.language,
             plan: task.plan,
-            // The iteration starts from the previous one's files (or the change kept at a command gate); the first from the workspace.
-            files: iteration.files.length > 0 ? [...iteration.files] : editable ? mergeFiles(task.workspace, task.acceptanceTests) : [...task.workspace],
+            // The iteration starts from the previous one's files (or the change kept at a command gate); the first from the workspace, or the profile's starting files.
+            files: iteration.files.length > 0 ? [...iteration.files] : task.workspace.length === 0 ? startingFiles(task.profile) : editable ? mergeFiles(task.workspace, task.acceptanceTests) : [...task.workspace],
             acceptanceTests: protectedTests,
             reflection: previous?.reflection,
             previousTestReport: previous?.testReport,
@@ -222,6 +293,10 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             approveAskedCommands: settings.approveAskedCommands,
             commandGates: settings.commandGates,
             commandDecisions: [...task.commandDecisions],
+            spec: task.spec,
+            profile: task.profile,
+            // What the review or the audit of the previous attempt blocked on: this attempt fixes it.
+            reviewFindings: blockingFindings(previous),
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
@@ -276,6 +351,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             maxTokens: tokensLeft(state),
             // After a dispute, the tester learns which of its tests were wrong and why.
             disputes: [...(iteration.reflection?.disputedTests ?? [])],
+            spec: task.spec,
+            profile: task.profile,
           },
           model(signal),
         );
@@ -350,6 +427,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           lessons: similar.lessons.flatMap((scored) => (scored.lesson === undefined ? [] : [scored.lesson])),
           maxTokens: tokensLeft(state),
           testDisputes: [...iteration.testDisputes],
+          reviewFindings: blockingFindings(iteration),
         },
         model(signal),
       );
@@ -468,6 +546,27 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
   if (task.workspace.length === 0) return [...iteration.files];
   const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file.content]));
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
+}
+
+/**
+ * What a reviewer reads: a workspace task's changed files with the
+ * workspace's versions of them (a diff); a greenfield task's files whole.
+ */
+function changeOf(task: TaskState['task'], iteration: IterationRecord): { baseFiles: SourceFile[]; files: SourceFile[] } {
+  const files = changedFiles(task, iteration);
+  if (task.workspace.length === 0) return { baseFiles: [], files };
+  const paths = new Set(files.map((file) => file.path));
+  return { baseFiles: [...task.workspace, ...task.acceptanceTests].filter((file) => paths.has(file.path)), files };
+}
+
+/** The review and audit findings that blocked `iteration`, for the reflector and the next attempt's coder. */
+function blockingFindings(iteration: IterationRecord | undefined): ReviewFinding[] {
+  return [...(iteration?.reviewFindings ?? []), ...(iteration?.auditFindings ?? [])].filter((found) => found.blocking);
+}
+
+/** The files a profile starts a greenfield task with: its layout files that have content. */
+function startingFiles(profile: ProjectProfile | undefined): SourceFile[] {
+  return (profile?.layout ?? []).filter((file) => file.content !== '').map((file) => ({ path: file.path, content: file.content }));
 }
 
 /**

@@ -7,6 +7,8 @@ import {
   loadDefinitionExtractor,
   formatLessons,
   formatPlan,
+  formatProfile,
+  formatSpec,
   languageFromProto,
   testConvention,
   type RolePrompt,
@@ -33,7 +35,7 @@ export async function filesForPlanner(files: CreatePlanRequest['workspace'], goa
   return `(${files.length} files; a map of the most relevant, with their definitions)\n${map.text}`;
 }
 
-const placeholders = ['goal', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan'];
+const placeholders = ['goal', 'spec', 'profile', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan'];
 
 /**
  * What the planner is told about changing the acceptance tests: asked to
@@ -51,8 +53,9 @@ export function testEditsSection(request: Pick<CreatePlanRequest, 'judgeTestEdit
 }
 
 /**
- * CreatePlan: goal + workspace + lessons (+ the failed plan and why, on a
- * re-plan) -> a plan from the planner model.
+ * CreatePlan: goal (+ its spec and the project profile, when the task has
+ * them) + workspace + lessons (+ the failed plan and why, on a re-plan) -> a
+ * plan from the planner model.
  *
  * A reply that stays invalid after its repair round comes back as
  * `replyFailure`, with the tokens every call used.
@@ -71,6 +74,8 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
       prompt,
       values: {
         goal: request.goal,
+        spec: formatSpec(request.spec),
+        profile: formatProfile(request.profile),
         language,
         testFramework: testConvention(language).framework,
         languageGuide: testConvention(language).guide,

@@ -9,6 +9,7 @@ import {
   formatLessons,
   formatPlan,
   formatReflections,
+  formatReviewFindings,
   formatTestReport,
   languageFromProto,
   type RolePrompt,
@@ -19,10 +20,11 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { reflectionReplySchema } from '../domain/reflection-reply';
 
-const placeholders = ['goal', 'plan', 'files', 'testReport', 'safetyFindings', 'stderr', 'previousReflections', 'lessons', 'testDisputes'];
+const placeholders = ['goal', 'plan', 'files', 'testReport', 'safetyFindings', 'reviewFindings', 'stderr', 'previousReflections', 'lessons', 'testDisputes'];
 
 /**
- * Reflect: failing code + test report + safety findings -> root cause,
+ * Reflect: failing code + test report + safety findings (+ blocking review
+ * and audit findings, treated like a failing test) -> root cause,
  * hypothesis, what to change and a candidate lesson carrying the failure's
  * signature.
  *
@@ -48,6 +50,8 @@ export function reflectHandler(roleModel: RoleModel, prompt: RolePrompt) {
         files: formatFiles(request.files),
         testReport: formatTestReport(request.testReport) + errorText,
         safetyFindings: formatFindings(request.safetyFindings),
+        // Blocking review and audit findings count like a failing test.
+        reviewFindings: formatReviewFindings(request.reviewFindings),
         stderr: outputForPrompt(request),
         previousReflections: formatReflections(request.previousReflections),
         lessons: formatLessons(request.lessons),

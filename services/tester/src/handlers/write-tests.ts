@@ -1,4 +1,4 @@
-import { assertPlaceholders, callRole, formatDisputes, formatFiles, formatLessons, formatPlan, languageFromProto, testConvention, type RolePrompt } from '@ratchet/agent';
+import { assertPlaceholders, callRole, formatDisputes, formatFiles, formatLessons, formatPlan, formatProfile, formatSpec, languageFromProto, testConvention, type RolePrompt } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { WriteTestsRequest, WriteTestsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -6,11 +6,12 @@ import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { interfaceOf } from '../domain/interface';
 import { testReplySchema } from '../domain/test-reply';
 
-const placeholders = ['goal', 'language', 'testFramework', 'testFileRule', 'plan', 'files', 'acceptanceTests', 'lessons', 'disputes'];
+const placeholders = ['goal', 'spec', 'profile', 'language', 'testFramework', 'testFileRule', 'plan', 'files', 'acceptanceTests', 'lessons', 'disputes'];
 
 /**
- * WriteTests: goal + plan + the code's interface (signatures, no bodies) ->
- * test files in the language's framework. The user's acceptance tests are
+ * WriteTests: goal (+ its spec, whose acceptance criteria each become at
+ * least one test, and the project profile's test style) + plan + the code's
+ * interface (signatures, no bodies) -> test files in the language's framework. The user's acceptance tests are
  * shown but can never be replaced.
  *
  * A reply that stays invalid after its repair round comes back as
@@ -32,6 +33,9 @@ export function writeTestsHandler(roleModel: RoleModel, prompt: RolePrompt) {
       prompt,
       values: {
         goal: request.goal,
+        // The spec's acceptance criteria become tests; the profile's test style says how they are written.
+        spec: formatSpec(request.spec),
+        profile: formatProfile(request.profile),
         language,
         testFramework: convention.framework,
         testFileRule: convention.fileRule,

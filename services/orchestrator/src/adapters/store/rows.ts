@@ -3,7 +3,12 @@ import {
   approvalKindFromJSON,
   type ApprovalGate,
   Budget,
+  ClarifyingQuestion,
   ErrorDetail,
+  ProjectProfile,
+  ReviewFinding,
+  TaskPhases,
+  TaskSpec,
   Language,
   Lesson,
   Phase,
@@ -41,6 +46,7 @@ import type { IterationRecord, TaskRecord } from '../../domain/records';
 export const schema = 'orchestrator';
 export const json = (value: unknown) => JSON.stringify(value);
 const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.map((item) => SourceFile.fromJSON(item)) : []);
+const findings = (value: unknown): ReviewFinding[] => (Array.isArray(value) ? value.map((item) => ReviewFinding.fromJSON(item)) : []);
 
 export const iterationColumns = [
   'task_id',
@@ -59,6 +65,8 @@ export const iterationColumns = [
   'stored_lesson',
   'tool_steps',
   'dependency_install',
+  'review_findings',
+  'audit_findings',
   'failure_id',
   'fingerprint',
   'output',
@@ -69,7 +77,7 @@ export const iterationColumns = [
 
 export const iterationColumnTypes =
   'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, dependency_install jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, dependency_install jsonb, review_findings jsonb, audit_findings jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
 
 /** Sent as an iteration's files when they are the ones stored: a JSON string, never a valid file list. */
 export const keepFiles = 'keep';
@@ -96,6 +104,8 @@ export function iterationJson(iteration: IterationRecord, withFiles = true): Rec
     stored_lesson: iteration.storedLesson === undefined ? null : StoredLesson.toJSON(iteration.storedLesson),
     tool_steps: iteration.toolSteps.map((step) => ToolStep.toJSON(step)),
     dependency_install: iteration.dependencyInstall === undefined ? null : DependencyInstall.toJSON(iteration.dependencyInstall),
+    review_findings: iteration.reviewFindings.map((finding) => ReviewFinding.toJSON(finding)),
+    audit_findings: iteration.auditFindings.map((finding) => ReviewFinding.toJSON(finding)),
     failure_id: iteration.failureId,
     fingerprint: iteration.fingerprint ?? null,
     output: iteration.output,
@@ -114,8 +124,17 @@ export const heavyColumns = {
   result_files: (task: TaskRecord) => json(task.resultFiles.map((file) => SourceFile.toJSON(file))),
   plan: (task: TaskRecord) => (task.plan === undefined ? null : json(Plan.toJSON(task.plan))),
   lessons: (task: TaskRecord) => json(task.lessons.map((lesson) => Lesson.toJSON(lesson))),
+  spec: (task: TaskRecord) => (task.spec === undefined ? null : json(TaskSpec.toJSON(task.spec))),
+  questions: (task: TaskRecord) => json(task.questions.map((question) => ClarifyingQuestion.toJSON(question))),
 } as const;
-export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskRecord>> = { generated_tests: 'generatedTests', result_files: 'resultFiles', plan: 'plan', lessons: 'lessons' };
+export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskRecord>> = {
+  generated_tests: 'generatedTests',
+  result_files: 'resultFiles',
+  plan: 'plan',
+  lessons: 'lessons',
+  spec: 'spec',
+  questions: 'questions',
+};
 
 export function taskParams(task: TaskRecord): unknown[] {
   return [
@@ -151,6 +170,11 @@ export interface TaskRow {
   approval_kinds: unknown;
   command_decisions?: unknown;
   dependency_decisions?: unknown;
+  spec?: unknown;
+  questions?: unknown;
+  answer_deadline?: Date | string | null;
+  profile?: unknown;
+  phases?: unknown;
   test_command?: unknown;
   test_edits?: string;
   project?: string;
@@ -202,6 +226,8 @@ export interface IterationRow {
   stored_lesson: unknown;
   tool_steps: unknown;
   dependency_install?: unknown;
+  review_findings?: unknown;
+  audit_findings?: unknown;
   failure_id: string;
   fingerprint: FailureFingerprint | null;
   output: string;
@@ -237,6 +263,11 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     approvalKinds: Array.isArray(row.approval_kinds) ? row.approval_kinds.map((kind) => approvalKindFromJSON(kind)) : [],
     commandDecisions: Array.isArray(row.command_decisions) ? row.command_decisions.map((decision) => CommandDecision.fromJSON(decision)) : [],
     dependencyDecisions: Array.isArray(row.dependency_decisions) ? row.dependency_decisions.map((decision) => DependencyDecision.fromJSON(decision)) : [],
+    questions: Array.isArray(row.questions) ? row.questions.map((question) => ClarifyingQuestion.fromJSON(question)) : [],
+    phases: TaskPhases.fromJSON(row.phases ?? {}),
+    ...(row.spec === undefined || row.spec === null ? {} : { spec: TaskSpec.fromJSON(row.spec) }),
+    ...(row.profile === undefined || row.profile === null ? {} : { profile: ProjectProfile.fromJSON(row.profile) }),
+    ...(row.answer_deadline === undefined || row.answer_deadline === null ? {} : { answerDeadline: date(row.answer_deadline) }),
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
     testCommand: Array.isArray(row.test_command) ? row.test_command.map(String) : [],
     testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
@@ -296,6 +327,8 @@ export function iterationFromRow(row: IterationRow): IterationRecord {
     retrievedLessonIds: row.retrieved_lesson_ids,
     reflectionLessons: Array.isArray(row.reflection_lessons) ? row.reflection_lessons.map((lesson) => Lesson.fromJSON(lesson)) : [],
     toolSteps: Array.isArray(row.tool_steps) ? row.tool_steps.map((step) => ToolStep.fromJSON(step)) : [],
+    reviewFindings: findings(row.review_findings),
+    auditFindings: findings(row.audit_findings),
     testDisputes: Array.isArray(row.test_disputes) ? row.test_disputes.map((dispute) => TestDispute.fromJSON(dispute)) : [],
     failureId: row.failure_id,
     output: row.output,

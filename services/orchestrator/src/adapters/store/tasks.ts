@@ -1,4 +1,4 @@
-import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, memoryUseToJSON, TaskStatus, taskStatusToJSON, testEditsToJSON, type TaskEvent } from '@ratchet/contracts';
+import { ApprovalDecision, approvalDecisionToJSON, approvalKindToJSON, memoryUseToJSON, ProjectProfile, TaskPhases, TaskStatus, taskStatusToJSON, testEditsToJSON, type TaskEvent } from '@ratchet/contracts';
 import type { Database, Queryable } from '@ratchet/db';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { NewEvent } from '../../domain/events';
@@ -69,8 +69,8 @@ export class TaskRepository {
       await tx.query(
         `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
            workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at,
-           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use, team, submitted_by, trace_context)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32,$33,$34,$35)`,
+           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use, team, submitted_by, trace_context, profile, phases)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37)`,
         [
           ...taskParams(task),
           events.length,
@@ -85,6 +85,8 @@ export class TaskRepository {
           task.team,
           task.submittedBy,
           task.traceContext === undefined ? null : json(task.traceContext),
+          task.profile === undefined ? null : json(ProjectProfile.toJSON(task.profile)),
+          json(TaskPhases.toJSON(task.phases)),
         ],
       );
       const stored = numbered(task.id, events.map((event) => ({ ...event, iteration: event.iteration || task.currentIteration })), 1);
@@ -121,6 +123,14 @@ export class TaskRepository {
       [names, query.pageSize + 1, query.offset, JSON.stringify(query.labels ?? {}), query.team],
     );
     return { tasks: result.rows.slice(0, query.pageSize).map(taskFromRow), more: result.rows.length > query.pageSize };
+  }
+
+  /** Ids of tasks waiting for answers past their answer deadline (on the database's clock), oldest deadline first, at most 100. */
+  async unansweredPastDeadline(): Promise<string[]> {
+    const result = await this.db.query<{ id: string }>(
+      `SELECT id FROM ${schema}.tasks WHERE answer_deadline < now() AND status = '${taskStatusToJSON(TaskStatus.TASK_STATUS_AWAITING_ANSWER)}' ORDER BY answer_deadline LIMIT 100`,
+    );
+    return result.rows.map((row) => row.id);
   }
 
   /** Ids of tasks not yet SUCCEEDED, FAILED or CANCELLED, oldest first. */

@@ -76,6 +76,7 @@ export class TransitionWriter {
       ['command_decisions', json(task.commandDecisions.map((decision) => CommandDecision.toJSON(decision)))],
       ['dependency_decisions', json(task.dependencyDecisions.map((decision) => DependencyDecision.toJSON(decision)))],
       ['usage', json(Usage.toJSON(task.usage))],
+      ['answer_deadline', task.answerDeadline ?? null],
       ['updated_at', task.updatedAt],
       ['started_at', task.startedAt ?? null],
       ['completed_at', task.completedAt ?? null],

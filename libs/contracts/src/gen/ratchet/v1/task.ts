@@ -290,6 +290,11 @@ export enum StopReason {
   STOP_REASON_CANCELLED = 9,
   /** STOP_REASON_ERROR - An unrecoverable internal or infrastructure error. */
   STOP_REASON_ERROR = 10,
+  /**
+   * STOP_REASON_QUESTION_UNANSWERED - The reprompter's questions were not answered in time, and the task is
+   * configured to fail rather than go on with its stated assumptions.
+   */
+  STOP_REASON_QUESTION_UNANSWERED = 11,
   UNRECOGNIZED = -1,
 }
 
@@ -328,6 +333,9 @@ export function stopReasonFromJSON(object: any): StopReason {
     case 10:
     case "STOP_REASON_ERROR":
       return StopReason.STOP_REASON_ERROR;
+    case 11:
+    case "STOP_REASON_QUESTION_UNANSWERED":
+      return StopReason.STOP_REASON_QUESTION_UNANSWERED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -359,6 +367,8 @@ export function stopReasonToJSON(object: StopReason): string {
       return "STOP_REASON_CANCELLED";
     case StopReason.STOP_REASON_ERROR:
       return "STOP_REASON_ERROR";
+    case StopReason.STOP_REASON_QUESTION_UNANSWERED:
+      return "STOP_REASON_QUESTION_UNANSWERED";
     case StopReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -776,7 +786,14 @@ export interface Task {
     | ProjectProfile
     | undefined;
   /** Which optional phases run for this task, resolved when it was submitted. */
-  phases?: TaskPhases | undefined;
+  phases?:
+    | TaskPhases
+    | undefined;
+  /**
+   * W3C trace id of the task's trace (32 hex digits), for links to the
+   * tracing backend; empty when the submit was not traced.
+   */
+  traceId: string;
 }
 
 export interface Task_LabelsEntry {
@@ -1488,6 +1505,7 @@ function createBaseTask(): Task {
     questions: [],
     profile: undefined,
     phases: undefined,
+    traceId: "",
   };
 }
 
@@ -1597,6 +1615,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.phases !== undefined) {
       TaskPhases.encode(message.phases, writer.uint32(282).fork()).join();
+    }
+    if (message.traceId !== "") {
+      writer.uint32(290).string(message.traceId);
     }
     return writer;
   },
@@ -1897,6 +1918,14 @@ export const Task: MessageFns<Task> = {
             message.phases = TaskPhases.decode(reader, reader.uint32());
             continue;
           }
+          case 36: {
+            if (tag !== 290) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2037,6 +2066,11 @@ export const Task: MessageFns<Task> = {
         : [],
       profile: isSet(object.profile) ? ProjectProfile.fromJSON(object.profile) : undefined,
       phases: isSet(object.phases) ? TaskPhases.fromJSON(object.phases) : undefined,
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
     };
   },
 
@@ -2153,6 +2187,9 @@ export const Task: MessageFns<Task> = {
     if (message.phases !== undefined) {
       obj.phases = TaskPhases.toJSON(message.phases);
     }
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
     return obj;
   },
 
@@ -2212,6 +2249,7 @@ export const Task: MessageFns<Task> = {
     message.phases = (object.phases !== undefined && object.phases !== null)
       ? TaskPhases.fromPartial(object.phases)
       : undefined;
+    message.traceId = object.traceId ?? "";
     return message;
   },
 };
