@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Makes sure this Debian machine can run Ratchet's sandbox: Docker installed
-# and running, and the sandbox image built. Idempotent: each step checks first.
-#   RATCHET_SANDBOX_IMAGE   image to build when missing (default ratchet-sandbox:2)
+# and running, and the sandbox images built: the image, and its data variant
+# (Debian's Flask, pandas, ...: what web_app and data_pipeline tasks, and the
+# tests of the project profiles, run in). Idempotent: each step checks first.
+#   RATCHET_SANDBOX_IMAGE       image to build when missing (default ratchet-sandbox:2)
+#   RATCHET_SANDBOX_DATA_IMAGE  the data variant to build when missing (default
+#                               ratchet-sandbox:2-data; "none" skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:2}"
+data_image="${RATCHET_SANDBOX_DATA_IMAGE:-ratchet-sandbox:2-data}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
@@ -60,8 +65,15 @@ if ! docker info >/dev/null 2>&1; then
   fi
 fi
 
-if ! docker image inspect "$image" >/dev/null 2>&1; then
+# A RATCHET_SANDBOX_IMAGE naming the data variant is built as the data variant.
+if [ "$image" != "$data_image" ] && ! docker image inspect "$image" >/dev/null 2>&1; then
   echo "ensure-docker: building the sandbox image $image (a few minutes, once)"
   as_root bash deploy/sandbox/build-image.sh "$image"
 fi
-echo "ensure-docker: Docker is running and $image is present"
+if [ "$data_image" != none ] && ! docker image inspect "$data_image" >/dev/null 2>&1; then
+  echo "ensure-docker: building the sandbox image's data variant $data_image (a few minutes, once)"
+  as_root bash deploy/sandbox/build-image.sh --variant data "$data_image"
+fi
+images="$image"
+[ "$data_image" = none ] || [ "$data_image" = "$image" ] || images="$images and $data_image"
+echo "ensure-docker: Docker is running; images present: $images"

@@ -10,7 +10,10 @@
 #   deploy/sandbox/build-image.sh --variant data [IMAGE]
 #       the same plus Debian's Flask, pandas, NumPy, Requests, PyYAML and
 #       SQLAlchemy, for web_app and data_pipeline tasks on sites that would
-#       rather not install them per task (default ratchet-sandbox:2-data)
+#       rather not install them per task (default ratchet-sandbox:2-data);
+#       `images` in config/dependencies.yaml lists its packages and versions,
+#       so the dependency policy installs none of them (a safety test checks
+#       the list against the image: change both together)
 #   deploy/sandbox/build-image.sh --rootfs-only DIR
 #       only the root filesystem, into DIR, for the bubblewrap driver on a
 #       host without Docker (tools/ensure-sandbox-rootfs.sh calls this)

@@ -36,3 +36,4 @@ export { findPrometheusBinary, startPrometheus } from './prometheus';
 export type { PrometheusFixture, PrometheusJob, PrometheusOptions, PrometheusSample, PrometheusTargetState } from './prometheus';
 export { sdist, serveNpmRegistry, servePackageIndex, wheel, zipArchive } from './package-index';
 export type { NpmPackage, PackageIndex } from './package-index';
+export { booksApi } from './profile-fixtures';

@@ -79,7 +79,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
 
     const sandboxClient = createClient(transport, SandboxRunnerServiceDefinition, { maxAttempts: 1 });
     // CheckCode runs Bandit through the same sandbox runner as the tests.
-    const safety = await createSafetyService({ commandPolicy: loadCommandPolicy(options.configDir), dependencyPolicy: loadDependencyPolicy(options.configDir), code: loadCodeCheck(options.configDir), sandbox: sandboxClient });
+    const safety = await createSafetyService({ commandPolicy: loadCommandPolicy(options.configDir), dependencyPolicy: loadDependencyPolicy(options.configDir, process.env, { sandboxImage: config.sandbox.image }), code: loadCodeCheck(options.configDir), sandbox: sandboxClient });
     closers.push(() => safety.close());
     const sandbox = createSandboxRunnerService({ ...sandboxRunnerOptionsOf(config.sandbox), logger });
     void sandbox.driver.warm();

@@ -1,3 +1,4 @@
+import { sandboxConfigSection } from '@ratchet/agent';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
 import { z } from 'zod';
 import { BanditMode, CodeAction, defaultCodeCheckSettings, defaultCodeRules, type CodeCheckSettings, type CodeRule } from './domain/code-policy';
@@ -151,8 +152,12 @@ export const codeConfigSection = configSection({
 
 export type CodeSettings = DeepReadonly<z.infer<typeof codeConfigSection>>;
 
-/** The safety process's config: the shared sections plus `commands` and `code`. */
-export const safetyConfigSchema = extendConfigSchema({ commands: commandsConfigSection, code: codeConfigSection });
+/**
+ * The safety process's config: the shared sections plus `commands`, `code`
+ * and `sandbox`, of which it reads `sandbox.image`: the image the tests run
+ * in, whose packages config/dependencies.yaml's `images` may list as provided.
+ */
+export const safetyConfigSchema = extendConfigSchema({ commands: commandsConfigSection, code: codeConfigSection, sandbox: sandboxConfigSection });
 
 /** CheckCode's scanners and policy from the config section. */
 export function codeCheckOf(settings: CodeSettings): CodeCheckSettings {

@@ -6,15 +6,15 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { defaultDependencyPolicy } from './domain/dependency-defaults';
 import { Ecosystem, isNameProblem, normalizePackageName, parsePackageName } from './domain/dependency-names';
-import { DefaultDecision, type DependencyPolicy, type EcosystemPolicy } from './domain/dependency-policy';
-import { normalizeVersionSpec, versionSpecProblem } from './domain/dependency-versions';
+import { DefaultDecision, type DependencyPolicy, type EcosystemPolicy, type SandboxImagePackages } from './domain/dependency-policy';
+import { normalizeVersionSpec, versionProblem, versionSpecProblem } from './domain/dependency-versions';
 
 /** The file of the dependency policy, in the config directory. */
 export const dependencyConfigFile = 'dependencies.yaml';
 
 const ecosystems = Object.values(Ecosystem);
 const knownKeys = {
-  top: ecosystems,
+  top: [...ecosystems, 'images'],
   ecosystem: ['default', 'allow', 'deny', 'provided'],
   allow: ['name', 'version', 'note'],
   deny: ['name', 'reason'],
@@ -82,16 +82,70 @@ function ecosystemSchema(ecosystem: Ecosystem) {
     .prefault({});
 }
 
+/** An image's packages of one ecosystem: package name -> the exact version installed. */
+function imagePackagesSchema(ecosystem: Ecosystem) {
+  const version = text('the version the image has').superRefine((installed, context) => {
+    const problem = versionProblem(ecosystem, installed);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  });
+  return z
+    .record(packageNameSchema(ecosystem), version)
+    .superRefine((packages, context) => {
+      const seen = new Map<string, string>();
+      for (const name of Object.keys(packages)) {
+        const key = normalizePackageName(ecosystem, name);
+        const earlier = seen.get(key);
+        if (earlier === undefined) seen.set(key, name);
+        else context.addIssue({ code: 'custom', path: [name], message: `${name} is the same package as ${earlier}; keep one entry` });
+      }
+    })
+    .default({});
+}
+
+/** A Docker image reference: [registry/]name[:tag][@digest]. */
+const imageReference = text('the image reference').regex(
+  /^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$/,
+  'is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:2-data',
+);
+
+const imagesSchema = z
+  .record(imageReference, z.strictObject({ python: imagePackagesSchema(Ecosystem.PYTHON), npm: imagePackagesSchema(Ecosystem.NPM) }).prefault({}))
+  .default(() => imagesAsConfig(defaultDependencyPolicy.images));
+
 /**
  * The schema of config/dependencies.yaml: per ecosystem (`python`, `npm`) a
  * `default` (ask | allow | deny), `allow` entries (name, version range,
- * note), `deny` entries (name, reason) and `provided` names. Every key
- * defaults to the built-in policy.
+ * note), `deny` entries (name, reason) and `provided` names; `images`: per
+ * sandbox image reference, per ecosystem, package name -> installed
+ * version. Every key defaults to the built-in policy.
  */
 export const dependencyConfigSchema = z.strictObject({
   python: ecosystemSchema(Ecosystem.PYTHON),
   npm: ecosystemSchema(Ecosystem.NPM),
+  images: imagesSchema,
 });
+
+type ImagesConfig = Record<string, { python: Record<string, string>; npm: Record<string, string> }>;
+
+function imagesAsConfig(images: readonly SandboxImagePackages[]): ImagesConfig {
+  const asRecord = (packages: readonly { name: string; version: string }[]) => Object.fromEntries(packages.map((entry) => [entry.name, entry.version]));
+  return Object.fromEntries(images.map((entry) => [entry.image, { python: asRecord(entry.python), npm: asRecord(entry.npm) }]));
+}
+
+function imagesOfConfig(images: ImagesConfig): SandboxImagePackages[] {
+  const asList = (packages: Record<string, string>) => Object.entries(packages).map(([name, version]) => ({ name, version: version.trim() }));
+  return Object.entries(images).map(([image, packages]) => ({ image, python: asList(packages.python), npm: asList(packages.npm) }));
+}
+
+/** What `loadDependencyPolicy` is told besides the files. */
+export interface DependencyPolicyOptions {
+  /**
+   * The image the sandbox runs tests in (`sandbox.image` of the tester and
+   * the runners); the packages its `images` entry lists count as provided.
+   * Default: none, so only `provided` does.
+   */
+  readonly sandboxImage?: string;
+}
 
 type Source = { kind: 'file' } | { kind: 'env'; variable: string; value: string };
 type PlainObject = Record<string, unknown>;
@@ -107,15 +161,20 @@ const isPlainObject = (value: unknown): value is PlainObject => typeof value ===
  * writes out; a key the file leaves out keeps its default. Reasons name the
  * file as `<config directory's name>/dependencies.yaml`.
  *
+ * `options.sandboxImage` says which image the sandbox runs tests in: the
+ * packages its `images` entry lists count as provided.
+ *
  * @param configDir default: `RATCHET_CONFIG_DIR`, else `config/` under the
  *   working directory.
  * @throws AppError CONFIG_INVALID listing every problem at once, each with
  *   its key, what is wrong and what to write instead: unknown keys (typos),
  *   YAML syntax errors with their line, names that are no package names,
- *   version ranges that do not parse, empty or multi-line reasons, a package
- *   listed twice or both allowed and denied, bad variables.
+ *   version ranges or image versions that do not parse, empty or multi-line
+ *   reasons, a package listed twice or both allowed and denied, bad
+ *   variables.
  */
-export function loadDependencyPolicy(configDir?: string, env: Readonly<Record<string, string | undefined>> = process.env): DependencyPolicy {
+export function loadDependencyPolicy(configDir?: string, env: Readonly<Record<string, string | undefined>> = process.env, options: DependencyPolicyOptions = {}): DependencyPolicy {
+  const sandboxImage = options.sandboxImage?.trim() ?? '';
   const directory = configDir ?? nonEmpty(env['RATCHET_CONFIG_DIR']) ?? path.resolve('config');
   const file = path.join(directory, dependencyConfigFile);
   const source = path.join(path.basename(directory), dependencyConfigFile);
@@ -141,7 +200,7 @@ export function loadDependencyPolicy(configDir?: string, env: Readonly<Record<st
       sources.set(`${ecosystem}.${key}`, { kind: 'env', variable, value });
     }
   }
-  if (!exists && !fromEnv) return defaultDependencyPolicy;
+  if (!exists && !fromEnv) return sandboxImage === '' ? defaultDependencyPolicy : deepFreeze({ ...defaultDependencyPolicy, sandboxImage });
 
   const result = dependencyConfigSchema.safeParse(content);
   if (!result.success) {
@@ -151,7 +210,7 @@ export function loadDependencyPolicy(configDir?: string, env: Readonly<Record<st
       `invalid configuration in ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}\nThe comments in the shipped config/dependencies.yaml say what each key takes.`,
     );
   }
-  return deepFreeze({ source, python: result.data.python as EcosystemPolicy, npm: result.data.npm as EcosystemPolicy });
+  return deepFreeze({ source, python: result.data.python as EcosystemPolicy, npm: result.data.npm as EcosystemPolicy, images: imagesOfConfig(result.data.images), sandboxImage });
 }
 
 function readConfigFile(file: string): PlainObject {
@@ -171,7 +230,7 @@ function readConfigFile(file: string): PlainObject {
   }
   const content: unknown = document.toJS();
   if (content === null || content === undefined) return {};
-  if (!isPlainObject(content)) throw new AppError(ErrorCode.CONFIG_INVALID, `invalid configuration in ${file}: expected a mapping with the keys ${ecosystems.join(' and ')} at the top level`);
+  if (!isPlainObject(content)) throw new AppError(ErrorCode.CONFIG_INVALID, `invalid configuration in ${file}: expected a mapping with the keys ${knownKeys.top.join(', ')} at the top level`);
   return content;
 }
 
@@ -182,6 +241,8 @@ function describeIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, Sou
     return issue.keys.map((key) => `${[...issuePath, key].join('.')}: unknown key in ${shownFile}; known keys here: ${known.join(', ')}`);
   }
   const key = issuePath.join('.') || '(root)';
+  // A bad key of a mapping (an image reference, a package name): what is wrong with the key itself.
+  if (issue.code === 'invalid_key') return issue.issues.map((inner) => `${key}: ${inner.message} (from file ${shownFile})`);
   const source = sourceOf(sources, issuePath);
   if (source?.kind === 'env') {
     const settable = issuePath.slice(0, 2).join('.');
@@ -192,6 +253,7 @@ function describeIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, Sou
 
 function knownKeysAt(issuePath: readonly (string | number)[]): readonly string[] {
   if (issuePath.length === 0) return knownKeys.top;
+  if (issuePath[0] === 'images') return ecosystems;
   if (issuePath.length === 1) return knownKeys.ecosystem;
   return issuePath[1] === 'deny' ? knownKeys.deny : knownKeys.allow;
 }

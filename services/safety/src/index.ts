@@ -23,6 +23,7 @@ export { loadParsers } from './adapters/grammars';
 export { codeCheckOf, codeConfigSection, commandPolicyOf, commandsConfigSection, loadCodeCheck, loadCommandPolicy, safetyConfigSchema } from './config';
 export type { CodeSettings, CommandsSettings } from './config';
 export { dependencyConfigFile, dependencyConfigSchema, loadDependencyPolicy } from './dependency-config';
+export type { DependencyPolicyOptions } from './dependency-config';
 export { defaultDependencyPolicy } from './domain/dependency-defaults';
 export { findImportedPackages, importsOfFile, packagesOfImports } from './domain/dependency-imports';
 export type { FileImports, ImportSourceFile, ModuleImport } from './domain/dependency-imports';
@@ -37,6 +38,7 @@ export {
   DependencyVerdict,
   judgeDependency,
   maxDependencies,
+  sandboxImagePackages,
 } from './domain/dependency-policy';
 export type {
   AllowedPackage,
@@ -49,10 +51,12 @@ export type {
   DependencyPolicy,
   DependencyRequest,
   EcosystemPolicy,
+  ImagePackage,
   ImportedPackage,
   ImportSite,
+  SandboxImagePackages,
 } from './domain/dependency-policy';
-export { combineVersionSpecs, normalizeVersionSpec, versionSpecProblem } from './domain/dependency-versions';
+export { combineVersionSpecs, normalizeVersionSpec, versionProblem, versionSatisfies, versionSpecProblem } from './domain/dependency-versions';
 export { analyzeFile, analyzeFiles, defaultLimits } from './domain/analyze';
 export type { AnalysisLimits, SourceText } from './domain/analyze';
 export { banditCommand, banditCwe, parseBanditReport } from './domain/bandit-findings';

@@ -4,7 +4,7 @@ import { createQueueCaller, DroppedResult } from '@ratchet/bus';
 import { RunJobRequest, RunJobResponse, SafetyServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { main, packageVersion } from '@ratchet/runtime';
-import { BanditMode, codeCheckOf, commandPolicyOf, createSafetyService, loadDependencyPolicy, safetyConfigSchema } from './index';
+import { BanditMode, codeCheckOf, commandPolicyOf, createSafetyService, loadDependencyPolicy, safetyConfigSchema, sandboxImagePackages } from './index';
 
 // The grammars ship with the package; the command policy is the `commands` section of config/safety.yaml,
 // the dependency policy config/dependencies.yaml in the same directory (RATCHET_CONFIG_DIR), the code
@@ -31,7 +31,14 @@ main({
               return jobs.call(jobId, request, options);
             },
           };
-    const safety = await createSafetyService({ commandPolicy: commandPolicyOf(config.commands), dependencyPolicy: loadDependencyPolicy(), code, ...(sandbox === undefined ? {} : { sandbox }) });
+    // The tests run in sandbox.image: what config/dependencies.yaml says that image has is not installed.
+    const dependencyPolicy = loadDependencyPolicy(undefined, process.env, { sandboxImage: config.sandbox.image });
+    const image = sandboxImagePackages(dependencyPolicy);
+    logger.info(
+      { sandboxImage: dependencyPolicy.sandboxImage, imagePackages: image === undefined ? 0 : image.python.length + image.npm.length },
+      image === undefined ? `dependency policy: ${dependencyPolicy.source} lists no packages of ${dependencyPolicy.sandboxImage}; only its provided lists count` : `dependency policy: the packages ${dependencyPolicy.source} lists for ${image.image} count as provided`,
+    );
+    const safety = await createSafetyService({ commandPolicy: commandPolicyOf(config.commands), dependencyPolicy, code, ...(sandbox === undefined ? {} : { sandbox }) });
     return {
       implementation: safety.implementation,
       close: async () => {

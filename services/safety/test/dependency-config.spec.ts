@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { defaultDependencyPolicy, dependencyConfigSchema, loadDependencyPolicy } from '../src';
+import { loadConfig } from '@ratchet/config';
+import { defaultDependencyPolicy, dependencyConfigSchema, loadDependencyPolicy, safetyConfigSchema, sandboxImagePackages } from '../src';
 
 const shippedConfig = path.join(__dirname, '..', '..', '..', 'config');
 const directories: string[] = [];
@@ -66,7 +67,11 @@ describe('config/dependencies.yaml', () => {
 
   it('accepts its own defaults', () => {
     const settings = { python: defaultDependencyPolicy.python, npm: defaultDependencyPolicy.npm };
-    expect(dependencyConfigSchema.parse(structuredClone(settings))).toEqual(settings);
+    const images = Object.fromEntries(
+      defaultDependencyPolicy.images.map((entry) => [entry.image, { python: Object.fromEntries(entry.python.map((item) => [item.name, item.version])), npm: Object.fromEntries(entry.npm.map((item) => [item.name, item.version])) }]),
+    );
+    expect(dependencyConfigSchema.parse(structuredClone(settings))).toEqual({ ...settings, images });
+    expect(dependencyConfigSchema.parse({ ...structuredClone(settings), images })).toEqual({ ...settings, images });
   });
 
   it('lists every bad key at once, with what to write instead', () => {
@@ -115,7 +120,7 @@ describe('config/dependencies.yaml', () => {
     ]) {
       expect(lines).toContainEqual(expect.stringContaining(expected));
     }
-    expect(lines).toContainEqual(expect.stringMatching(/^ {2}- ruby: unknown key in .*dependencies\.yaml; known keys here: python, npm$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}- ruby: unknown key in .*dependencies\.yaml; known keys here: python, npm, images$/));
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}- python\.allow\.2\.colour: unknown key in /));
     expect(error.message).toContain('(from file ');
     expect(lines.at(-1)).toBe('The comments in the shipped config/dependencies.yaml say what each key takes.');
@@ -127,6 +132,67 @@ describe('config/dependencies.yaml', () => {
     expect(error.message).toContain('python.provided.1: flask-login is already in python.provided.0; keep one entry');
   });
 
+  it("knows what each sandbox image has, and applies the one it is told the sandbox uses", () => {
+    const plain = loadDependencyPolicy(shippedConfig, {});
+    expect(plain.sandboxImage).toBe('');
+    expect(plain.images.map((entry) => entry.image)).toEqual(['ratchet-sandbox:2-data']);
+    expect(plain.images[0]?.python).toContainEqual({ name: 'flask', version: '2.2.2' });
+    const data = loadDependencyPolicy(shippedConfig, {}, { sandboxImage: ' ratchet-sandbox:2-data ' });
+    expect(data).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:2-data' });
+    expect(Object.isFrozen(data.images[0]?.python[0])).toBe(true);
+    // Without the file too: the built-in images.
+    expect(loadDependencyPolicy(configDirWith(undefined), {}, { sandboxImage: 'ratchet-sandbox:2-data' })).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:2-data' });
+  });
+
+  it('learns the image from the safety process\'s sandbox.image (RATCHET_SANDBOX_IMAGE), as the tester and the runners do', () => {
+    const read = (env: Record<string, string>) => loadConfig({ schema: safetyConfigSchema, service: 'safety', configDir: shippedConfig, env }).sandbox.image;
+    expect(read({})).toBe('ratchet-sandbox:2');
+    const image = read({ RATCHET_SANDBOX_IMAGE: 'ratchet-sandbox:2-data' });
+    expect(sandboxImagePackages(loadDependencyPolicy(shippedConfig, {}, { sandboxImage: image }))?.image).toBe('ratchet-sandbox:2-data');
+    expect(sandboxImagePackages(loadDependencyPolicy(shippedConfig, {}, { sandboxImage: read({}) }))).toBeUndefined();
+  });
+
+  it("reads a site's own images, and an empty images to list none", () => {
+    const policy = loadDependencyPolicy(configDirWith("images:\n  registry.example.com/sandbox:py:\n    python:\n      Flask: '3.0.3'\n      pyyaml: '6.0.1'\n"), {}, { sandboxImage: 'registry.example.com/sandbox:py' });
+    expect(policy.images).toEqual([{ image: 'registry.example.com/sandbox:py', python: [{ name: 'Flask', version: '3.0.3' }, { name: 'pyyaml', version: '6.0.1' }], npm: [] }]);
+    expect(policy.python).toEqual(defaultDependencyPolicy.python);
+    expect(loadDependencyPolicy(configDirWith('images: {}\n'), {}).images).toEqual([]);
+  });
+
+  it("lists every bad image entry: its reference, package names, versions and keys", () => {
+    const yaml = [
+      'images:',
+      "  'bad image':",
+      '    python: {}',
+      "  'ratchet-sandbox:2-data':",
+      '    python:',
+      '      pyyaml: 6.0',
+      "      flask: 'latest'",
+      "      'flask>=2': '2.2.2'",
+      '    npm:',
+      "      zod: '3.23'",
+      '    ruby: {}',
+    ].join('\n');
+    const error = loadError(configDirWith(yaml));
+    expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
+    const lines = error.message.split('\n');
+    for (const expected of [
+      'images.bad image: is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:2-data',
+      "images.ratchet-sandbox:2-data.python.pyyaml: must be text; quote it in YAML, e.g. '>=2'",
+      'images.ratchet-sandbox:2-data.python.flask: "latest" is not a PEP 440 version',
+      'images.ratchet-sandbox:2-data.python.flask>=2: "flask>=2" is not a PyPI project name',
+      'images.ratchet-sandbox:2-data.npm.zod: "3.23" is not a semver version',
+    ]) {
+      expect(lines).toContainEqual(expect.stringContaining(expected));
+    }
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}- images\.ratchet-sandbox:2-data\.ruby: unknown key in .*dependencies\.yaml; known keys here: python, npm$/));
+  });
+
+  it('refuses a package an image lists twice, once the entries are otherwise valid', () => {
+    const error = loadError(configDirWith("images:\n  'ratchet-sandbox:2-data':\n    python:\n      jinja_2: '3.1.2'\n      Jinja-2: '3.1.2'\n"));
+    expect(error.message).toContain('images.ratchet-sandbox:2-data.python.Jinja-2: Jinja-2 is the same package as jinja_2; keep one entry');
+  });
+
   it('names the variable to fix for a bad environment value', () => {
     const error = loadError(configDirWith(undefined), { RATCHET_DEPENDENCIES_NPM_DEFAULT: 'sometimes' });
     expect(error.message).toContain('npm.default: Invalid option');
@@ -135,6 +201,6 @@ describe('config/dependencies.yaml', () => {
 
   it('reports YAML syntax errors with their line, and a file that is no mapping', () => {
     expect(loadError(configDirWith('python:\n  allow: [\n')).message).toMatch(/line \d+:\d+: YAML syntax error/);
-    expect(loadError(configDirWith('- python\n')).message).toContain('expected a mapping with the keys python and npm at the top level');
+    expect(loadError(configDirWith('- python\n')).message).toContain('expected a mapping with the keys python, npm, images at the top level');
   });
 });

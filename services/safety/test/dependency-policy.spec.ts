@@ -13,7 +13,10 @@ import {
   normalizePackageName,
   normalizeVersionSpec,
   parsePackageName,
+  sandboxImagePackages,
   typosquatTarget,
+  versionProblem,
+  versionSatisfies,
   versionSpecProblem,
   type DependencyCheckInput,
   type DependencyPolicy,
@@ -129,6 +132,118 @@ describe('version specifiers', () => {
     expect(combineVersionSpecs(Ecosystem.NPM, '^2 || ^3', '>=3.1 <5')).toEqual({ ok: true, spec: '^3 >=3.1 <5' });
     expect(combineVersionSpecs(Ecosystem.NPM, '3 - 5', '^4')).toEqual({ ok: true, spec: '>=3.0.0 <6.0.0-0 ^4' });
     expect(combineVersionSpecs(Ecosystem.NPM, '^2', '^3 || ^4')).toEqual({ ok: false, problem: '^2 does not overlap the allowed range ^3 || ^4' });
+  });
+});
+
+describe('installed versions against specifiers', () => {
+  const satisfies = (version: string, spec: string) => versionSatisfies(Ecosystem.PYTHON, version, normalizeVersionSpec(Ecosystem.PYTHON, spec));
+
+  it('checks an exact PEP 440 version against every clause, as pip checks an installed one', () => {
+    expect(satisfies('2.2.2', '')).toBe(true);
+    expect(satisfies('2.2.2', '>=2,<4')).toBe(true);
+    expect(satisfies('2.2.2', '>=3')).toBe(false);
+    expect(satisfies('2.2.2', '>= 2.2, != 2.2.2')).toBe(false);
+    expect(satisfies('6.0', '>=5.4')).toBe(true);
+    expect(satisfies('1.4.46', '>=1.4')).toBe(true);
+    expect(satisfies('1.4.46', '>=2')).toBe(false);
+    expect(satisfies('2022.7.1', '>2022.1')).toBe(true);
+    // 1.0 and 1 are one version; wildcards match a release prefix.
+    expect(satisfies('1.0', '==1')).toBe(true);
+    expect(satisfies('1.4.46', '==1.4.*')).toBe(true);
+    expect(satisfies('1.5', '==1.4.*')).toBe(false);
+    expect(satisfies('1.5', '!=1.4.*')).toBe(true);
+    // ~=2.2 is >=2.2,==2.*; ~=1.4.5 is >=1.4.5,==1.4.*.
+    expect(satisfies('2.9', '~=2.2')).toBe(true);
+    expect(satisfies('3.0', '~=2.2')).toBe(false);
+    expect(satisfies('1.4.46', '~=1.4.5')).toBe(true);
+    expect(satisfies('1.5.0', '~=1.4.5')).toBe(false);
+    expect(satisfies('1.4.4', '~=1.4.5')).toBe(false);
+  });
+
+  it('orders pre-, post- and dev-releases and local labels by PEP 440', () => {
+    expect(satisfies('2.0rc1', '<2')).toBe(false); // <2 takes no pre-release of 2
+    expect(satisfies('2.0rc1', '<2.0rc2')).toBe(true);
+    expect(satisfies('2.0rc1', '>=2.0b1')).toBe(true);
+    expect(satisfies('2.0.dev1', '<2.0a1')).toBe(true);
+    expect(satisfies('1.7.post1', '>1.7')).toBe(false); // >1.7 takes no post-release of 1.7
+    expect(satisfies('1.7.post2', '>1.7.post1')).toBe(true);
+    expect(satisfies('1.7.post1', '>=1.7')).toBe(true);
+    expect(satisfies('1.0.0+repack', '==1.0')).toBe(true);
+    expect(satisfies('1.0.0+repack', '==1.0+other')).toBe(false);
+    expect(satisfies('1!1.0', '>=2')).toBe(true);
+    expect(satisfies('2.2.2', '===2.2.2')).toBe(true);
+    expect(satisfies('2.2.2', '===2.2')).toBe(false);
+  });
+
+  it('checks npm versions against semver ranges, and an invalid version or range against nothing', () => {
+    expect(versionSatisfies(Ecosystem.NPM, '3.23.8', '^3 || ^4')).toBe(true);
+    expect(versionSatisfies(Ecosystem.NPM, '2.1.0', '^3 || ^4')).toBe(false);
+    expect(versionSatisfies(Ecosystem.NPM, '4.0.0-beta.1', '^4.0.0-alpha')).toBe(true);
+    expect(versionSatisfies(Ecosystem.NPM, 'latest', '')).toBe(false);
+    expect(versionSatisfies(Ecosystem.PYTHON, '2.2.2', '^2')).toBe(false);
+  });
+
+  it('says what is wrong with an exact version', () => {
+    expect(versionProblem(Ecosystem.PYTHON, '2022.9.24')).toBeUndefined();
+    expect(versionProblem(Ecosystem.PYTHON, '1.0.post1')).toBeUndefined();
+    expect(versionProblem(Ecosystem.PYTHON, '>=2')).toBe('">=2" is not a PEP 440 version (write e.g. "2.2.2" or "1.0.post1")');
+    expect(versionProblem(Ecosystem.NPM, '3.23')).toBe('"3.23" is not a semver version (write e.g. "3.23.8")');
+    expect(versionProblem(Ecosystem.NPM, ' ')).toBe('must not be empty');
+  });
+});
+
+describe('the sandbox image a policy knows', () => {
+  const onImage = (sandboxImage: string, changes: Partial<DependencyPolicy> = {}): DependencyPolicy => ({ ...defaultDependencyPolicy, sandboxImage, ...changes });
+  const onData = onImage('ratchet-sandbox:2-data');
+
+  it('is found by its reference, with or without a registry, never by a digest', () => {
+    expect(sandboxImagePackages(onData)?.image).toBe('ratchet-sandbox:2-data');
+    expect(sandboxImagePackages(onImage('registry.example.com/team/ratchet-sandbox:2-data'))?.image).toBe('ratchet-sandbox:2-data');
+    expect(sandboxImagePackages(onImage('ratchet-sandbox:2-data@sha256:0123'))?.image).toBe('ratchet-sandbox:2-data');
+    expect(sandboxImagePackages(onImage('ratchet-sandbox:2'))).toBeUndefined();
+    expect(sandboxImagePackages(onImage('not-ratchet-sandbox:2-data'))).toBeUndefined();
+    expect(sandboxImagePackages(defaultDependencyPolicy)).toBeUndefined();
+  });
+
+  it('provides what the image has, without installing it, when its version fits the request and the allowlist', () => {
+    expect(judge(Ecosystem.PYTHON, 'Flask', '', none, onData)).toEqual({
+      verdict: DependencyVerdict.ALLOWED,
+      reason: 'allowed: the sandbox image ratchet-sandbox:2-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:2-data.python in config/dependencies.yaml)',
+      installSpec: '',
+      provided: true,
+    });
+    expect(judge(Ecosystem.PYTHON, 'flask', '>=2.2,<3', none, onData)).toMatchObject({ verdict: DependencyVerdict.ALLOWED, provided: true });
+    // Not allowlisted, but the image has it: no install, no person to ask.
+    expect(judge(Ecosystem.PYTHON, 'Werkzeug', '', none, onData)).toMatchObject({ verdict: DependencyVerdict.ALLOWED, provided: true });
+    expect(judge(Ecosystem.PYTHON, 'PyYAML', '', none, onData)).toMatchObject({ verdict: DependencyVerdict.ALLOWED, provided: true, reason: expect.stringContaining('has pyyaml 6.0') });
+  });
+
+  it('installs another version when the image has one the request or the allowlist does not take', () => {
+    expect(judge(Ecosystem.PYTHON, 'flask', '>=3', none, onData)).toEqual({
+      verdict: DependencyVerdict.ALLOWED,
+      reason: "allowed by config/dependencies.yaml (python.allow: flask >=2,<4); the sandbox image's flask 2.2.2 is outside >=3,>=2,<4, so it would be installed",
+      installSpec: '>=3,>=2,<4',
+    });
+    expect(judge(Ecosystem.PYTHON, 'werkzeug', '>=3', none, onData)).toMatchObject({ verdict: DependencyVerdict.NEEDS_APPROVAL, reason: expect.stringMatching(/^needs approval: not in the allowlist \(python.default: ask\); the sandbox image's werkzeug 2.2.2 is outside >=3/) });
+    const strict = onImage('ratchet-sandbox:2-data', { python: { ...defaultDependencyPolicy.python, allow: [{ name: 'pandas', version: '>=2' }] } });
+    expect(judge(Ecosystem.PYTHON, 'pandas', '', none, strict)).toMatchObject({ verdict: DependencyVerdict.ALLOWED, installSpec: '>=2', reason: expect.stringContaining("the sandbox image's pandas 1.5.3 is outside >=2") });
+  });
+
+  it('installs as before on an image it does not list, and lets the denylist win over the image', () => {
+    expect(judge(Ecosystem.PYTHON, 'flask', '', none, onImage('ratchet-sandbox:2'))).toEqual({ verdict: DependencyVerdict.ALLOWED, reason: 'allowed by config/dependencies.yaml (python.allow: flask >=2,<4)', installSpec: '>=2,<4' });
+    expect(judge(Ecosystem.PYTHON, 'werkzeug', '', none, onImage('ratchet-sandbox:2'))).toMatchObject({ verdict: DependencyVerdict.NEEDS_APPROVAL });
+    const denied = onImage('ratchet-sandbox:2-data', { python: { ...defaultDependencyPolicy.python, deny: [{ name: 'requests', reason: 'use urllib.request' }] } });
+    expect(judge(Ecosystem.PYTHON, 'requests', '', none, denied)).toMatchObject({ verdict: DependencyVerdict.DENIED, reason: 'denied by config/dependencies.yaml: requests: use urllib.request' });
+  });
+
+  it('counts an undeclared import of what the image has as provided: fine as it is, nothing to install', () => {
+    const result = check({ imports: [imported('Flask', 'flask', ['app.py', 1]), imported('Werkzeug', 'werkzeug.exceptions', ['app.py', 2])] }, onData);
+    expect(result.verdict).toBe(DependencyAction.ALLOW);
+    expect(result.findings).toEqual([]);
+    expect(result.decisions.map((decision) => [decision.name, decision.verdict, decision.declared, decision.provided, decision.installSpec])).toEqual([
+      ['Flask', DependencyVerdict.ALLOWED, false, true, ''],
+      ['Werkzeug', DependencyVerdict.ALLOWED, false, true, ''],
+    ]);
   });
 });
 

@@ -3,7 +3,8 @@ import { createClient, InProcessBroker, InProcessTransport } from '@ratchet/bus'
 import { CheckDependenciesRequest, Confidence, DependencyVerdict, Language, SafetyServiceDefinition, SafetyVerdict, Severity } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createSafetyService, defaultDependencyPolicy, DependencyRuleId, type DependencyPolicy, type SafetyService } from '../src';
+import path from 'node:path';
+import { createSafetyService, defaultDependencyPolicy, DependencyRuleId, loadDependencyPolicy, type DependencyPolicy, type SafetyService } from '../src';
 
 describe('CheckDependencies over the in-process bus', () => {
   const broker = new InProcessBroker();
@@ -196,6 +197,35 @@ describe('createSafetyService with a dependency policy', () => {
     } finally {
       await service.close();
     }
+  });
+
+  it('answers that the data image has flask (nothing to install), and that the plain image needs it installed', async () => {
+    const configDir = path.join(__dirname, '..', '..', '..', 'config');
+    const context = { requestId: 'r', deadline: Date.now() + 5_000, signal: new AbortController().signal, headers: {} };
+    // A web_app plan: flask declared, the starting app.py importing it.
+    const request = CheckDependenciesRequest.fromPartial({ language: Language.LANGUAGE_PYTHON, dependencies: [{ name: 'flask' }], files: [{ path: 'app.py', content: 'import sqlite3\n\nfrom flask import Flask, g\n' }] });
+    const decisionsOn = async (sandboxImage: string) => {
+      const service = await createSafetyService({ dependencyPolicy: loadDependencyPolicy(configDir, {}, { sandboxImage }) });
+      try {
+        return await service.implementation.checkDependencies(request, context);
+      } finally {
+        await service.close();
+      }
+    };
+    const data = await decisionsOn('ratchet-sandbox:2-data');
+    expect(data.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_ALLOW);
+    expect(data.decisions).toEqual([
+      expect.objectContaining({
+        dependency: { name: 'flask', versionSpec: '' },
+        verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED,
+        provided: true,
+        installSpec: '',
+        importedAt: ['app.py:3'],
+        reason: 'allowed: the sandbox image ratchet-sandbox:2-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:2-data.python in config/dependencies.yaml)',
+      }),
+    ]);
+    const plain = await decisionsOn('ratchet-sandbox:2');
+    expect(plain.decisions).toEqual([expect.objectContaining({ verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, provided: false, installSpec: '>=2,<4' })]);
   });
 
   it('stops a check whose call was given up on', async () => {

@@ -4,7 +4,9 @@ import { DefaultDecision, type DependencyPolicy } from './dependency-policy';
  * The built-in dependency policy, which config/dependencies.yaml writes out
  * (a test keeps the two equal): the packages below are allowed, the denied
  * ones are unmaintained, deprecated or were compromised, and anything else
- * needs a person's approval.
+ * needs a person's approval. `images` lists what the data variant of the
+ * sandbox image has (a test checks it against the image); `sandboxImage`
+ * is unknown until `loadDependencyPolicy` is told it.
  */
 export const defaultDependencyPolicy: DependencyPolicy = deepFreeze({
   source: 'config/dependencies.yaml',
@@ -53,6 +55,35 @@ export const defaultDependencyPolicy: DependencyPolicy = deepFreeze({
     ],
     provided: [],
   },
+  images: [
+    {
+      // deploy/sandbox/build-image.sh --variant data: Debian bookworm's packages.
+      image: 'ratchet-sandbox:2-data',
+      python: [
+        { name: 'flask', version: '2.2.2' },
+        { name: 'werkzeug', version: '2.2.2' },
+        { name: 'jinja2', version: '3.1.2' },
+        { name: 'markupsafe', version: '2.1.2' },
+        { name: 'itsdangerous', version: '2.1.2' },
+        { name: 'click', version: '8.1.3' },
+        { name: 'pandas', version: '1.5.3' },
+        { name: 'numpy', version: '1.24.2' },
+        { name: 'python-dateutil', version: '2.8.2' },
+        { name: 'pytz', version: '2022.7.1' },
+        { name: 'requests', version: '2.28.1' },
+        { name: 'urllib3', version: '1.26.12' },
+        { name: 'idna', version: '3.3' },
+        { name: 'certifi', version: '2022.9.24' },
+        { name: 'charset-normalizer', version: '3.0.1' },
+        { name: 'chardet', version: '5.1.0' },
+        { name: 'pyyaml', version: '6.0' },
+        { name: 'sqlalchemy', version: '1.4.46' },
+        { name: 'greenlet', version: '2.0.2' },
+      ],
+      npm: [],
+    },
+  ],
+  sandboxImage: '',
 });
 
 function deepFreeze<T>(value: T): T {

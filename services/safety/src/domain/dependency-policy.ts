@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { isNodeBuiltin, pythonStdlibModules, wellKnownPackages } from './dependency-known';
 import { Ecosystem, isNameProblem, maxPackageNameLength, normalizePackageName, parsePackageName, typosquatTarget } from './dependency-names';
-import { combineVersionSpecs, maxVersionSpecLength, normalizeVersionSpec, versionSpecProblem } from './dependency-versions';
+import { combineVersionSpecs, maxVersionSpecLength, normalizeVersionSpec, versionSatisfies, versionSpecProblem } from './dependency-versions';
 import { Confidence, Severity } from './findings';
 
 /** What happens to a package the allowlist does not name: `default` in config/dependencies.yaml. */
@@ -62,12 +62,46 @@ export interface EcosystemPolicy {
   readonly provided: readonly string[];
 }
 
+/** A package a sandbox image has installed, at the version it has. */
+export interface ImagePackage {
+  readonly name: string;
+  /** The exact version installed (PEP 440 for Python, semver for npm). */
+  readonly version: string;
+}
+
+/** An `images:` entry of config/dependencies.yaml: what one sandbox image has beyond `provided`. */
+export interface SandboxImagePackages {
+  /** The image reference as `sandbox.image` names it ("ratchet-sandbox:2-data"). */
+  readonly image: string;
+  readonly python: readonly ImagePackage[];
+  readonly npm: readonly ImagePackage[];
+}
+
 /** The dependency policy: config/dependencies.yaml, as `loadDependencyPolicy` reads it. */
 export interface DependencyPolicy {
   /** The file reasons name, relative to the config directory's parent: "config/dependencies.yaml". */
   readonly source: string;
   readonly python: EcosystemPolicy;
   readonly npm: EcosystemPolicy;
+  /** What each known sandbox image has installed beyond `provided`. */
+  readonly images: readonly SandboxImagePackages[];
+  /**
+   * The image the sandbox runs the tests in (`sandbox.image`); its entry of
+   * `images`, if any, counts as provided. '' when not known: only `provided`.
+   */
+  readonly sandboxImage: string;
+}
+
+/**
+ * The `images` entry of the image the sandbox uses, if the policy lists it:
+ * the same reference, or one that ends in `/` and the entry's reference
+ * (`registry.example.com/ratchet-sandbox:2-data` is `ratchet-sandbox:2-data`).
+ * A digest (`@sha256:...`) is not compared.
+ */
+export function sandboxImagePackages(policy: Pick<DependencyPolicy, 'images' | 'sandboxImage'>): SandboxImagePackages | undefined {
+  const reference = policy.sandboxImage.trim().split('@')[0] ?? '';
+  if (reference === '') return undefined;
+  return policy.images.find((entry) => reference === entry.image || reference.endsWith(`/${entry.image}`));
 }
 
 /** A package the plan declares. */
@@ -172,7 +206,8 @@ export interface DependencyJudgement {
  * the policy. Each package gets a decision: DENIED (denylist; a likely
  * typosquat of an allowed or well-known package; an invalid name or version
  * specifier; an npm range outside the allowed one; `default: deny`),
- * ALLOWED (allowlist, `provided`, approved for this task, `default: allow`)
+ * ALLOWED (allowlist, `provided` or the sandbox image's packages, approved
+ * for this task, `default: allow`)
  * or NEEDS_APPROVAL (`default: ask`). Imports the plan does not declare are
  * judged the same way and marked undeclared: an allowed one gives a warning,
  * any other blocks. The verdict is BLOCK when anything is denied or an
@@ -228,9 +263,12 @@ export function checkDependencies(policy: DependencyPolicy, input: DependencyChe
 /**
  * The policy's answer for one package, before imports are considered, in
  * this order: an invalid name; the denylist; an invalid version specifier;
- * `provided`; the allowlist (an npm range that does not overlap the allowed
- * one is denied); the standard library; a typosquat; `approved`; `default`.
- * `approved` holds normalised names.
+ * `provided`; the sandbox image's packages (`images` entry of
+ * `sandboxImage`: provided when its version satisfies the request's range
+ * and the allowlist's, otherwise judged on as if the image lacked it); the
+ * allowlist (an npm range that does not overlap the allowed one is denied);
+ * the standard library; a typosquat; `approved`; `default`. `approved`
+ * holds normalised names.
  */
 export function judgeDependency(policy: DependencyPolicy, ecosystem: Ecosystem, request: DependencyRequest, approved: ReadonlySet<string>): DependencyJudgement {
   const rules = policy[ecosystem];
@@ -253,8 +291,41 @@ export function judgeDependency(policy: DependencyPolicy, ecosystem: Ecosystem, 
     return { verdict: DependencyVerdict.ALLOWED, reason: `allowed: the sandbox image provides it, so it is not installed (${ecosystem}.provided: ${provided})`, installSpec: '', provided: true };
   }
   const allowance = rules.allow.find((entry) => normalizePackageName(ecosystem, entry.name) === normalized);
+  const allowedSpec = normalizeVersionSpec(ecosystem, allowance?.version ?? '');
+  // The image's copy counts when its version is one the request and the allowlist both take; otherwise
+  // the package is judged as if the image lacked it, and an install shadows the image's copy.
+  const image = sandboxImagePackages(policy);
+  const installed = image?.[ecosystem].find((entry) => normalizePackageName(ecosystem, entry.name) === normalized);
+  let imageNote = '';
+  if (image !== undefined && installed !== undefined) {
+    if (versionSatisfies(ecosystem, installed.version, spec) && versionSatisfies(ecosystem, installed.version, allowedSpec)) {
+      return {
+        verdict: DependencyVerdict.ALLOWED,
+        reason: `allowed: the sandbox image ${image.image} has ${installed.name} ${installed.version}, so it is not installed (images.${image.image}.${ecosystem} in ${policy.source})`,
+        installSpec: '',
+        provided: true,
+      };
+    }
+    const wanted = [spec, allowedSpec].filter((part) => part !== '').join(ecosystem === Ecosystem.PYTHON ? ',' : ' ');
+    imageNote = `; the sandbox image's ${installed.name} ${installed.version} is outside ${wanted}, so it would be installed`;
+  }
+  const judgement = judgeUnprovided(policy, ecosystem, parsed, spec, allowance, allowedSpec, approved);
+  return imageNote === '' || judgement.verdict === DependencyVerdict.DENIED ? judgement : { ...judgement, reason: `${judgement.reason}${imageNote}` };
+}
+
+/** The rest of `judgeDependency`, for a package neither `provided` nor the sandbox image provides. */
+function judgeUnprovided(
+  policy: DependencyPolicy,
+  ecosystem: Ecosystem,
+  parsed: { readonly name: string; readonly normalized: string },
+  spec: string,
+  allowance: AllowedPackage | undefined,
+  allowedSpec: string,
+  approved: ReadonlySet<string>,
+): DependencyJudgement {
+  const rules = policy[ecosystem];
+  const { normalized } = parsed;
   if (allowance !== undefined) {
-    const allowedSpec = normalizeVersionSpec(ecosystem, allowance.version ?? '');
     const entry = `${ecosystem}.allow: ${allowance.name}${allowedSpec === '' ? '' : ` ${allowedSpec}`}`;
     const combined = combineVersionSpecs(ecosystem, spec, allowedSpec);
     if (!combined.ok) {
