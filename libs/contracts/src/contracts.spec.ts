@@ -146,10 +146,10 @@ describe('service definitions', () => {
 
   it('names every service in the ratchet.v1 package with its RPCs', () => {
     expect(PlannerServiceDefinition.fullName).toBe('ratchet.v1.PlannerService');
-    expect(methodNames(PlannerServiceDefinition)).toEqual(['CreatePlan', 'Health']);
+    expect(methodNames(PlannerServiceDefinition)).toEqual(['CreatePlan', 'Reprompt', 'Health']);
     expect(methodNames(CoderServiceDefinition)).toEqual(['WriteCode', 'Health']);
     expect(methodNames(TesterServiceDefinition)).toEqual(['WriteTests', 'RunTests', 'Health']);
-    expect(methodNames(ReflectorServiceDefinition)).toEqual(['Reflect', 'Health']);
+    expect(methodNames(ReflectorServiceDefinition)).toEqual(['Reflect', 'Review', 'Audit', 'Health']);
     expect(methodNames(SafetyServiceDefinition)).toEqual(['CheckCode', 'CheckCommand', 'CheckDependencies', 'Health']);
     expect(methodNames(SandboxRunnerServiceDefinition)).toEqual(['RunJob', 'Health', 'OpenSession', 'SessionExec', 'SessionReadFiles', 'SessionWriteFiles', 'SessionListFiles', 'SessionDiff', 'CloseSession']);
     expect(methodNames(MemoryServiceDefinition)).toEqual([
@@ -172,6 +172,8 @@ describe('service definitions', () => {
       'CancelTask',
       'ResumeTask',
       'Approve',
+      'Answer',
+      'ListProfiles',
       'Health',
       'ListLessons',
       'GetLesson',

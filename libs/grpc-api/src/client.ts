@@ -26,6 +26,12 @@ export interface GrpcCallOptions {
   /** Deadline of this call, ms; for a stream, the whole stream. Default: the client's for unary calls, none for streams. */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Sent as `authorization: Bearer <token>` on this call instead of the
+   * client's own token: one client (one channel) acting for many callers,
+   * as a gateway does for its users.
+   */
+  readonly token?: string;
 }
 
 /** A typed client: unary methods return a promise, server-streaming ones an async iterable. */
@@ -45,9 +51,10 @@ export function createGrpcClient<D extends GrpcServiceDefinition>(definition: D,
   const Client = grpc.makeGenericClientConstructor(grpcServiceOf(definition), definition.name);
   const client = new Client(address, credentialsOf(options), messageSizeOptions(options.maxMessageBytes));
   const raw = client as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const metadata = () => {
+  const metadata = (callOptions: GrpcCallOptions) => {
     const result = new grpc.Metadata();
-    if (options.token !== undefined) result.set('authorization', `Bearer ${options.token}`);
+    const token = callOptions.token ?? options.token;
+    if (token !== undefined) result.set('authorization', `Bearer ${token}`);
     const trace: Record<string, string> = {};
     injectTraceContext(trace);
     for (const [key, value] of Object.entries(trace)) result.set(key, value);
@@ -62,14 +69,14 @@ export function createGrpcClient<D extends GrpcServiceDefinition>(definition: D,
     const spanOptions: SpanOptions = { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': definition.fullName, 'rpc.method': method.name, 'server.address': address } };
     typed[key] = method.responseStream
       ? (request: unknown, callOptions: GrpcCallOptions = {}) =>
-          tracedStream(spanName, spanOptions, () => streamOf(call(request, metadata(), deadlineOf(callOptions.timeoutMs)) as grpc.ClientReadableStream<unknown>, callOptions.signal, address))
+          tracedStream(spanName, spanOptions, () => streamOf(call(request, metadata(callOptions), deadlineOf(callOptions.timeoutMs)) as grpc.ClientReadableStream<unknown>, callOptions.signal, address))
       : (request: unknown, callOptions: GrpcCallOptions = {}) =>
           withSpan(
             spanName,
             spanOptions,
             () =>
               new Promise((resolve, reject) => {
-                const pending = call(request, metadata(), deadlineOf(callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 30_000), (error: grpc.ServiceError | null, response: unknown) => {
+                const pending = call(request, metadata(callOptions), deadlineOf(callOptions.timeoutMs ?? options.defaultTimeoutMs ?? 30_000), (error: grpc.ServiceError | null, response: unknown) => {
                   callOptions.signal?.removeEventListener('abort', cancel);
                   if (error === null) resolve(response);
                   else reject(errorOf(error, address));
