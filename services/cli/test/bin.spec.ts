@@ -46,7 +46,8 @@ describe('the ratchet command', () => {
   it('explains bad arguments and exits non-zero', () => {
     const noGoal = ratchet(['run']);
     expect(noGoal.status).not.toBe(0);
-    expect(noGoal.stderr).toContain("missing required argument 'goal'");
+    // Without a goal the run asks for one at a terminal; with none to ask at, it says how to give it.
+    expect(noGoal.stderr).toContain('the goal is empty and there is no terminal to ask for it; usage: ratchet run "a CLI that manages TODO items in JSON"');
     const badLang = ratchet(['run', 'x', '--lang', 'cobol'], { RATCHET_MODEL_BASE_URL: 'http://127.0.0.1:9/v1', RATCHET_MODEL_NAME: 'm' });
     expect(badLang.status).toBe(1);
     expect(badLang.stderr).toContain('use python, typescript or javascript');
@@ -63,7 +64,7 @@ describe('the ratchet command', () => {
 
   it('prints help', () => {
     const help = ratchet(['--help']);
-    expect(help.stdout).toContain('run [options] <goal...>');
+    expect(help.stdout).toContain('run [options] [goal...]');
     expect(help.stdout).toContain('demo');
   });
 });
