@@ -107,13 +107,29 @@ export function formatDisputes(disputes: readonly TestDispute[]): string {
  */
 export function formatSpec(spec: TaskSpec | undefined): string {
   if (spec === undefined) return '';
-  const lines: string[] = [];
+  const lines = specParts(spec).flatMap((part) =>
+    typeof part.value === 'string' ? [`${part.label}: ${part.value}`] : [`${part.label}:`, ...part.value.map((item, index) => (part.numbered ? `${index + 1}. ${item}` : `- ${item}`))],
+  );
+  if (lines.length === 0) return '';
+  return ['Spec (the goal made precise; where it is more specific than the goal, follow it):', ...lines].join('\n');
+}
+
+/** One part of a spec: a text, or a list (numbered for acceptance criteria). */
+export interface SpecPart {
+  readonly label: string;
+  readonly value: string | readonly string[];
+  readonly numbered?: boolean;
+}
+
+/** A spec's non-empty parts in reading order, trimmed: what a prompt and `ratchet show` both render. */
+export function specParts(spec: TaskSpec): SpecPart[] {
+  const parts: SpecPart[] = [];
   const text = (label: string, value: string) => {
-    if (value.trim() !== '') lines.push(`${label}: ${value.trim()}`);
+    if (value.trim() !== '') parts.push({ label, value: value.trim() });
   };
   const list = (label: string, items: readonly string[], numbered = false) => {
     const kept = items.map((item) => item.trim()).filter((item) => item !== '');
-    if (kept.length > 0) lines.push(`${label}:`, ...kept.map((item, index) => (numbered ? `${index + 1}. ${item}` : `- ${item}`)));
+    if (kept.length > 0) parts.push({ label, value: kept, numbered });
   };
   text('Summary', spec.summary);
   text('Behaviour', spec.behaviour);
@@ -123,8 +139,7 @@ export function formatSpec(spec: TaskSpec | undefined): string {
   list('Edge cases', spec.edgeCases);
   list('Acceptance criteria', spec.acceptanceCriteria, true);
   list('Assumptions (where the goal left a choice open)', spec.assumptions);
-  if (lines.length === 0) return '';
-  return ['Spec (the goal made precise; where it is more specific than the goal, follow it):', ...lines].join('\n');
+  return parts;
 }
 
 /** Characters of a profile's own prompt text shown to a model; longer text is cut with a marker. */

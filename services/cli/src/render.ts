@@ -1,5 +1,5 @@
 import { ApprovalDecision, ApprovalKind, Phase, severityToJSON, TaskEvent, TaskStatus, TestCaseStatus, type ClarifyingQuestion, type ReviewFinding, type TaskSpec, type ToolStep, type Usage } from '@ratchet/contracts';
-import { phaseName, statusName, stopReasonName } from '@ratchet/agent';
+import { phaseName, specParts, statusName, stopReasonName } from '@ratchet/agent';
 
 /** Dollars with enough digits to show small model costs. */
 export function formatCost(usd: number): string {
@@ -136,22 +136,15 @@ export function questionText(question: ClarifyingQuestion): string {
   return `question ${question.questionId}: ${oneLine(question.question, 200)} ${answered}`;
 }
 
-/** A spec as `ratchet show` prints it: one heading per part, list items indented. */
+/** A spec as `ratchet show` prints it: its summary, then one line per part, list items indented. */
 export function specLines(spec: TaskSpec): string[] {
   const lines = [`spec: ${oneLine(spec.summary, 400)}`];
-  const text = (label: string, value: string) => {
-    if (value.trim() !== '') lines.push(`  ${label}: ${oneLine(value, 400)}`);
-  };
-  const list = (label: string, values: readonly string[]) => {
-    if (values.length > 0) lines.push(`  ${label}:`, ...values.map((value) => `    - ${oneLine(value, 300)}`));
-  };
-  text('behaviour', spec.behaviour);
-  text('inputs', spec.inputs);
-  text('outputs', spec.outputs);
-  list('interface', spec.interface);
-  list('edge cases', spec.edgeCases);
-  list('acceptance criteria', spec.acceptanceCriteria);
-  list('assumptions', spec.assumptions);
+  for (const part of specParts(spec)) {
+    if (part.label === 'Summary') continue;
+    const label = part.label.toLowerCase();
+    if (typeof part.value === 'string') lines.push(`  ${label}: ${oneLine(part.value, 400)}`);
+    else lines.push(`  ${label}:`, ...part.value.map((item) => `    - ${oneLine(item, 300)}`));
+  }
   return lines;
 }
 
