@@ -11,11 +11,11 @@ const testingLib = { group: ['@ratchet/testing'], message: '@ratchet/testing is 
 
 export default [
   // services/safety/corpus holds sample programs, dangerous on purpose, that the safety tests scan; they are data, not code of ours.
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', 'jest.preset.js', 'services/safety/corpus/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', '**/vite.config.mts', 'jest.preset.js', 'services/safety/corpus/**'] },
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {
-    files: ['**/*.ts', '**/*.mts'],
+    files: ['**/*.ts', '**/*.mts', '**/*.tsx'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -49,7 +49,7 @@ export default [
   },
   {
     // Tests and benchmarks may use the testing fixtures.
-    files: ['**/*.spec.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/bench/**/*.mts', '**/src/testing.ts'],
+    files: ['**/*.spec.ts', '**/*.spec.tsx', '**/test/**/*.ts', '**/bench/**/*.ts', '**/bench/**/*.mts', '**/src/testing.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [natsPackages, dockerPackages] }],
       // Tests index into arrays they have just asserted on.

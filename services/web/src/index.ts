@@ -1,0 +1,10 @@
+export { grpcOrchestrator } from './adapters/grpc-orchestrator';
+export type { GrpcOrchestratorOptions } from './adapters/grpc-orchestrator';
+export { webConfigSchema, webConfigSection } from './config';
+export type { WebConfig } from './config';
+export { httpFailureOf, httpStatusOfCode } from './domain/http-errors';
+export type { ErrorBody, HttpFailure } from './domain/http-errors';
+export { traceLinkOf, traceUrlTemplateSchema } from './domain/trace-link';
+export { createGateway, defaultAppDirectory } from './gateway';
+export type { Gateway, GatewayOptions } from './gateway';
+export type { OrchestratorApi, OrchestratorCallOptions } from './orchestrator-api';
