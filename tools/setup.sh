@@ -1,7 +1,7 @@
 # Sourced by .ci/run and tools/demo.sh: installs what a fresh Debian machine
 # lacks for Ratchet and puts Node 24 on PATH. Safe to run again: every step
 # checks first. Usage: `source tools/setup.sh [--for-tests]`.
-# --for-tests adds nats-server, PostgreSQL, Prometheus, kubectl and docker-compose, which only the tests need.
+# --for-tests adds nats-server, PostgreSQL, Prometheus, Chromium, kubectl and docker-compose, which only the tests need.
 
 ratchet_log() { printf '\n==> %s\n' "$*"; }
 ratchet_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -32,6 +32,8 @@ if [ "${1:-}" = "--for-tests" ]; then
   docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || { ratchet_log "installing docker-compose"; ratchet_apt_install docker-compose; }
   # The metrics test scrapes a running stack with a real Prometheus (Debian's package: /usr/bin/prometheus).
   command -v prometheus >/dev/null || { ratchet_log "installing prometheus"; ratchet_apt_install prometheus; }
+  # The dashboard's browser test drives Debian's Chromium headless with playwright-core, which never downloads a browser.
+  command -v chromium >/dev/null || { ratchet_log "installing chromium"; ratchet_apt_install chromium; }
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
     ratchet_log "installing PostgreSQL"; ratchet_apt_install postgresql
   fi

@@ -23,6 +23,8 @@ export const cliConfigSchema = extendConfigSchema({
     dataDir: z.string().min(1).optional(),
   }),
   workspace: workspaceConfigSection,
+  /** `ratchet ui`: a link per task to its trace, an http(s) URL with {taskId} and/or {traceId} (RATCHET_WEB_TRACE_URL_TEMPLATE); the dashboard checks it at start. */
+  web: configSection({ traceUrlTemplate: z.string().min(1).optional() }),
 });
 
 export type CliConfig = DeepReadonly<z.infer<typeof cliConfigSchema>>;

@@ -42,6 +42,12 @@ export interface EmbeddedOptions {
   readonly dataDir: string;
   /** Replaces the configured models (the demo's scripted model). */
   readonly models?: RoleModels;
+  /**
+   * A command the policy asks about makes the task wait on a gate a person
+   * decides (`ratchet ui`, whose page has the buttons); without it (`ratchet
+   * run`, which has no one to ask mid-call) such a command is refused.
+   */
+  readonly commandGates?: boolean;
 }
 
 
@@ -114,7 +120,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
         for (const event of events) await transport.appendEvent(event.taskId, TaskEvent.encode(event).finish());
       },
       // Embedded mode fails fast (Docker down is not a blip to wait out).
-      settings: loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { dependencyWaitMs: 0 }),
+      settings: loopSettingsOf(config.orchestrator, config.sandbox.timeoutSeconds, { dependencyWaitMs: 0, commandGates: options.commandGates ?? false }),
       maxConcurrentTasks: config.orchestrator.maxConcurrentTasks,
       logger,
     });

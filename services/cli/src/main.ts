@@ -9,6 +9,7 @@ import { runDemo } from './demo';
 import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
 import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
 import { printNewToken } from './token-command';
+import { addUiCommand } from './ui-command';
 import type { AnswerOptions } from './questions';
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
@@ -251,6 +252,7 @@ function program(): Command {
     .action(async (options: { dir?: string }) => {
       process.exitCode = (await runDemo(options)) ? 0 : 1;
     });
+  addUiCommand(command);
   return command;
 }
 
