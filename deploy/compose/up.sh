@@ -55,11 +55,13 @@ until [ "$(docker inspect -f '{{.State.Health.Status}}' "$container" 2>/dev/null
   sleep 2
 done
 port="$(sed -n 's/^RATCHET_GRPC_PORT=//p' "$env_file" | tail -1)"
+web_port="$(sed -n 's/^RATCHET_WEB_PORT=//p' "$env_file" | tail -1)"
 token="$(sed -n 's/^RATCHET_GRPC_TOKENS=//p' "$env_file" | tail -1 | cut -d, -f1)"
 secrets="${RATCHET_SECRETS_DIR:-$repo/deploy/compose/secrets}"
 cat <<TEXT
 up: Ratchet is running (project $COMPOSE_PROJECT_NAME). Connect with:
   export RATCHET_SERVER=127.0.0.1:${port:-50051} RATCHET_SERVER_CA_FILE=$secrets/ca.crt RATCHET_TOKEN=\$(sed -n 's/^RATCHET_GRPC_TOKENS=//p' $env_file | cut -d, -f1)
   npx ratchet run "a CLI that manages TODO items in a JSON file"
+or open the dashboard at http://127.0.0.1:${web_port:-8080}/ and sign in with that token.
 TEXT
 [ -n "$token" ] || echo "up: RATCHET_GRPC_TOKENS is empty in $env_file" >&2

@@ -96,7 +96,7 @@ if [ "$what" != servers ]; then
   chown 10001:10001 "$rootfs/data"
   import_rootfs "$rootfs" "ratchet:$version" \
     --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin NODE_ENV=production HOME=/tmp RATCHET_TELEMETRY_METRICS_PORT=9464 RATCHET_TELEMETRY_METRICS_HOST=0.0.0.0 RATCHET_CONFIG_DIR=/app/config' \
-    --change 'EXPOSE 50051 9464' \
+    --change 'EXPOSE 50051 8080 9464' \
     --change 'USER 10001:10001' \
     --change 'WORKDIR /app' \
     --change 'ENTRYPOINT ["/app/ratchet-service"]' \

@@ -11,9 +11,11 @@ out="${1:?usage: stage-app.sh OUT_DIR}"
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 
-for service in orchestrator planner coder tester reflector safety memory sandbox-runner; do
+for service in orchestrator planner coder tester reflector safety memory sandbox-runner web; do
   [ -f "services/$service/dist/main.js" ] || { echo "stage-app: services/$service/dist/main.js is missing; run npm run build first" >&2; exit 1; }
 done
+# The dashboard's app, built by Vite into services/web/dist/app, ships with the web service's dist/.
+[ -f services/web/dist/app/index.html ] || { echo "stage-app: services/web/dist/app/index.html is missing; run npm run build first" >&2; exit 1; }
 
 rm -rf "$out"
 mkdir -p "$out"

@@ -73,7 +73,7 @@ describe('docker-compose.yml', () => {
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.code).toBe(0);
     const model = parse(result.stdout) as ComposeModel;
-    expect(Object.keys(model.services).sort()).toEqual([...ratchetServices, 'nats', 'postgres', 'qdrant', 'otel-collector', 'tempo', 'prometheus', 'grafana'].sort());
+    expect(Object.keys(model.services).sort()).toEqual([...ratchetServices, 'web', 'nats', 'postgres', 'qdrant', 'otel-collector', 'tempo', 'prometheus', 'grafana'].sort());
 
     const env = await readFile(envFile, 'utf8');
     for (const name of ratchetServices) {
@@ -88,6 +88,16 @@ describe('docker-compose.yml', () => {
     }
     expect(model.services['memory']!.environment).toMatchObject({ RATCHET_MEMORY_VECTORS: 'qdrant', RATCHET_MEMORY_QDRANT_URL: 'http://qdrant:6333' });
     expect(model.services['orchestrator']!.environment).toMatchObject({ RATCHET_GRPC_CERT_FILE: '/run/secrets/ratchet/grpc.crt', RATCHET_GRPC_TOKENS: envValue(env, 'RATCHET_GRPC_TOKENS') });
+    // The dashboard: the same hardened image, no NATS credentials, the orchestrator over TLS, metrics behind the token.
+    const web = model.services['web']!;
+    expect(web).toMatchObject({ user: '10001:10001', read_only: true, cap_drop: ['ALL'] });
+    expect(web.environment).toMatchObject({
+      RATCHET_WEB_ORCHESTRATOR_ADDRESS: 'orchestrator:50051',
+      RATCHET_WEB_ORCHESTRATOR_CA_FILE: '/run/secrets/ratchet/ca.crt',
+      RATCHET_TELEMETRY_METRICS_TOKEN: envValue(env, 'RATCHET_METRICS_TOKEN'),
+      RATCHET_WEB_TRACE_URL_TEMPLATE: expect.stringMatching(/^http:\/\/localhost:3000\/d\/ratchet-tasks\/ratchet-tasks\?var-task_id=\{taskId\}&var-trace_id=\{traceId\}$/),
+    });
+    expect(Object.keys(web.environment ?? {}).filter((key) => key.startsWith('RATCHET_BUS_'))).toEqual([]);
 
     // nats-server gets a password for every user of the shipped authorization.
     const authorization = await readFile(path.join(repoRoot, 'deploy/nats/authorization.conf'), 'utf8');
@@ -96,11 +106,12 @@ describe('docker-compose.yml', () => {
     for (const user of users) expect(model.services['nats']!.environment?.[`RATCHET_NATS_PASSWORD_${user.toUpperCase().replace(/-/g, '_')}`]).toMatch(/^r[0-9a-f]{48}$/);
   });
 
-  it('publishes only what authenticates beyond loopback: gRPC (TLS and token) and Grafana (password); Prometheus on 127.0.0.1', async () => {
+  it('publishes only what authenticates beyond loopback: gRPC (TLS and token) and Grafana (password); Prometheus and the plain-HTTP dashboard on 127.0.0.1', async () => {
     const model = parse((await config(['docker-compose.yml'])).stdout) as ComposeModel;
     const exposed = Object.entries(model.services).flatMap(([name, service]) => published(service).map((port) => ({ name, ...port })));
-    expect(exposed.map(({ name }) => name).sort()).toEqual(['grafana', 'orchestrator', 'prometheus']);
+    expect(exposed.map(({ name }) => name).sort()).toEqual(['grafana', 'orchestrator', 'prometheus', 'web']);
     expect(exposed.find(({ name }) => name === 'prometheus')?.hostIp).toBe('127.0.0.1');
+    expect(exposed.find(({ name }) => name === 'web')).toEqual({ name: 'web', hostIp: '127.0.0.1', port: '8080' });
   });
 
   it('names the missing secret and what to do when .env lacks one', async () => {
@@ -124,6 +135,8 @@ describe('deploy/compose/offline.yml', () => {
     expect(model.services['prometheus']!.image).toBe('ratchet-prometheus:2.42');
     for (const name of ['qdrant', 'tempo', 'grafana', 'otel-collector']) expect(model.services[name]!.profiles).toEqual(['online']);
     expect(model.services['memory']!.environment).toMatchObject({ RATCHET_MEMORY_VECTORS: 'pglite', RATCHET_MEMORY_VECTOR_DATA_DIR: '/data/memory-vectors' });
-    for (const name of ratchetServices) expect(model.services[name]!.environment).toMatchObject({ OTEL_TRACES_EXPORTER: 'none' });
+    for (const name of [...ratchetServices, 'web']) expect(model.services[name]!.environment).toMatchObject({ OTEL_TRACES_EXPORTER: 'none' });
+    // No Grafana offline: the dashboard links no traces.
+    expect(model.services['web']!.environment?.['RATCHET_WEB_TRACE_URL_TEMPLATE']).toBe('');
   });
 });

@@ -16,7 +16,7 @@ jest.setTimeout(900_000);
 
 const repoRoot = path.resolve(__dirname, '../..');
 const bin = path.join(repoRoot, 'services/cli/bin/ratchet.js');
-const services = ['orchestrator', 'planner', 'coder', 'tester', 'reflector', 'safety', 'memory', 'sandbox-runner'];
+const services = ['orchestrator', 'planner', 'coder', 'tester', 'reflector', 'safety', 'memory', 'sandbox-runner', 'web'];
 const first = scriptedGoals('compose', 1)[0]!;
 // Each test run sleeps a little, so three runners of one job each all get work.
 const spread = scriptedGoals('spread', 6, { slowSeconds: 2 });
@@ -25,6 +25,7 @@ let dir: string;
 let project: string;
 let grpcPort: number;
 let prometheusPort: number;
+let webPort: number;
 let compose: string[];
 let env: NodeJS.ProcessEnv;
 
@@ -108,7 +109,7 @@ beforeAll(async () => {
   compose = await composeCommand();
   dir = await mkdtemp(path.join(tmpdir(), 'ratchet-compose-'));
   project = `ratchet-e2e-${process.pid}`;
-  [grpcPort, prometheusPort] = [await freePort(), await freePort()];
+  [grpcPort, prometheusPort, webPort] = [await freePort(), await freePort(), await freePort()];
   env = { ...process.env, COMPOSE_PROJECT_NAME: project, RATCHET_ENV_FILE: path.join(dir, '.env'), RATCHET_SECRETS_DIR: path.join(dir, 'secrets'), RATCHET_UP_TIMEOUT: '240' };
   env['RATCHET_COMPOSE_OVERRIDE'] = path.join(dir, 'test.override.yml');
 
@@ -126,6 +127,7 @@ beforeAll(async () => {
   const settings = (await readFile(path.join(dir, '.env'), 'utf8'))
     .replace(/^RATCHET_GRPC_PORT=.*$/m, `RATCHET_GRPC_PORT=${grpcPort}`)
     .replace(/^RATCHET_PROMETHEUS_PORT=.*$/m, `RATCHET_PROMETHEUS_PORT=${prometheusPort}`)
+    .replace(/^RATCHET_WEB_PORT=.*$/m, `RATCHET_WEB_PORT=${webPort}`)
     .replace(/^RATCHET_MODEL_SCRIPT=.*$/m, 'RATCHET_MODEL_SCRIPT=/run/ratchet-test/model-script.json')
     .replace(/^RATCHET_RUNNER_CONCURRENCY=.*$/m, 'RATCHET_RUNNER_CONCURRENCY=1');
   await writeFile(path.join(dir, '.env'), settings);
@@ -168,6 +170,22 @@ describe('the offline compose stack', () => {
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/token/i);
+  });
+
+  it('serves the dashboard on 127.0.0.1 behind the same tokens, with the task run above', async () => {
+    const token = (await envValue('RATCHET_GRPC_TOKENS')).split(',')[0]!;
+    const base = `http://127.0.0.1:${webPort}`;
+    const page = await eventually('the dashboard answering', async () => {
+      const response = await fetch(`${base}/`);
+      return response.ok ? response.text() : undefined;
+    });
+    expect(page).toContain('<div id="root"></div>');
+    const refused = await fetch(`${base}/api/tasks`);
+    expect(refused.status).toBe(401);
+    const listed = await fetch(`${base}/api/tasks?status=succeeded`, { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.status).toBe(200);
+    const { tasks } = (await listed.json()) as { tasks?: { goal: string }[] };
+    expect((tasks ?? []).map((task) => task.goal)).toContain(first.goal);
   });
 
   it('scales sandbox runners to three with one command, and all three take jobs', async () => {

@@ -419,6 +419,30 @@ describe.each(overlays)('k8s/overlays/%s', (overlay) => {
     expect(budget).toMatchObject({ spec: { maxUnavailable: 1, selector: { matchLabels: labels } } });
   });
 
+  it('runs the dashboard from the one image, hardened, without NATS, as a TLS client of the orchestrator, behind its own Service', () => {
+    const workload = deployment(objects, 'web');
+    const labels = { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/part-of': 'ratchet' };
+    expect(workload.spec.selector.matchLabels).toEqual(labels);
+    expect(workload.spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9464' });
+    const pod = workload.spec.template.spec;
+    expect(pod).toMatchObject({ serviceAccountName: 'web', automountServiceAccountToken: false });
+    const container = pod.containers[0]!;
+    expect(container).toMatchObject({ image: 'ratchet:0.1.0', args: ['web'] });
+    expect(container.ports).toEqual(expect.arrayContaining([{ name: 'http', containerPort: 8080 }, { name: 'ops', containerPort: 9464 }]));
+    expect(container.securityContext).toMatchObject({ runAsUser: 10001, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'ops' });
+    const env = Object.fromEntries((container.env ?? []).map((variable) => [variable.name, variable]));
+    expect(env['RATCHET_WEB_ORCHESTRATOR_ADDRESS']?.value).toBe('orchestrator.ratchet.svc:50051');
+    expect(env['RATCHET_WEB_ADDRESS']?.value).toBe('0.0.0.0:8080');
+    const caFile = env['RATCHET_WEB_ORCHESTRATOR_CA_FILE']?.value ?? '';
+    const caMount = (container.volumeMounts ?? []).find((mount) => caFile.startsWith(`${mount.mountPath}/`));
+    expect(pod.volumes?.find((volume) => volume.name === caMount?.name)?.secret?.secretName).toBe('ratchet-grpc-ca');
+    // It holds no credential of its own beyond the metrics token: the people's tokens come with their requests.
+    expect(secretReferences(workload).map(({ secret }) => secret).sort()).toEqual(['ratchet-grpc-ca', 'ratchet-metrics']);
+    expect(named(objects, 'Service', 'web', namespaces.services)).toMatchObject({ spec: { selector: { 'app.kubernetes.io/name': 'web' }, ports: [{ port: 8080, targetPort: 'http' }] } });
+    expect(objects.find((object) => object.kind === 'PodDisruptionBudget' && object.metadata.name === 'web')).toMatchObject({ spec: { maxUnavailable: 1, selector: { matchLabels: labels } } });
+  });
+
   it('exposes gRPC 50051 through the orchestrator Service only, over TLS with a users file', () => {
     const exposing = objects
       .filter((object) => object.kind === 'Service' && ((object.spec as { ports: { port: number }[] }).ports ?? []).some((port) => port.port === 50051))
@@ -507,7 +531,7 @@ describe('k8s/overlays/prod', () => {
 
   it('runs no NATS, Postgres or Qdrant of its own', () => {
     expect(objects.filter((object) => object.kind === 'StatefulSet' || object.kind === 'PersistentVolumeClaim')).toEqual([]);
-    expect(objects.filter((object) => object.kind === 'Service').map((object) => object.metadata.name)).toEqual(['orchestrator']);
+    expect(objects.filter((object) => object.kind === 'Service').map((object) => object.metadata.name).sort()).toEqual(['orchestrator', 'web']);
   });
 
   it('runs two orchestrators, and leaves the others replica counts to their autoscalers', () => {
@@ -579,12 +603,15 @@ describe('k8s/overlays/prod', () => {
       const labels = deployment(objects, service).spec.template.metadata.labels!;
       expect([service, allowedTraffic(policies, namespaceOf(service), labels, 'egress')]).toEqual([service, [...expected[service]!].sort()]);
     }
+    // The dashboard: the orchestrator's gRPC port, no NATS.
+    const web = deployment(objects, 'web').spec.template.metadata.labels!;
+    expect(allowedTraffic(policies, namespaces.services, web, 'egress')).toEqual([...dns, 'TCP/50051 pods app.kubernetes.io/name=orchestrator', ...collector].sort());
   });
 
-  it("lets in only clients on the orchestrator's gRPC port and Prometheus from the monitoring namespace on the ops ports", () => {
-    for (const service of services) {
+  it("lets in only clients on the orchestrator's gRPC port and the dashboard's HTTP port, and Prometheus from the monitoring namespace on the ops ports", () => {
+    for (const service of [...services, 'web']) {
       const labels = deployment(objects, service).spec.template.metadata.labels!;
-      const expected = ['TCP/9464 namespace monitoring', ...(service === 'orchestrator' ? ['TCP/50051 anywhere'] : [])].sort();
+      const expected = ['TCP/9464 namespace monitoring', ...(service === 'orchestrator' ? ['TCP/50051 anywhere'] : service === 'web' ? ['TCP/8080 anywhere'] : [])].sort();
       expect([service, allowedTraffic(policies, namespaceOf(service), labels, 'ingress')]).toEqual([service, expected]);
     }
   });
