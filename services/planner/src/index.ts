@@ -6,7 +6,7 @@ import { createPlanHandler } from './handlers/create-plan';
 import { repromptHandler } from './handlers/reprompt';
 
 export { planReplySchema } from './domain/plan-reply';
-export { maxQuestionsPerReply, nextQuestionIds, specReplySchema } from './domain/spec-reply';
+export { maxQuestionsPerReply, nextQuestionIds, specReplySchema, toSpec } from './domain/spec-reply';
 export type { RepromptReply } from './domain/spec-reply';
 export { filesForPlanner, plannerFilesTokens, replanSection } from './handlers/create-plan';
 export { formatAnswered, questionRule, reprompterAnswerTokens, reprompterGoalTokens } from './handlers/reprompt';

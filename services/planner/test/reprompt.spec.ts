@@ -7,7 +7,7 @@ import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
 import { questionsReply, specReply } from '@ratchet/testing';
-import { createPlannerService, nextQuestionIds, reprompterGoalTokens } from '../src';
+import { createPlannerService, nextQuestionIds, reprompterGoalTokens, toSpec } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 const askedAt = new Date('2025-01-02T03:04:05Z');
@@ -105,8 +105,17 @@ describe('reprompter over the in-process bus', () => {
     expect(response.spec).toEqual({ ...spec, assumptions: ['the file is created on first use', 'a JSON file named todo.json'] });
     const user = userMessage(model);
     expect(user).toContain('q1. Should it be a command-line tool or a web app?\n   Answer: CLI');
-    expect(user).toContain('q2. Where are the items stored?\n   No answer: use your assumption (a JSON file named todo.json) and list it under assumptions.');
+    expect(user).toContain('q2. Where are the items stored?\n   No answer: use your assumption (a JSON file named todo.json) and copy it word for word under assumptions.');
     expect(systemMessage(model)).toContain('You may ask at most 1 question now');
+  });
+
+  it('does not state an assumption twice when the model copied it into a longer line', () => {
+    const reply = { summary: 's', behaviour: 'b', inputs: '', outputs: '', interface: ['todo list'], edgeCases: [], acceptanceCriteria: ['c'], assumptions: ['q2: A JSON file named todo.json (no answer given).'] };
+    const asked = [
+      { questionId: 'q2', question: 'Where are the items stored?', assumption: 'a JSON file named  todo.json', answer: '' },
+      { questionId: 'q3', question: 'Sorted?', assumption: 'Items are listed in the order they were added.', answer: '' },
+    ];
+    expect(toSpec(reply, asked).assumptions).toEqual(['q2: A JSON file named todo.json (no answer given).', 'Items are listed in the order they were added.']);
   });
 
   it('numbers new questions on from the answered ones', async () => {

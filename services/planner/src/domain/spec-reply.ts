@@ -111,16 +111,19 @@ export function nextQuestionIds(asked: readonly Pick<AskedQuestion, 'questionId'
  * The spec in the shape of the TaskSpec message. The assumption of every
  * question answered with "use your assumption" (an empty answer) is listed
  * among the spec's assumptions, added when the model left it out, so no
- * choice made on the user's behalf goes unstated.
+ * choice made on the user's behalf goes unstated. One the model copied
+ * into a longer line ("q2: ...", "... (no answer)") counts as listed, so
+ * it is not stated twice.
  */
 export function toSpec(reply: SpecReply, asked: readonly AskedQuestion[]): SpecReply {
   const assumptions = [...reply.assumptions];
-  const listed = new Set(assumptions.map((assumption) => normalized(assumption)));
+  const listed = assumptions.map((assumption) => normalized(assumption));
   for (const question of asked) {
     const assumption = question.assumption.trim();
-    if (question.answer.trim() !== '' || assumption === '' || listed.has(normalized(assumption))) continue;
+    const wanted = normalized(assumption);
+    if (question.answer.trim() !== '' || assumption === '' || listed.some((line) => line.includes(wanted))) continue;
     assumptions.push(assumption);
-    listed.add(normalized(assumption));
+    listed.push(wanted);
   }
   return { ...reply, interface: [...reply.interface], edgeCases: [...reply.edgeCases], acceptanceCriteria: [...reply.acceptanceCriteria], assumptions };
 }

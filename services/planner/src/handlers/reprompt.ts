@@ -35,7 +35,7 @@ export function formatAnswered(answered: readonly ClarifyingQuestion[]): string 
       const shown = countTokens(answer) > reprompterAnswerTokens ? `${truncateToTokens(answer, reprompterAnswerTokens)} [answer cut at ${reprompterAnswerTokens} tokens]` : answer;
       const reply =
         shown === ''
-          ? `No answer: use your assumption${question.assumption.trim() === '' ? '' : ` (${question.assumption.trim()})`} and list it under assumptions.`
+          ? `No answer: use your assumption${question.assumption.trim() === '' ? '' : ` (${question.assumption.trim()})`} and copy it word for word under assumptions.`
           : `Answer: ${shown}`;
       return `${question.questionId === '' ? '-' : `${question.questionId}.`} ${question.question.trim()}\n   ${reply}`;
     })
