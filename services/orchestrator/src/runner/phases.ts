@@ -549,14 +549,18 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
 }
 
 /**
- * What a reviewer reads: a workspace task's changed files with the
- * workspace's versions of them (a diff); a greenfield task's files whole.
+ * What a reviewer reads: the files the coder changed, each with the version
+ * it started from (a diff). A workspace task starts from the workspace; a
+ * greenfield task from its profile's starting files, so those it kept as
+ * given are not shown as new code of this change; without a profile its
+ * files are all new.
  */
 function changeOf(task: TaskState['task'], iteration: IterationRecord): { baseFiles: SourceFile[]; files: SourceFile[] } {
-  const files = changedFiles(task, iteration);
-  if (task.workspace.length === 0) return { baseFiles: [], files };
+  const base = task.workspace.length === 0 ? startingFiles(task.profile) : [...task.workspace, ...task.acceptanceTests];
+  const original = new Map(base.map((file) => [file.path, file.content]));
+  const files = iteration.files.filter((file) => original.get(file.path) !== file.content);
   const paths = new Set(files.map((file) => file.path));
-  return { baseFiles: [...task.workspace, ...task.acceptanceTests].filter((file) => paths.has(file.path)), files };
+  return { baseFiles: base.filter((file) => paths.has(file.path)), files };
 }
 
 /** The review and audit findings that blocked `iteration`, for the reflector and the next attempt's coder. */
