@@ -61,7 +61,7 @@ const conventions: Readonly<Record<LanguageName, TestConvention>> = {
     isTestPath: (filePath) => /(^|\/)(test_[^/]*|[^/]*_test)\.py$/.test(filePath) || /(^|\/)conftest\.py$/.test(filePath),
     guide:
       'Python 3 and its standard library. Tests are pytest files named tests/test_<topic>.py, run with `python -m pytest` from the workspace root, and import the code as modules from that root. ' +
-      'A program the user runs has a main() called under `if __name__ == "__main__":` and takes its arguments from sys.argv (argparse); it is run as `python <file>.py ARGS`.',
+      'A program the user runs has a main() called under `if __name__ == "__main__":` and takes its arguments from sys.argv (argparse); it is run as `python <file>.py ARGS` unless a project profile says how it is run.',
   },
   typescript: {
     framework: "node:test (node's built-in test runner, run with Node 24 type stripping; import from 'node:test' and 'node:assert/strict')",
