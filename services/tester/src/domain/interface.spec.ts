@@ -13,6 +13,29 @@ describe('interfaceOf', () => {
     expect(file?.content).not.toContain('return');
   });
 
+  it('keeps module-level constants a test may import, with short values', () => {
+    const content = [
+      'import sys',
+      'EXIT_OK = 0',
+      'EXIT_USAGE: int = 2',
+      'COLOURS = {',
+      '    "red": 1,',
+      '}',
+      'HELP = """usage:',
+      '  cli',
+      '"""',
+      `LONG = "${'x'.repeat(200)}"`,
+      'lower = 1',
+      'def main(argv=None):',
+      '    if argv == EXIT_OK:',
+      '        X = 1',
+      '    return EXIT_OK',
+      '',
+    ].join('\n');
+    const [file] = interfaceOf([{ path: 'cli.py', content }]);
+    expect(file?.content).toBe(['EXIT_OK = 0', 'EXIT_USAGE: int = 2', 'COLOURS = ...', 'HELP = ...', `LONG = "${'x'.repeat(112)} ...`, 'def main(argv=None):', ''].join('\n'));
+  });
+
   it('keeps exported TypeScript declarations up to their body', () => {
     const [file] = interfaceOf([{ path: 'src/calc.ts', content: "const secret = 1;\nexport function add(a: number, b: number): number {\n  return a - b;\n}\nexport const twice = (n: number): number => {\n  return n * 2;\n};\nexport type Item = { id: number };\n" }]);
     expect(file?.content).toBe('export function add(a: number, b: number): number\nexport const twice = (n: number): number\nexport type Item = { id: number };\n');

@@ -1,12 +1,16 @@
 import type { SourceFile } from '@ratchet/contracts';
 
 const pythonDefinition = /^\s*(?:@[\w.]+.*|(?:async\s+)?def\s+\w+.*|class\s+\w+.*)$/;
+/** A module-level constant (`EXIT_OK = 0`, `MAX: int = 5`): part of what a test may import. */
+const pythonConstant = /^[A-Z][A-Z0-9_]*\s*(?::[^=]+)?=(?!=)/;
+/** Longest constant line shown; a longer value is cut. */
+const maxConstantChars = 120;
 const scriptDefinition = /^\s*(?:export\s|module\.exports\b|exports\.\w+\s*=)/;
 
 /**
  * The public interface of the code under test, without its bodies: Python
  * `def`/`class` lines (signatures that span lines kept whole, decorators
- * included), and for TypeScript and JavaScript the exported declarations up
+ * included) and module-level UPPER_CASE constants, and for TypeScript and JavaScript the exported declarations up
  * to their body. Tests written from this check the goal, not what the
  * implementation happens to do.
  */
@@ -22,6 +26,10 @@ function pythonSignatures(content: string): string[] {
   const kept: string[] = [];
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index] ?? '';
+    if (pythonConstant.test(line)) {
+      kept.push(constantLine(line));
+      continue;
+    }
     if (!pythonDefinition.test(line) || line.trimStart().startsWith('def _') || line.trimStart().startsWith('async def _')) continue;
     // A signature over several lines ends where its brackets close.
     let signature = line;
@@ -34,6 +42,13 @@ function pythonSignatures(content: string): string[] {
     kept.push(signature.trimEnd().endsWith(':') || signature.trimStart().startsWith('@') ? signature : `${signature} ...`);
   }
   return kept;
+}
+
+/** A constant's line; a value that goes on past the line (open brackets, a triple-quoted string, a backslash) is shown as `...`, a long one cut. */
+function constantLine(line: string): string {
+  const text = line.trimEnd();
+  if (bracketDepth(text) > 0 || text.endsWith('\\') || /=\s*[rbuf]*("""|''')/i.test(text)) return `${text.slice(0, text.indexOf('=') + 1)} ...`;
+  return text.length > maxConstantChars ? `${text.slice(0, maxConstantChars)} ...` : text;
 }
 
 function scriptSignatures(content: string): string[] {
@@ -49,8 +64,8 @@ function scriptSignatures(content: string): string[] {
 function bracketDepth(line: string): number {
   let depth = 0;
   for (const character of line) {
-    if (character === '(' || character === '[') depth += 1;
-    else if (character === ')' || character === ']') depth -= 1;
+    if (character === '(' || character === '[' || character === '{') depth += 1;
+    else if (character === ')' || character === ']' || character === '}') depth -= 1;
   }
   return depth;
 }
