@@ -1,6 +1,7 @@
 import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, Severity, StopReason, type ReviewFinding, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import type { LoopPolicy } from '../src/domain/policy';
+import type { PhaseSettings } from '../src/runner/phases';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
 
 /** Records and inputs for the domain's unit tests: plain data, no store, bus or clock. */
@@ -17,6 +18,20 @@ export const policy: LoopPolicy = {
   noProgress: { replanAfter: 2, stopAfter: 3 },
   phases: { reprompt: false, questions: true, review: false, audit: false },
   questions: { max: 3, timeoutMs: 0, onTimeout: 'assume' },
+};
+
+/** Phase runner settings for tests that call `phaseRunners` directly: short deadlines, no gates. */
+export const phaseSettings: PhaseSettings = {
+  defaultBudget: policy.defaultBudget,
+  modelCallTimeoutMs: 1_000,
+  testRunTimeoutMs: 1_000,
+  serviceCallTimeoutMs: 1_000,
+  lessonLimit: 5,
+  lessonMinScore: 0.2,
+  agentPhaseTimeoutMs: 1_000,
+  approveAskedCommands: false,
+  commandGates: false,
+  maxQuestions: 3,
 };
 
 export const spec = {

@@ -3,24 +3,11 @@ import { Language, TaskStatus, type ProjectProfile, type ReviewRequest } from '@
 import { Effect } from '../src/domain/next-action';
 import type { TaskRecord } from '../src/domain/records';
 import { phaseRunners, type AgentClients, type PhaseRunner } from '../src/runner/phases';
-import { iteration, policy, task } from './fixtures';
+import { iteration, phaseSettings, task } from './fixtures';
 
 // What the reviewer reads is the change: the files the coder changed, each
 // with the version it started from. A greenfield task started from a
 // profile's files must not show the ones kept as given as new code.
-
-const settings = {
-  defaultBudget: policy.defaultBudget,
-  modelCallTimeoutMs: 1_000,
-  testRunTimeoutMs: 1_000,
-  serviceCallTimeoutMs: 1_000,
-  lessonLimit: 5,
-  lessonMinScore: 0.2,
-  agentPhaseTimeoutMs: 1_000,
-  approveAskedCommands: false,
-  commandGates: false,
-  maxQuestions: 3,
-};
 
 const starting = { cli: 'def main(argv=None):\n    return 0\n', conftest: 'import pytest\n' };
 const profile: ProjectProfile = {
@@ -46,7 +33,7 @@ async function reviewRequestOf(record: TaskRecord, files: { path: string; conten
       return { findings: [], summary: 'fine', usage: undefined, replyFailure: undefined };
     },
   };
-  const runners = phaseRunners({ planner: {}, coder: {}, tester: {}, reflector, safety: {}, memory: {} } as unknown as AgentClients, settings, () => new Date(0));
+  const runners = phaseRunners({ planner: {}, coder: {}, tester: {}, reflector, safety: {}, memory: {} } as unknown as AgentClients, phaseSettings, () => new Date(0));
   const review = runners[Effect.REVIEW] as PhaseRunner;
   const state = { task: { ...record, status: TaskStatus.TASK_STATUS_REVIEWING, currentIteration: 1 }, iterations: [iteration(1, { files })] };
   await review(state, new AbortController().signal, { enteredAt: new Date(0), progress: async () => undefined });

@@ -9,7 +9,7 @@ import { Effect } from '../src/domain/next-action';
 import type { IterationRecord, TaskRecord, TaskState } from '../src/domain/records';
 import { DependencyError, phaseRunners, type AgentClients, type PhaseRunner } from '../src/runner/phases';
 import { handOver, TaskRunner, type RunnerStore } from '../src/runner/task-runner';
-import { at, iteration, policy, reflection, sampleInput, start, task } from './fixtures';
+import { at, iteration, phaseSettings, policy, reflection, sampleInput, start, task } from './fixtures';
 
 /** The store the runner sees, in memory: versions checked like the real one, every write recorded. */
 class MemoryStore implements RunnerStore {
@@ -275,19 +275,7 @@ function retrieveWhile(down: () => boolean, clock: ReturnType<typeof testClock>,
       return { lessons: [] };
     },
   };
-  const settings = {
-    defaultBudget: policy.defaultBudget,
-    modelCallTimeoutMs: 1_000,
-    testRunTimeoutMs: 1_000,
-    serviceCallTimeoutMs: 1_000,
-    lessonLimit: 5,
-    lessonMinScore: 0.2,
-    agentPhaseTimeoutMs: 1_000,
-    approveAskedCommands: false,
-    commandGates: false,
-    maxQuestions: 3,
-  };
-  const runners = phaseRunners({ planner: {}, coder: {}, tester: {}, reflector: {}, safety: {}, memory } as unknown as AgentClients, settings, clock.now);
+  const runners = phaseRunners({ planner: {}, coder: {}, tester: {}, reflector: {}, safety: {}, memory } as unknown as AgentClients, phaseSettings, clock.now);
   return runners[Effect.RETRIEVE] as PhaseRunner;
 }
 
