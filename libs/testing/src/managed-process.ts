@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parentDeathPrefix } from './binaries';
 import { OutputTail } from './output-tail';
 import { killOnExit } from './process-cleanup';
@@ -107,15 +108,40 @@ export class ManagedProcess {
     return this.kill();
   }
 
-  /** SIGKILLs the process and resolves once it is gone. */
+  /**
+   * SIGKILLs the process and its group, and resolves once they are gone:
+   * the process's exit, then the rest of its group (a killed postmaster's
+   * backends hold its shared memory until they are, and a restart in the
+   * same directory would be refused).
+   */
   async kill(): Promise<ProcessExit> {
     if (this.#exit !== undefined) return this.#exit;
     this.child.ref(); // keep the event loop alive until the exit is seen
+    let group = true;
     try {
       process.kill(-this.pid, 'SIGKILL');
     } catch {
+      group = false;
       this.child.kill('SIGKILL');
     }
-    return this.exited;
+    const exit = await this.exited;
+    if (group) await groupGone(this.pid, groupExitTimeoutMs);
+    return exit;
+  }
+}
+
+/** How long kill() waits for the rest of a killed process group, ms. */
+const groupExitTimeoutMs = 5_000;
+
+/** Waits until no process is left in group `pgid`, or `timeoutMs` passes. */
+async function groupGone(pgid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return; // ESRCH: the group is empty
+    }
+    await delay(10);
   }
 }

@@ -54,8 +54,17 @@ describe('startPostgres', () => {
     await withClient(database, (client) => client.query("INSERT INTO tasks (title) VALUES ('test it')"));
     // A checkpoint puts the row on disk despite synchronous_commit=off.
     await withClient(database, (client) => client.query('CHECKPOINT'));
+    const pid = database.pid!;
     await database.kill();
     expect(database.pid).toBeUndefined();
+    // Its backends are gone too: they would hold the shared memory a restart needs.
+    let signalled = 'a process of the group';
+    try {
+      process.kill(-pid, 0);
+    } catch (error) {
+      signalled = (error as NodeJS.ErrnoException).code ?? '';
+    }
+    expect(signalled).toBe('ESRCH');
     await expect(withClient(database, (client) => client.query('SELECT 1'))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 
     await database.restart();
