@@ -4,15 +4,9 @@ import {
   buildRepoMap,
   countTokens,
   fitConversation,
-  formatLessons,
-  formatPlan,
-  formatProfile,
-  formatReviewFindings,
-  formatSpec,
   languageFromProto,
   mergeFiles,
   renderTemplate,
-  testConvention,
   type CoderSettings,
   type DefinitionExtractor,
   type RolePrompt,
@@ -24,7 +18,7 @@ import { ChatRole, costOf, describeToolsAsText, ToolProtocol, type ChatMessage, 
 import { SessionTools } from '../adapters/session-tools';
 import { runAgent } from '../domain/agent-loop';
 import { toolDefinitions } from '../domain/agent-tools';
-import { feedbackOf } from './write-code';
+import { feedbackOf, taskPromptValues } from './write-code';
 
 const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'feedback', 'reviewFindings', 'lessons'] as const;
 
@@ -52,18 +46,11 @@ const defaultTestCommand = { python: 'python3 -m pytest -q', typescript: 'node -
 export function agentPromptValues(request: WriteCodeRequest, repoMap: string, protectedPaths: ReadonlySet<string>): Record<(typeof placeholders)[number], string> {
   const language = languageFromProto(request.language);
   return {
-    goal: request.goal,
-    spec: formatSpec(request.spec),
-    profile: formatProfile(request.profile),
-    language,
-    languageGuide: testConvention(language).guide,
-    plan: formatPlan(request.plan),
+    ...taskPromptValues(request, language),
     repoMap: repoMap === '' ? '(use list_files)' : repoMap,
     tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
     testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : request.testCommand.join(' '),
     feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
-    reviewFindings: formatReviewFindings(request.reviewFindings),
-    lessons: formatLessons(request.lessons),
   };
 }
 

@@ -50,6 +50,24 @@ export function feedbackOf(request: WriteCodeRequest): string {
 }
 
 /**
+ * The prompt values both coder modes share: the goal with its spec and
+ * profile, the language and its guide, the plan, the blocking review and
+ * audit findings, and the lessons.
+ */
+export function taskPromptValues(request: WriteCodeRequest, language: LanguageName) {
+  return {
+    goal: request.goal,
+    spec: formatSpec(request.spec),
+    profile: formatProfile(request.profile),
+    language,
+    languageGuide: testConvention(language).guide,
+    plan: formatPlan(request.plan),
+    reviewFindings: formatReviewFindings(request.reviewFindings),
+    lessons: formatLessons(request.lessons),
+  };
+}
+
+/**
  * WriteCode: plan (+ the task's spec and project profile) + current files +
  * feedback (+ blocking review and audit findings) -> the whole new set of
  * source files. Test files, given in `acceptance_tests`, are read-only.
@@ -71,17 +89,10 @@ export function writeCodeHandler(roleModel: RoleModel, prompt: RolePrompt) {
       roleModel,
       prompt,
       values: {
-        goal: request.goal,
-        spec: formatSpec(request.spec),
-        profile: formatProfile(request.profile),
-        language,
-        languageGuide: testConvention(language).guide,
-        plan: formatPlan(request.plan),
+        ...taskPromptValues(request, language),
         files: formatFiles(request.files),
         tests: formatFiles(request.acceptanceTests),
         feedback: feedbackOf(request),
-        reviewFindings: formatReviewFindings(request.reviewFindings),
-        lessons: formatLessons(request.lessons),
       },
       schema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
