@@ -23,7 +23,13 @@ afterAll(async () => {
 });
 
 /** Calls CheckCode over the in-process bus of a safety service with `code` settings and `sandbox`. */
-async function checkCodeWith(code: CodeCheckSettings, sandbox: SandboxJobs | undefined, files: { path: string; content: string }[], timeoutMs = 60_000): Promise<CheckCodeResponse> {
+async function checkCodeWith(
+  code: CodeCheckSettings,
+  sandbox: SandboxJobs | undefined,
+  files: { path: string; content: string }[],
+  timeoutMs = 60_000,
+  baseFiles: { path: string; content: string }[] = [],
+): Promise<CheckCodeResponse> {
   const broker = new InProcessBroker();
   const transports = [new InProcessTransport(broker), new InProcessTransport(broker)] as const;
   const service = await createSafetyService({ parsers, code, ...(sandbox === undefined ? {} : { sandbox }) });
@@ -32,7 +38,7 @@ async function checkCodeWith(code: CodeCheckSettings, sandbox: SandboxJobs | und
     running = hostService({ name: 'safety', version: 'test', definition: SafetyServiceDefinition, implementation: service.implementation }, { transport: transports[0] });
     await running.server.ready;
     const client = createClient(transports[1], SafetyServiceDefinition, { maxAttempts: 1 });
-    return await client.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-7', iteration: 2, language: Language.LANGUAGE_PYTHON, files }), { timeoutMs });
+    return await client.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-7', iteration: 2, language: Language.LANGUAGE_PYTHON, files, baseFiles }), { timeoutMs });
   } finally {
     await running?.stop(1_000);
     await service.close();
@@ -62,6 +68,58 @@ describe('CheckCode with Bandit in the sandbox and ESLint', () => {
     expect(response.findings[0]).toMatchObject({ severity: Severity.SEVERITY_LOW, confidence: Confidence.CONFIDENCE_HIGH, cwe: 'CWE-330', line: 5, snippet: 'return random.randint(1, 6)' });
     // The test file's assert (B101) is ignored by the default policy, so the test file has no finding.
     expect(response.findings.some((found) => found.path === 'tests/test_game.py')).toBe(false);
+  });
+
+  it('judges the change: what the original file already had is pre-existing and blocks nothing, in the same one Bandit job', async () => {
+    // A real module's shape: an optional dependency, asserts (B101) and a B107-style default, all there before the change.
+    const original = [
+      'import subprocess',
+      '',
+      'try:',
+      '    import wcwidth',
+      'except ImportError:',
+      '    wcwidth = None',
+      '',
+      '',
+      'def render(rows, floor_token: str = "<", password="hunter2"):',
+      '    assert rows is not None',
+      '    return subprocess.call(rows, shell=True)',
+      '',
+      '',
+      'def width(text):',
+      '    assert isinstance(text, str)',
+      '    return len(text)',
+      '',
+    ].join('\n');
+    const lineOf = (content: string, text: string) => content.split('\n').findIndex((line) => line.includes(text)) + 1;
+    // The fix is one line; a second change adds a call that must still block.
+    const fixed = original.replace('    return len(text)', '    return len(text.expandtabs())');
+    const withNewCall = fixed.replace('def width(text):', 'import os\n\n\ndef width(text):\n    os.system(text)');
+    const base = [{ path: 'pkg/table.py', content: original }];
+    const jobsBefore = fixture.jobs();
+    const response = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [{ path: 'pkg/table.py', content: withNewCall }], 60_000, base);
+    expect(fixture.jobs() - jobsBefore).toBe(1);
+    const brief = response.findings.map(({ ruleId, line, preExisting }) => [ruleId, line, preExisting]);
+    expect(brief).toEqual(
+      expect.arrayContaining([
+        ['bandit.B107', lineOf(withNewCall, 'def render'), true],
+        ['bandit.B101', lineOf(withNewCall, 'assert rows'), true],
+        ['bandit.B101', lineOf(withNewCall, 'assert isinstance'), true],
+        [RuleId.PYTHON_SUBPROCESS_SHELL, lineOf(withNewCall, 'shell=True'), true],
+        [RuleId.PYTHON_OS_COMMAND, lineOf(withNewCall, 'os.system'), false],
+      ]),
+    );
+    // Only the os.system the change added blocks.
+    expect(response.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+    expect(response.findings.filter((found) => !found.preExisting).every((found) => found.line === lineOf(withNewCall, 'os.system'))).toBe(true);
+    const oneLineFix = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [{ path: 'pkg/table.py', content: fixed }], 60_000, base);
+    expect(oneLineFix.findings.length).toBeGreaterThan(3);
+    expect(oneLineFix.findings.every((found) => found.preExisting)).toBe(true);
+    expect(oneLineFix.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_ALLOW);
+    // Without the original, the same file is judged whole, as for a greenfield task.
+    const whole = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [{ path: 'pkg/table.py', content: fixed }]);
+    expect(whole.findings.some((found) => found.preExisting)).toBe(false);
+    expect(whole.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
   });
 
   it('reads past # nosec: the code under check cannot silence Bandit', async () => {

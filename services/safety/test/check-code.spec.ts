@@ -70,7 +70,7 @@ describe('CheckCode over the in-process bus', () => {
       findings: [],
       reason: 'allowed',
     });
-    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [], files: [], approved: [] })).resolves.toEqual({
+    await expect(client.checkDependencies({ taskId: 't', language: Language.LANGUAGE_PYTHON, dependencies: [], files: [], approved: [], baseFiles: [] })).resolves.toEqual({
       verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW,
       findings: [],
       decisions: [],

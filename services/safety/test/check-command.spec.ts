@@ -50,6 +50,7 @@ describe('CheckCommand over the in-process bus', () => {
           cwe: '',
           confidence: Confidence.CONFIDENCE_HIGH,
           tool: 'ratchet',
+          preExisting: false,
           action: SafetyVerdict.SAFETY_VERDICT_BLOCK,
         },
       ],

@@ -15,12 +15,54 @@ describe('finding the packages code imports', () => {
     it('reads import and from-import anywhere in a file, with positions', () => {
       const content = ['import os, flask', 'import numpy as np', 'from requests.adapters import HTTPAdapter', '', 'def load():', '    try:', '        import yaml', '    except ImportError:', '        yaml = None'].join('\n');
       expect(importsOfFile(parsers, Ecosystem.PYTHON, { path: 'app.py', content })).toEqual([
-        { specifier: 'os', line: 1, column: 8 },
-        { specifier: 'flask', line: 1, column: 12 },
-        { specifier: 'numpy', line: 2, column: 8 },
-        { specifier: 'requests.adapters', line: 3, column: 6 },
-        { specifier: 'yaml', line: 7, column: 16 },
+        { specifier: 'os', line: 1, column: 8, optional: false },
+        { specifier: 'flask', line: 1, column: 12, optional: false },
+        { specifier: 'numpy', line: 2, column: 8, optional: false },
+        { specifier: 'requests.adapters', line: 3, column: 6, optional: false },
+        { specifier: 'yaml', line: 7, column: 16, optional: true },
       ]);
+    });
+
+    it('leaves out optional imports: guarded by try/except ImportError, TYPE_CHECKING or find_spec; not those in a function under a try', () => {
+      const content = [
+        'try:',
+        '    import wcwidth',
+        'except ImportError:',
+        '    wcwidth = None',
+        'try:',
+        '    from ujson import loads',
+        'except (ModuleNotFoundError, ValueError) as error:',
+        '    from json import loads',
+        'try:',
+        '    import colorama',
+        'except:',
+        '    pass',
+        'try:',
+        '    import required_one',
+        'except KeyError:',
+        '    pass',
+        'if TYPE_CHECKING:',
+        '    import typing_only',
+        'if typing.TYPE_CHECKING:',
+        '    from stubs_only import Thing',
+        'if importlib.util.find_spec("rich") is not None:',
+        '    import rich',
+        'try:',
+        '    def load():',
+        '        import called_later',
+        'except ImportError:',
+        '    pass',
+        'import numpy',
+      ].join('\n');
+      expect(packages(Ecosystem.PYTHON, [{ path: 'app.py', content }]).map((found) => found.name)).toEqual(['required_one', 'called_later', 'numpy']);
+    });
+
+    it('keeps a package imported both guarded and unguarded', () => {
+      const files = [
+        { path: 'a.py', content: 'try:\n    import yaml\nexcept ImportError:\n    yaml = None\n' },
+        { path: 'b.py', content: 'import yaml\n' },
+      ];
+      expect(packages(Ecosystem.PYTHON, files)).toEqual([{ name: 'PyYAML', module: 'yaml', at: ['b.py:1'] }]);
     });
 
     it('leaves out relative imports, __future__, the standard library and modules the files provide', () => {
@@ -82,6 +124,17 @@ describe('finding the packages code imports', () => {
   });
 
   describe('JavaScript and TypeScript', () => {
+    it('leaves out a require or import() inside try with a catch, not one in a function defined there', () => {
+      const content = [
+        'let color;',
+        "try { color = require('supports-color'); } catch { color = undefined; }",
+        "try { await import('fsevents'); } catch (error) { /* not on this platform */ }",
+        "try { run(function () { return require('lodash'); }); } catch {}",
+        "try { require('finally-only'); } finally { done(); }",
+      ].join('\n');
+      expect(packages(Ecosystem.NPM, [{ path: 'index.js', content }]).map((found) => found.name)).toEqual(['lodash', 'finally-only']);
+    });
+
     it('reads every static and literal dynamic import form', () => {
       const content = [
         "import express from 'express';",

@@ -79,6 +79,7 @@ describe('CheckDependencies over the in-process bus', () => {
         cwe: '',
         confidence: Confidence.CONFIDENCE_HIGH,
         tool: 'dependency-policy',
+        preExisting: false,
         action: SafetyVerdict.SAFETY_VERDICT_BLOCK,
       },
       expect.objectContaining({
@@ -87,6 +88,7 @@ describe('CheckDependencies over the in-process bus', () => {
         snippet: 'flaks',
         confidence: Confidence.CONFIDENCE_MEDIUM,
         tool: 'dependency-policy',
+        preExisting: false,
         action: SafetyVerdict.SAFETY_VERDICT_BLOCK,
       }),
     ]);
@@ -139,6 +141,18 @@ describe('CheckDependencies over the in-process bus', () => {
         remediation: "Declare boto3 in the plan's dependencies so a person can approve it, or rewrite the code without it.",
       }),
     );
+  });
+
+  it('judges only the imports the change adds: what the original files imported, and optional imports, are never undeclared', async () => {
+    const original = 'import wcwidth\nimport reqeusts\n\n\ndef width(text):\n    return len(text)\n';
+    const changed = original.replace('return len(text)', 'return len(text.expandtabs())');
+    const unchanged = await python({ files: [{ path: 'table.py', content: changed }], baseFiles: [{ path: 'table.py', content: original }] });
+    expect(unchanged).toEqual({ verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [], decisions: [] });
+    const guarded = await python({ files: [{ path: 'extra.py', content: 'try:\n    import ujson as json\nexcept ImportError:\n    import json\n' }] });
+    expect(guarded.decisions).toEqual([]);
+    // A new import in the changed code is judged as before, even beside old ones.
+    const added = await python({ files: [{ path: 'table.py', content: `import colorama\n${changed}` }], baseFiles: [{ path: 'table.py', content: original }] });
+    expect(added.decisions.map((decision) => [decision.dependency?.name, decision.declared])).toEqual([['colorama', false]]);
   });
 
   it('blocks an undeclared import of a typosquat in TypeScript code', async () => {

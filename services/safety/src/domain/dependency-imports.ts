@@ -18,6 +18,13 @@ export interface ModuleImport {
   readonly line: number;
   /** 1-based. */
   readonly column: number;
+  /**
+   * The code works without it: a Python import inside `try` that catches
+   * ImportError or ModuleNotFoundError (or everything), under
+   * `if TYPE_CHECKING:`, or under an `if` that asks `find_spec` first; a
+   * JavaScript `require`/`import()` inside `try` with a `catch`.
+   */
+  readonly optional: boolean;
 }
 
 /** The imports of one file, for `packagesOfImports`. */
@@ -49,7 +56,7 @@ export function importsOfFile(parsers: Parsers, ecosystem: Ecosystem, file: Impo
     const imports: ModuleImport[] = [];
     const found = ecosystem === Ecosystem.PYTHON ? pythonImportsOf : javascriptImportsOf;
     forEachNode(tree.rootNode, (node) => {
-      for (const [specifier, at] of found(node)) imports.push({ specifier, line: at.startPosition.row + 1, column: at.startPosition.column + 1 });
+      for (const [specifier, at] of found(node)) imports.push({ specifier, line: at.startPosition.row + 1, column: at.startPosition.column + 1, optional: isGuarded(node, ecosystem) });
     });
     return imports;
   } finally {
@@ -59,7 +66,10 @@ export function importsOfFile(parsers: Parsers, ecosystem: Ecosystem, file: Impo
 
 /**
  * The third-party packages among the imports, each once, ordered by its
- * first import (file order, then position). Left out: relative and absolute
+ * first import (file order, then position). Left out: optional imports
+ * (see `ModuleImport.optional`: the code runs without them, so they are
+ * neither installed nor asked about), unless the package is also imported
+ * unguarded; relative and absolute
  * paths; Python's standard library and modules the request's files provide
  * (`foo.py`, `foo/__init__.py` or a directory of .py files named foo, at
  * the top, under `src/`, or beside the importing file); Node's built-in
@@ -74,6 +84,7 @@ export function packagesOfImports(ecosystem: Ecosystem, files: readonly ImportSo
   const byName = new Map<string, { name: string; module: string; sites: ImportSite[] }>();
   for (const { path, imports } of fileImports) {
     for (const found of imports) {
+      if (found.optional) continue;
       const resolved = ecosystem === Ecosystem.PYTHON ? pythonPackageOf(found.specifier, cleanPath(path), isLocal) : npmPackageOf(found.specifier, isLocal);
       if (resolved === undefined) continue;
       const key = normalizePackageName(ecosystem, resolved.name);
@@ -96,6 +107,40 @@ export function findImportedPackages(parsers: Parsers, ecosystem: Ecosystem, fil
 }
 
 type Found = Iterable<readonly [string, Node]>;
+
+/** Exceptions whose handler makes a Python import optional; a bare `except:` catches them too. */
+const importErrors = new Set(['ImportError', 'ModuleNotFoundError', 'Exception', 'BaseException']);
+
+/** Whether the import statement `node` sits where its failure is handled or it never runs (see `ModuleImport.optional`). */
+function isGuarded(node: Node, ecosystem: Ecosystem): boolean {
+  for (let child = node, parent = node.parent; parent !== null; child = parent, parent = parent.parent) {
+    if (ecosystem === Ecosystem.PYTHON) {
+      if (parent.type === 'try_statement' && parent.childForFieldName('body')?.equals(child) === true && catchesImportError(parent)) return true;
+      if (parent.type === 'if_statement' && parent.childForFieldName('consequence')?.equals(child) === true) {
+        const condition = parent.childForFieldName('condition')?.text ?? '';
+        if (/^(typing\.)?TYPE_CHECKING$/.test(condition) || /\bfind_spec\s*\(/.test(condition)) return true;
+      }
+      // An import in a function runs when the function is called, not under the try around its definition.
+      if (parent.type === 'function_definition' || parent.type === 'lambda') return false;
+    } else if (['function_declaration', 'function_expression', 'arrow_function', 'method_definition', 'generator_function_declaration'].includes(parent.type)) {
+      return false;
+    } else if (parent.type === 'try_statement' && parent.childForFieldName('body')?.equals(child) === true && parent.childForFieldName('handler') !== null) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Whether a Python `try` has a handler for a failed import: `except:`, or one naming ImportError, ModuleNotFoundError or a base of them. */
+function catchesImportError(tryStatement: Node): boolean {
+  return tryStatement.namedChildren.some((clause) => {
+    if (clause?.type !== 'except_clause') return false;
+    const caught = clause.namedChildren.find((child) => child?.type !== 'block' && child?.type !== 'comment');
+    if (caught === undefined || caught === null) return true;
+    const names = (caught.type === 'as_pattern' ? (caught.namedChildren[0]?.text ?? '') : caught.text).match(/[A-Za-z_][\w.]*/g) ?? [];
+    return names.some((name) => importErrors.has(name.split('.').at(-1) ?? name));
+  });
+}
 
 function* pythonImportsOf(node: Node): Found {
   if (node.type === 'import_statement') {

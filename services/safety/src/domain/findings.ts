@@ -145,6 +145,8 @@ export interface Detection {
 /** One finding in one file, with the action the policy gave it (see code-policy.ts). */
 export interface Finding extends Detection {
   readonly action: Verdict;
+  /** The code before the change has it too (see change-baseline.ts): listed, never counted toward the verdict. */
+  readonly preExisting?: boolean;
 }
 
 /** The outcome of checking a set of files. */
@@ -326,10 +328,10 @@ export function compareVerdict(left: Verdict, right: Verdict): number {
   return verdictRank[left] - verdictRank[right];
 }
 
-/** The most severe action among `findings`: BLOCK over WARN over ALLOW; ALLOW when there are none. */
-export function verdictOf(findings: readonly Pick<Finding, 'action'>[]): Verdict {
+/** The most severe action among `findings` the change introduced: BLOCK over WARN over ALLOW; ALLOW when there are none. */
+export function verdictOf(findings: readonly Pick<Finding, 'action' | 'preExisting'>[]): Verdict {
   let verdict: Verdict = Verdict.ALLOW;
-  for (const found of findings) if (compareVerdict(found.action, verdict) > 0) verdict = found.action;
+  for (const found of findings) if (found.preExisting !== true && compareVerdict(found.action, verdict) > 0) verdict = found.action;
   return verdict;
 }
 
@@ -384,8 +386,8 @@ export function snippetOf(line: string): string {
 
 /**
  * Keeps at most `max` findings for the response. When it must drop some it
- * keeps the ones with the most severe action, then severity (earliest first
- * among equals), restores their order and appends one FINDINGS_TRUNCATED
+ * keeps the change's own before pre-existing ones, then the ones with the
+ * most severe action, then severity (earliest first among equals), restores their order and appends one FINDINGS_TRUNCATED
  * finding saying how many were left out.
  */
 export function capFindings(findings: readonly Finding[], max: number): Finding[] {
@@ -393,7 +395,13 @@ export function capFindings(findings: readonly Finding[], max: number): Finding[
   const kept = Math.max(0, max - 1);
   const chosen = findings
     .map((found, index) => ({ found, index }))
-    .sort((left, right) => compareVerdict(right.found.action, left.found.action) || compareSeverity(right.found.severity, left.found.severity) || left.index - right.index)
+    .sort(
+      (left, right) =>
+        Number(left.found.preExisting === true) - Number(right.found.preExisting === true) ||
+        compareVerdict(right.found.action, left.found.action) ||
+        compareSeverity(right.found.severity, left.found.severity) ||
+        left.index - right.index,
+    )
     .slice(0, kept)
     .sort((left, right) => left.index - right.index)
     .map(({ found }) => found);

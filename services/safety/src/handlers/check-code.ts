@@ -6,6 +6,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { runBandit, type BanditOutcome, type SandboxJobs } from '../adapters/bandit-scanner';
 import type { EslintScanner } from '../adapters/eslint-scanner';
 import { analyzeFile, checkLimits, summarize, type AnalysisLimits, type SourceText } from '../domain/analyze';
+import { markPreExisting } from '../domain/change-baseline';
 import { applyPolicy, BanditMode, type CodeCheckSettings } from '../domain/code-policy';
 import { detectionOf, RuleId, Tool, type Detection, type Finding } from '../domain/findings';
 import { Grammar, grammarOf, type Parsers } from '../domain/syntax';
@@ -25,9 +26,13 @@ export interface CheckCodeDependencies {
 /** Time left to answer after a Bandit job gives up, ms. */
 const answerReserveMs = 1_000;
 
+/** Where the originals of the files sit in the one Bandit job that scans both versions. */
+const baselineDirectory = '.ratchet-baseline/';
+
 function findingToProto(finding: Finding): SafetyFinding {
   return {
     ...finding,
+    preExisting: finding.preExisting === true,
     severity: severityToProto[finding.severity],
     confidence: confidenceToProto[finding.confidence],
     action: verdictToProto[finding.action],
@@ -43,7 +48,10 @@ function findingToProto(finding: Finding): SafetyFinding {
  * grammar of each file comes from its extension, so `request.language` is
  * not needed. Files are checked one at a time with a turn of the event loop
  * between them, so Health and other calls are answered during a large check
- * and an expired deadline stops the work.
+ * and an expired deadline stops the work. With `base_files` (the files as
+ * they were before the change) the originals are scanned the same way, in
+ * the same Bandit job, and the findings they already had are marked
+ * pre-existing: only what the change introduced decides the verdict.
  *
  * @throws AppError INVALID_ARGUMENT when the files are over the limits;
  *   UNAVAILABLE (retryable) when Bandit is required and could not run;
@@ -54,7 +62,12 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
   const eslint = settings.eslint ? dependencies.eslint : undefined;
   return async (request: CheckCodeRequest, context: CallContext): Promise<CheckCodeResponse> => {
     checkLimits(request.files, limits);
-    const python = settings.bandit === BanditMode.OFF || sandbox === undefined ? [] : request.files.filter(isPythonToScan);
+    // Only the originals of files in the request matter: a finding is judged against its own file's past.
+    const checked = new Set(request.files.map((file) => file.path));
+    const baseFiles = request.baseFiles.filter((file) => checked.has(file.path));
+    checkLimits(baseFiles, limits);
+    const scanned = [...request.files, ...baseFiles.map((file) => ({ path: `${baselineDirectory}${file.path}`, content: file.content }))];
+    const python = settings.bandit === BanditMode.OFF || sandbox === undefined ? [] : scanned.filter(isPythonToScan);
     const bandit = python.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, python, request, context, settings.banditTimeoutMs);
     // Settled before anything can throw below, so a failed check leaves no unhandled rejection behind.
     const banditOutcome = bandit?.catch((error: unknown) => error as AppError);
@@ -64,7 +77,7 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
       list.push(...detections);
       byFile.set(path, list);
     };
-    for (const file of request.files) {
+    for (const file of scanned) {
       if (context.signal.aborted) throw abortReason(context.signal);
       const builtIn = analyzeFile(parsers, file);
       add(file.path, builtIn);
@@ -85,16 +98,21 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
           `Bandit did not run: ${outcome.reason}. code.bandit is "required" in config/safety.yaml, so CheckCode does not answer without it; fix the sandbox, or set code.bandit (RATCHET_CODE_BANDIT) to auto to go on with the other scanners`,
         );
       } else {
-        extra.push(banditSkipped('', `Bandit did not scan the ${python.length} Python file${python.length === 1 ? '' : 's'}: ${outcome.reason}. The built-in rules${eslint === undefined ? '' : ' and ESLint'} still checked them`));
+        const count = python.filter((file) => !file.path.startsWith(baselineDirectory)).length;
+        extra.push(banditSkipped('', `Bandit did not scan the ${count} Python file${count === 1 ? '' : 's'}: ${outcome.reason}. The built-in rules${eslint === undefined ? '' : ' and ESLint'} still checked them`));
       }
     }
-    const ordered = request.files.flatMap((file) => {
-      const detections = byFile.get(file.path) ?? [];
-      byFile.delete(file.path);
-      // Stable, by line only: at one line, the built-in rules first (in column order), then ESLint, then Bandit.
-      return detections.sort((left, right) => left.line - right.line);
-    });
-    const analysis = summarize(applyPolicy(settings.policy, [...ordered, ...extra]), limits);
+    const inOrder = (files: readonly SourceText[], prefix = '') =>
+      files.flatMap((file) => {
+        const detections = byFile.get(`${prefix}${file.path}`) ?? [];
+        byFile.delete(`${prefix}${file.path}`);
+        // Stable, by line only: at one line, the built-in rules first (in column order), then ESLint, then Bandit.
+        return detections.sort((left, right) => left.line - right.line).map((detection) => (prefix === '' ? detection : { ...detection, path: file.path }));
+      });
+    const ordered = inOrder(request.files);
+    const before = applyPolicy(settings.policy, inOrder(baseFiles, baselineDirectory));
+    const after = applyPolicy(settings.policy, [...ordered, ...extra]);
+    const analysis = summarize(baseFiles.length === 0 ? after : markPreExisting(after, before, request.files, baseFiles), limits);
     return { verdict: verdictToProto[analysis.verdict], findings: analysis.findings.map(findingToProto) };
   };
 }

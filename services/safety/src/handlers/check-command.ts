@@ -14,7 +14,7 @@ const decisionToProto: Readonly<Record<CommandDecision, SafetyVerdict>> = {
 
 function findingToProto(finding: CommandFinding): SafetyFinding {
   // Commands have no file: path stays empty, as the contract says.
-  return { ...finding, path: '', severity: severityToProto[finding.severity], cwe: '', confidence: Confidence.CONFIDENCE_HIGH, tool: 'ratchet', action: decisionToProto[decisionOf(finding.severity)] };
+  return { ...finding, path: '', severity: severityToProto[finding.severity], cwe: '', confidence: Confidence.CONFIDENCE_HIGH, tool: 'ratchet', action: decisionToProto[decisionOf(finding.severity)], preExisting: false };
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { importsOfFile, packagesOfImports, type FileImports } from '../domain/dependency-imports';
-import { Ecosystem } from '../domain/dependency-names';
+import { Ecosystem, normalizePackageName } from '../domain/dependency-names';
 import {
   checkDependencies,
   checkDependencyLimits,
@@ -64,6 +64,7 @@ function findingToProto(finding: DependencyFinding): SafetyFinding {
     confidence: confidenceToProto[finding.confidence],
     tool: 'dependency-policy',
     action: actionToProto[finding.action],
+    preExisting: false,
   };
 }
 
@@ -85,7 +86,9 @@ function decisionToProto(decision: DependencyDecision): ProtoDependencyDecision 
  * CheckDependencies: the policy's decision on every package the plan
  * declares and every third-party package the request's files import without
  * declaring it, with findings and the overall verdict (BLOCK, REQUIRE_APPROVAL,
- * WARN or ALLOW; see `checkDependencies`). The language selects the
+ * WARN or ALLOW; see `checkDependencies`). Packages the `base_files` (the
+ * code before the change) already import are left out, and so are optional
+ * imports (see `packagesOfImports`). The language selects the
  * ecosystem: PyPI for Python, npm for JavaScript and TypeScript. Files are
  * parsed one at a time with a turn of the event loop between them, so an
  * expired deadline stops the work.
@@ -102,19 +105,21 @@ export function checkDependenciesHandler(parsers: Parsers, policy: DependencyPol
     }
     checkDependencyLimits(request);
     checkFileLimits(request.files, limits);
-    const fileImports: FileImports[] = [];
-    for (const file of request.files) {
+    checkFileLimits(request.baseFiles, limits);
+    const importsOf = async (files: readonly { path: string; content: string }[]) => {
+      const fileImports: FileImports[] = [];
+      for (const file of files) {
+        if (context.signal.aborted) throw abortReason(context.signal);
+        fileImports.push({ path: file.path, imports: importsOfFile(parsers, ecosystem, file) });
+        await yieldToEventLoop();
+      }
       if (context.signal.aborted) throw abortReason(context.signal);
-      fileImports.push({ path: file.path, imports: importsOfFile(parsers, ecosystem, file) });
-      await yieldToEventLoop();
-    }
-    if (context.signal.aborted) throw abortReason(context.signal);
-    const check = checkDependencies(policy, {
-      ecosystem,
-      dependencies: request.dependencies,
-      imports: packagesOfImports(ecosystem, request.files, fileImports),
-      approved: request.approved,
-    });
+      return packagesOfImports(ecosystem, files, fileImports);
+    };
+    // What the code imported before the change is the project's own business: only new imports are judged.
+    const existing = new Set((await importsOf(request.baseFiles)).map((found) => normalizePackageName(ecosystem, found.name)));
+    const imports = (await importsOf(request.files)).filter((found) => !existing.has(normalizePackageName(ecosystem, found.name)));
+    const check = checkDependencies(policy, { ecosystem, dependencies: request.dependencies, imports, approved: request.approved });
     return { verdict: actionToProto[check.verdict], findings: check.findings.map(findingToProto), decisions: check.decisions.map(decisionToProto) };
   };
 }

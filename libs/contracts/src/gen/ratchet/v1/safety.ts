@@ -274,9 +274,15 @@ export interface SafetyFinding {
   tool: string;
   /**
    * What the policy made of it (block, warn, ask or allow); the verdict is the
-   * most severe of these.
+   * most severe of these, pre-existing findings left out.
    */
   action: SafetyVerdict;
+  /**
+   * The code as it was before the change (CheckCodeRequest.base_files) has the
+   * same finding, on a line the change did not touch: it is the project's, not
+   * the change's. Reported and counted, never blocking, never the model's to fix.
+   */
+  preExisting: boolean;
 }
 
 /** CheckCodeRequest asks for a static analysis of source files. */
@@ -289,6 +295,14 @@ export interface CheckCodeRequest {
   language: Language;
   /** Files to analyse (code and tests). */
   files: SourceFile[];
+  /**
+   * The same files as they were before the change (a workspace's originals;
+   * a new file has none). When set, a finding the original already has, on a
+   * line the change did not touch, is marked pre_existing and does not count
+   * toward the verdict: only what the change introduces can block. Empty (a
+   * greenfield task): every finding counts.
+   */
+  baseFiles: SourceFile[];
 }
 
 /** CheckCodeResponse is the outcome of a code check. */
@@ -345,6 +359,12 @@ export interface CheckDependenciesRequest {
    * allowed unless the denylist names them.
    */
   approved: string[];
+  /**
+   * The files as they were before the change (a workspace's originals).
+   * Packages their code already imports are the project's own dependencies:
+   * never undeclared, never installed, never asked about.
+   */
+  baseFiles: SourceFile[];
 }
 
 /** DependencyDecision is the policy's answer for one package, and why. */
@@ -405,6 +425,7 @@ function createBaseSafetyFinding(): SafetyFinding {
     confidence: 0,
     tool: "",
     action: 0,
+    preExisting: false,
   };
 }
 
@@ -445,6 +466,9 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     }
     if (message.action !== 0) {
       writer.uint32(96).int32(message.action);
+    }
+    if (message.preExisting !== false) {
+      writer.uint32(104).bool(message.preExisting);
     }
     return writer;
   },
@@ -558,6 +582,14 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
             message.action = reader.int32() as any;
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.preExisting = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -588,6 +620,11 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
       confidence: isSet(object.confidence) ? confidenceFromJSON(object.confidence) : 0,
       tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
       action: isSet(object.action) ? safetyVerdictFromJSON(object.action) : 0,
+      preExisting: isSet(object.preExisting)
+        ? globalThis.Boolean(object.preExisting)
+        : isSet(object.pre_existing)
+        ? globalThis.Boolean(object.pre_existing)
+        : false,
     };
   },
 
@@ -629,6 +666,9 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     if (message.action !== 0) {
       obj.action = safetyVerdictToJSON(message.action);
     }
+    if (message.preExisting !== false) {
+      obj.preExisting = message.preExisting;
+    }
     return obj;
   },
 
@@ -649,12 +689,13 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
     message.confidence = object.confidence ?? 0;
     message.tool = object.tool ?? "";
     message.action = object.action ?? 0;
+    message.preExisting = object.preExisting ?? false;
     return message;
   },
 };
 
 function createBaseCheckCodeRequest(): CheckCodeRequest {
-  return { taskId: "", iteration: 0, language: 0, files: [] };
+  return { taskId: "", iteration: 0, language: 0, files: [], baseFiles: [] };
 }
 
 export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
@@ -670,6 +711,9 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     }
     for (const v of message.files) {
       SourceFile.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.baseFiles) {
+      SourceFile.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -719,6 +763,14 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
             message.files.push(SourceFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.baseFiles.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -741,6 +793,11 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
       iteration: isSet(object.iteration) ? globalThis.Number(object.iteration) : 0,
       language: isSet(object.language) ? languageFromJSON(object.language) : 0,
       files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
+      baseFiles: globalThis.Array.isArray(object?.baseFiles)
+        ? object.baseFiles.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.base_files)
+        ? object.base_files.map((e: any) => SourceFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -758,6 +815,9 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     if (message.files?.length) {
       obj.files = message.files.map((e) => SourceFile.toJSON(e));
     }
+    if (message.baseFiles?.length) {
+      obj.baseFiles = message.baseFiles.map((e) => SourceFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -770,6 +830,7 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     message.iteration = object.iteration ?? 0;
     message.language = object.language ?? 0;
     message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.baseFiles = object.baseFiles?.map((e) => SourceFile.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1110,7 +1171,7 @@ export const CheckCommandResponse: MessageFns<CheckCommandResponse> = {
 };
 
 function createBaseCheckDependenciesRequest(): CheckDependenciesRequest {
-  return { taskId: "", language: 0, dependencies: [], files: [], approved: [] };
+  return { taskId: "", language: 0, dependencies: [], files: [], approved: [], baseFiles: [] };
 }
 
 export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
@@ -1129,6 +1190,9 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     }
     for (const v of message.approved) {
       writer.uint32(42).string(v!);
+    }
+    for (const v of message.baseFiles) {
+      SourceFile.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1186,6 +1250,14 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
             message.approved.push(reader.string());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.baseFiles.push(SourceFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1211,6 +1283,11 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
         : [],
       files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => SourceFile.fromJSON(e)) : [],
       approved: globalThis.Array.isArray(object?.approved) ? object.approved.map((e: any) => globalThis.String(e)) : [],
+      baseFiles: globalThis.Array.isArray(object?.baseFiles)
+        ? object.baseFiles.map((e: any) => SourceFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.base_files)
+        ? object.base_files.map((e: any) => SourceFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -1231,6 +1308,9 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     if (message.approved?.length) {
       obj.approved = message.approved;
     }
+    if (message.baseFiles?.length) {
+      obj.baseFiles = message.baseFiles.map((e) => SourceFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -1244,6 +1324,7 @@ export const CheckDependenciesRequest: MessageFns<CheckDependenciesRequest> = {
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
     message.approved = object.approved?.map((e) => e) || [];
+    message.baseFiles = object.baseFiles?.map((e) => SourceFile.fromPartial(e)) || [];
     return message;
   },
 };
