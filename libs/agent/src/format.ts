@@ -1,5 +1,5 @@
 import type { Lesson, Plan, ProjectProfile, Reflection, ReviewFinding, SafetyFinding, SourceFile, TaskSpec, TestDispute, TestReport } from '@ratchet/contracts';
-import { Severity, TestCaseStatus } from '@ratchet/contracts';
+import { SafetyVerdict, Severity, TestCaseStatus } from '@ratchet/contracts';
 import { countTokens, truncateToTokens } from './tokens';
 
 /** Characters of one file shown to a model; longer files are cut with a marker. */
@@ -82,10 +82,38 @@ export function formatTestReport(report: TestReport | undefined, maxCases = 20):
   return [header, ...lines].join('\n');
 }
 
-/** Safety findings one per line with rule, place and remedy. */
+/**
+ * Whether a safety finding blocks: the change introduced it (not
+ * pre-existing) and the policy's action is BLOCK or REQUIRE_APPROVAL (an
+ * unset action counts as BLOCK, as the contract says). The one definition
+ * every prompt, event and error uses, so a finding's status reads the same
+ * everywhere.
+ */
+export function isBlockingFinding(finding: SafetyFinding): boolean {
+  return (
+    !finding.preExisting &&
+    (finding.action === SafetyVerdict.SAFETY_VERDICT_BLOCK || finding.action === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL || finding.action === SafetyVerdict.SAFETY_VERDICT_UNSPECIFIED)
+  );
+}
+
+/** The findings that block (see `isBlockingFinding`). */
+export function blockingSafetyFindings(findings: readonly SafetyFinding[]): SafetyFinding[] {
+  return findings.filter(isBlockingFinding);
+}
+
+/**
+ * Safety findings one per line with rule, place, status (blocks or
+ * advisory) and remedy. Pre-existing findings (the project had them before
+ * the change) are not listed, only counted: they are not the model's to fix.
+ */
 export function formatFindings(findings: readonly SafetyFinding[]): string {
-  if (findings.length === 0) return '(none)';
-  return findings.map((finding) => `- [${finding.ruleId}] ${finding.path}:${finding.line}: ${finding.message}${finding.remediation ? ` Fix: ${finding.remediation}` : ''}`).join('\n');
+  const own = findings.filter((finding) => !finding.preExisting);
+  const preExisting = findings.length - own.length;
+  const lines = own.map(
+    (finding) => `- [${finding.ruleId}] ${finding.path}:${finding.line} (${isBlockingFinding(finding) ? 'blocks' : 'advisory'}): ${finding.message}${finding.remediation ? ` Fix: ${finding.remediation}` : ''}`,
+  );
+  if (preExisting > 0) lines.push(`(${preExisting} pre-existing finding${preExisting === 1 ? '' : 's'} in the code before the change: not blocking, leave them as they are)`);
+  return lines.length === 0 ? '(none)' : lines.join('\n');
 }
 
 /** Earlier reflections, oldest first. */

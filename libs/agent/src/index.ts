@@ -1,6 +1,6 @@
 export { errorSignature, splitErrorMessage } from './error-signature';
 export { failureSignature } from './failure-signature';
-export { citedLessonIds, defaultGoalTokens, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatProfile, formatReflections, formatReviewFindings, formatSpec, formatTestReport, goalForPrompt, specParts } from './format';
+export { blockingSafetyFindings, citedLessonIds, defaultGoalTokens, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatProfile, formatReflections, formatReviewFindings, formatSpec, formatTestReport, goalForPrompt, isBlockingFinding, specParts } from './format';
 export type { SpecPart } from './format';
 export { languageFromProto, LanguageName, languageToProto, parseLanguageName, testConvention } from './language';
 export type { TestConvention } from './language';

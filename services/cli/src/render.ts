@@ -1,5 +1,5 @@
 import { ApprovalDecision, ApprovalKind, Phase, severityToJSON, TaskEvent, TaskStatus, TestCaseStatus, type ClarifyingQuestion, type ReviewFinding, type TaskSpec, type ToolStep, type Usage } from '@ratchet/contracts';
-import { phaseName, specParts, statusName, stopReasonName } from '@ratchet/agent';
+import { blockingSafetyFindings, phaseName, specParts, statusName, stopReasonName } from '@ratchet/agent';
 
 /** Dollars with enough digits to show small model costs. */
 export function formatCost(usd: number): string {
@@ -53,8 +53,15 @@ export function renderEvent(event: TaskEvent): string | undefined {
       for (const testCase of failing.slice(0, 5)) lines.push(`    FAIL ${testCase.name}: ${testCase.failureMessage.split('\n')[0]?.slice(0, 160) ?? ''}`);
       return lines.join('\n');
     }
-    case 'safetyBlocked':
-      return [`${prefix}safety check blocked the code:`, ...payload.safetyBlocked.findings.map((finding) => `    ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`)].join('\n');
+    case 'safetyBlocked': {
+      const findings = payload.safetyBlocked.findings;
+      const preExisting = findings.filter((finding) => finding.preExisting).length;
+      return [
+        `${prefix}safety check blocked the code:`,
+        ...blockingSafetyFindings(findings).map((finding) => `    ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`),
+        ...(preExisting === 0 ? [] : [`    (${preExisting} pre-existing finding(s) in the changed files, not blocking)`]),
+      ].join('\n');
+    }
     case 'lessonsRetrieved': {
       const lessons = payload.lessonsRetrieved.lessons;
       const where = payload.lessonsRetrieved.phase === Phase.PHASE_REFLECTING ? 'about this error' : 'for this goal';

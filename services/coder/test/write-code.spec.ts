@@ -84,7 +84,7 @@ describe('coder over the in-process bus', () => {
           parseError: '',
           cases: [{ name: 'test_add', suite: 'tests.test_calc', file: '', status: TestCaseStatus.TEST_CASE_STATUS_FAILED, duration: undefined, failureMessage: 'AssertionError: assert -1 == 3', failureDetail: '' }],
         },
-        safetyFindings: [{ ruleId: 'python-os-system', severity: 4, path: 'calc.py', line: 3, column: 1, message: 'os.system runs a shell', snippet: '', remediation: 'do not run commands', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }],
+        safetyFindings: [{ ruleId: 'python-os-system', severity: 4, path: 'calc.py', line: 3, column: 1, message: 'os.system runs a shell', snippet: '', remediation: 'do not run commands', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false }],
       }),
     );
     const user = model.calls[0]!.request.messages[1]!.content;

@@ -207,7 +207,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.SAFETY_PASSED:
       return { kind, at: when, startedAt: at(1), findings: [], undeclared: [] };
     case InputKind.SAFETY_BLOCKED:
-      return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
+      return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false }] };
     case InputKind.REVIEWED:
       return { kind, ...run, findings: [finding({ blocking: false, severity: Severity.SEVERITY_LOW })], summary: 'looks right' };
     case InputKind.AUDITED:
@@ -215,7 +215,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.TESTS_WRITTEN:
       return { kind, ...run, tests: [{ path: 'tests/test_calc.py', content: 'def test_add(): ...\n' }] };
     case InputKind.TESTS_REJECTED:
-      return { kind, ...run, blocked: false, verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [], unparseable: [{ ruleId: 'parse-error', severity: 3, path: 'tests/test_calc.py', line: 1, column: 1, message: 'syntax', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 }] };
+      return { kind, ...run, blocked: false, verdict: SafetyVerdict.SAFETY_VERDICT_ALLOW, findings: [], unparseable: [{ ruleId: 'parse-error', severity: 3, path: 'tests/test_calc.py', line: 1, column: 1, message: 'syntax', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false }] };
     case InputKind.TESTS_PASSED:
       return { kind, at: when, ...testRun, report: report(3, 3), gateId: 'gate-1' };
     case InputKind.TESTS_FAILED:

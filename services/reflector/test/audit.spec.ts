@@ -45,6 +45,7 @@ function scannerFinding(overrides: Partial<SafetyFinding>): SafetyFinding {
     confidence: Confidence.CONFIDENCE_HIGH,
     tool: 'bandit',
     action: SafetyVerdict.SAFETY_VERDICT_WARN,
+    preExisting: false,
     ...overrides,
   };
 }

@@ -147,7 +147,7 @@ describe('outputForPrompt', () => {
 
 describe('failureSignature', () => {
   it('prefers safety findings, then the first failing test, then the phase error, then a missing report', () => {
-    const finding = { ruleId: 'python-eval', severity: 4, path: 'a.py', line: 1, column: 1, message: '', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0 };
+    const finding = { ruleId: 'python-eval', severity: 4, path: 'a.py', line: 1, column: 1, message: '', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false };
     expect(failureSignature(undefined, undefined, [finding, { ...finding, ruleId: 'python-os-system' }, finding])).toBe('safety: python-eval, python-os-system');
     expect(failureSignature(report('E   AssertionError: assert 3 == 4', '/x/y'), undefined, [])).toBe("AssertionError: assert <n> == <n> '<v>'");
     expect(failureSignature(undefined, { code: 'MODEL_REPLY_INVALID', message: 'reply had 3 problems', retryable: false, signature: '', detail: '' }, [])).toBe('MODEL_REPLY_INVALID: reply had <n> problems');

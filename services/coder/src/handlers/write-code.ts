@@ -44,7 +44,7 @@ export function feedbackOf(request: WriteCodeRequest): string {
     parts.push(`Root cause: ${request.reflection.rootCause}`, `Hypothesis: ${request.reflection.hypothesis}`, `What to change: ${request.reflection.fixDirection}`);
   }
   if (request.previousTestReport !== undefined) parts.push(`Test results:\n${formatTestReport(request.previousTestReport)}`);
-  if (request.safetyFindings.length > 0) parts.push(`Blocked by the safety check:\n${formatFindings(request.safetyFindings)}`);
+  if (request.safetyFindings.some((finding) => !finding.preExisting)) parts.push(`The safety check of the previous attempt (fix what blocks):\n${formatFindings(request.safetyFindings)}`);
   if (parts.length === 0) return request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : '(first attempt)';
   return parts.join('\n');
 }

@@ -1,4 +1,4 @@
-import { durationFromMs, mergeFiles, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { blockingSafetyFindings, durationFromMs, mergeFiles, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
 import {
   ApprovalDecision,
   ApprovalKind,
@@ -10,6 +10,7 @@ import {
   type ApprovalGate,
   type ClarifyingQuestion,
   type ReviewFinding,
+  type SafetyFinding,
   type TaskPhases,
   type ErrorDetail,
   type Lesson,
@@ -274,6 +275,15 @@ function blockingText(findings: readonly ReviewFinding[]): string {
     .join('; ');
 }
 
+/** A safety check's summary: what the change introduced, how much of it blocks, and the pre-existing findings apart. */
+function safetySummary(findings: readonly SafetyFinding[]): string {
+  const introduced = findings.filter((found) => !found.preExisting);
+  const blocking = blockingSafetyFindings(findings).length;
+  const preExisting = findings.length - introduced.length;
+  const own = blocking > 0 ? `${introduced.length} finding(s), ${blocking} blocking` : `${introduced.length} finding(s), not blocking`;
+  return preExisting === 0 ? own : `${own}; ${preExisting} pre-existing finding(s) in the changed files, not blocking`;
+}
+
 /** A phase's summary with its finding counts. */
 function findingsSummary(findings: readonly ReviewFinding[], summary: string): string {
   const blocking = findings.filter((found) => found.blocking).length;
@@ -447,7 +457,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     reason: '',
     task: { dependencyDecisions: withUndeclared(state.task, input.undeclared) },
     iteration: { ...currentIteration(state), safetyFindings: input.findings },
-    events: [phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `${input.findings.length} finding(s), not blocking`)],
+    events: [phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), safetySummary(input.findings))],
   }),
 
   [InputKind.SAFETY_BLOCKED]: (state, input) => ({
@@ -456,11 +466,12 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     iteration: {
       ...currentIteration(state),
       safetyFindings: input.findings,
-      error: failure(IterationErrorCode.SAFETY_BLOCKED, `the safety check blocked the code: ${input.findings.map((finding) => `${finding.ruleId} at ${finding.path}:${finding.line}`).join(', ')}`),
+      // The error names only what blocked: warnings and pre-existing findings are not the attempt's failure.
+      error: failure(IterationErrorCode.SAFETY_BLOCKED, `the safety check blocked the code: ${blockingSafetyFindings(input.findings).map((finding) => `${finding.ruleId} at ${finding.path}:${finding.line}`).join(', ')}`),
     },
     events: [
       event(input.at, { $case: 'safetyBlocked', safetyBlocked: { verdict: input.verdict, findings: [...input.findings] } }),
-      phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${input.findings.length} finding(s)`),
+      phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${safetySummary(input.findings)}`),
     ],
   }),
 

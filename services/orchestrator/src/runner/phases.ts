@@ -8,6 +8,7 @@ import {
   type ProjectProfile,
   type ReplyFailure,
   type ReviewFinding,
+  type SafetyFinding,
   type Usage,
   type CoderServiceDefinition,
   type Lesson,
@@ -205,7 +206,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const iteration = current(state);
       const startedAt = phase.enteredAt;
       const response = await clients.reflector.audit(
-        { taskId: task.id, iteration: iteration.number, goal: task.goal, language: task.language, ...changeOf(task, iteration), scannerFindings: [...iteration.safetyFindings], maxTokens: tokensLeft(state) },
+        { taskId: task.id, iteration: iteration.number, goal: task.goal, language: task.language, ...changeOf(task, iteration), scannerFindings: changeFindings(iteration), maxTokens: tokensLeft(state) },
         model(signal),
       );
       // An audit never lets unaudited code through: a reply it could not use fails the attempt.
@@ -253,7 +254,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const dependencies =
         plan.dependencies.length === 0
           ? []
-          : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task) }, service(signal))).decisions;
+          : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
+              .decisions;
       return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID() };
     },
 
@@ -282,7 +284,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             acceptanceTests: protectedTests,
             reflection: previous?.reflection,
             previousTestReport: previous?.testReport,
-            safetyFindings: [...(previous?.safetyFindings ?? [])],
+            safetyFindings: changeFindings(previous),
             lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
             maxTokens: tokensLeft(state),
             mode: agent ? CoderMode.CODER_MODE_AGENT : CoderMode.CODER_MODE_UNSPECIFIED,
@@ -318,10 +320,12 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const startedAt = phase.enteredAt;
       // In a workspace task only what the coder changed is new code; the user's own files are theirs.
       const changed = changedFiles(state.task, iteration);
-      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changed }, service(signal));
+      // Judge the change, not the project: the changed files' originals are the baseline, and what they already had never blocks.
+      const baseFiles = originalsOf(state.task, changed);
+      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changed, baseFiles }, service(signal));
       // Imports of packages the plan did not declare: the new code is read, and the other files' paths say which modules are the project's own.
       const imports = await clients.safety.checkDependencies(
-        { taskId: state.task.id, language: state.task.language, dependencies: installList(state.task), files: withPathsOf(changed, iteration.files), approved: approvedPackages(state.task) },
+        { taskId: state.task.id, language: state.task.language, dependencies: installList(state.task), files: withPathsOf(changed, iteration.files), approved: approvedPackages(state.task), baseFiles },
         service(signal),
       );
       const findings = [...response.findings, ...imports.findings];
@@ -362,7 +366,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       if (written.replyFailure !== undefined) return replyFailed(written.replyFailure, written.usage, Phase.PHASE_TESTING, startedAt);
       const usage = usageOf(written.usage);
       // Model-written tests run in the sandbox too, so they pass the same check as the code.
-      const verdict = await clients.safety.checkCode({ taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests }, service(signal));
+      const verdict = await clients.safety.checkCode({ taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests, baseFiles: [] }, service(signal));
       const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
       const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
       if (blocked || unparseable.length > 0) return { kind: InputKind.TESTS_REJECTED, at: now(), startedAt, usage, blocked, verdict: verdict.verdict, findings: verdict.findings, unparseable };
@@ -406,7 +410,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const failureText = [iteration.error?.message ?? '', ...failingTestsOf(iteration.testReport)].join('\n');
       const memoryOff = task.memory === MemoryUse.MEMORY_USE_OFF;
       // The signature the reflector files its lesson under: the same failure seen before finds that lesson exactly.
-      const errorSignature = failureSignature(iteration.testReport, iteration.error, iteration.safetyFindings);
+      const errorSignature = failureSignature(iteration.testReport, iteration.error, changeFindings(iteration));
       const similar =
         replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings, errorSignature) }, service(signal));
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
@@ -421,7 +425,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           files: mergeFiles(code, testsOf(state)),
           testReport: iteration.testReport,
           error: iteration.error,
-          safetyFindings: [...iteration.safetyFindings],
+          safetyFindings: changeFindings(iteration),
           stderrExcerpt: iteration.output,
           previousReflections: state.iterations.flatMap((other) => (other.number < iteration.number && other.reflection !== undefined ? [other.reflection] : [])),
           lessons: similar.lessons.flatMap((scored) => (scored.lesson === undefined ? [] : [scored.lesson])),
@@ -546,6 +550,17 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
   if (task.workspace.length === 0) return [...iteration.files];
   const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file.content]));
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
+}
+
+/** The original versions of `changed` files that the workspace (or its tests) had: the baseline a change is judged against. */
+function originalsOf(task: TaskState['task'], changed: readonly SourceFile[]): SourceFile[] {
+  const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file]));
+  return changed.flatMap((file) => original.get(file.path) ?? []);
+}
+
+/** The safety findings of `iteration` that its change introduced: pre-existing ones are the project's, never the model's to fix. */
+function changeFindings(iteration: IterationRecord | undefined): SafetyFinding[] {
+  return (iteration?.safetyFindings ?? []).filter((found) => !found.preExisting);
 }
 
 /**

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { TaskStatus } from '@ratchet/contracts';
+import type { ScriptedTurn } from '@ratchet/llm';
+import { patchFileName, runGoal, showTask } from '../src/commands';
+import { planReply, RecordedOutput, scripted, temporaryDirectory } from './helpers';
+
+// Judge the change, not the project: a real project's module already has an
+// optional dependency (try/except ImportError), asserts (Bandit B101), a
+// "password" default (B107) and even a shell call that would block if the
+// change wrote it. A one-line fix must pass the safety and dependency checks
+// (real safety service, Bandit in the real sandbox) and succeed in one
+// iteration, its patch holding only the fix. Only the model is scripted.
+jest.setTimeout(180_000);
+
+const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' } });
+
+const table = [
+  'import subprocess',
+  '',
+  'try:',
+  '    import wcwidth',
+  'except ImportError:',
+  '    wcwidth = None',
+  '',
+  '',
+  'def render(rows, floor_token: str = "<"):',
+  '    assert rows is not None',
+  '    return [floor_token + str(row) for row in rows]',
+  '',
+  '',
+  'def page(command):',
+  '    return subprocess.call(command, shell=True)',
+  '',
+  '',
+  'def clamp(value, low, high):',
+  '    assert low <= high',
+  '    return max(low, min(value, low))',
+  '',
+].join('\n');
+
+const tableTest = ['from tabulate_lite.table import clamp, render', '', '', 'def test_clamp():', '    assert clamp(5, 0, 10) == 5', '    assert clamp(-1, 0, 10) == 0', '    assert clamp(11, 0, 10) == 10', '', '', 'def test_render():', '    assert render([1]) == ["<1"]', ''].join('\n');
+
+async function project(dir: string): Promise<void> {
+  await mkdir(path.join(dir, 'tabulate_lite'), { recursive: true });
+  await mkdir(path.join(dir, 'tests'));
+  await writeFile(path.join(dir, 'tabulate_lite', '__init__.py'), '');
+  await writeFile(path.join(dir, 'tabulate_lite', 'table.py'), table);
+  await writeFile(path.join(dir, 'tests', 'test_table.py'), tableTest);
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-q', '-m', 'tabulate-lite');
+}
+
+const turns: ScriptedTurn[] = [
+  { role: 'planner', reply: planReply('tabulate_lite/table.py', 'tests/test_table.py', { changesTests: false }) },
+  { role: 'coder', toolCalls: [{ name: 'edit_file', arguments: { path: 'tabulate_lite/table.py', search: 'min(value, low)', replace: 'min(value, high)' } }] },
+  { role: 'coder', expect: ['edited tabulate_lite/table.py'], toolCalls: [{ name: 'run', arguments: { command: 'python3 -m pytest -q' } }] },
+  { role: 'coder', expect: ['2 passed'], toolCalls: [{ name: 'finish', arguments: { summary: 'clamp() capped at low; it caps at high now' } }] },
+];
+
+describe('a one-line fix in a module with pre-existing findings (embedded)', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeAll(async () => {
+    ({ dir, remove } = await temporaryDirectory());
+    process.env['RATCHET_CONFIG_DIR'] = path.resolve(__dirname, '../../../config');
+  });
+  afterAll(async () => {
+    await remove();
+  });
+
+  it('passes the checks and succeeds in one iteration; the patch holds only the fix; the pre-existing findings are shown as not blocking', async () => {
+    const workspace = path.join(dir, 'tabulate-lite');
+    await project(workspace);
+    const { model, models } = scripted(turns);
+    const output = new RecordedOutput();
+    const out = path.join(dir, 'out');
+    const result = await runGoal('clamp(11, 0, 10) returns 0 instead of 10', { lang: 'python', out, dataDir: path.join(dir, 'data'), models, workspace }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(result.task.currentIteration).toBe(1);
+    expect(model.remaining).toBe(0);
+    // The safety check ran Bandit and the built-in rules over the changed module and found the project's own findings, none blocking.
+    expect(output.all).toMatch(/safety check done in [\d.]+s: 0 finding\(s\), not blocking; [4-9] pre-existing finding\(s\) in the changed files, not blocking/);
+    expect(output.all).not.toContain('WAITING FOR APPROVAL');
+    const patch = await readFile(path.join(out, patchFileName), 'utf8');
+    expect(patch.match(/^[-+](?![-+])/gm)).toEqual(['-', '+']);
+    expect(patch).toContain('-    return max(low, min(value, low))\n+    return max(low, min(value, high))');
+    const shown = new RecordedOutput();
+    await showTask(result.task.id, { dataDir: path.join(dir, 'data') }, shown);
+    expect(shown.all).toMatch(/safety: bandit\.B107 tabulate_lite\/table\.py:9 \(pre-existing, not blocking\)/);
+    expect(shown.all).toMatch(/safety: bandit\.B101 tabulate_lite\/table\.py:19 \(pre-existing, not blocking\)/);
+    expect(shown.all).toMatch(/safety: py\.subprocess-shell tabulate_lite\/table\.py:15 \(pre-existing, not blocking\)/);
+    expect(shown.all).not.toContain('wcwidth');
+  });
+
+  it('runs twice in a row in one directory without --out: each task writes its patch under the data directory, nothing into the workspace', async () => {
+    const workspace = path.join(dir, 'twice');
+    await project(workspace);
+    const dataDir = path.join(dir, 'data-twice');
+    const patches: string[] = [];
+    for (let run = 0; run < 2; run += 1) {
+      const { models } = scripted(turns);
+      const output = new RecordedOutput();
+      const result = await runGoal('clamp(11, 0, 10) returns 0 instead of 10', { lang: 'python', dataDir, models, workspace }, output);
+      if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+      const patchFile = path.join(dataDir, 'tasks', result.task.id, patchFileName);
+      expect(output.all).toContain(`patch: ${patchFile}`);
+      patches.push(await readFile(patchFile, 'utf8'));
+    }
+    expect(patches[1]).toBe(patches[0]);
+    expect(git(workspace, 'status', '--porcelain')).toBe('');
+  });
+});
