@@ -53,6 +53,6 @@ export function loadCliConfig(configDir: string, env: NodeJS.ProcessEnv = proces
 }
 
 /** The data directory: storage.dataDir, else ~/.ratchet/data. */
-export function dataDirectory(config: CliConfig): string {
-  return path.resolve(config.storage.dataDir ?? path.join(os.homedir(), '.ratchet', 'data'));
+export function dataDirectory(config: CliConfig | undefined): string {
+  return path.resolve(config?.storage.dataDir ?? path.join(os.homedir(), '.ratchet', 'data'));
 }

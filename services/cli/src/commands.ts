@@ -1,14 +1,14 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SafetyFinding, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
-import { isTerminal, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
+import { isBlockingFinding, isTerminal, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
-import { configDirectory, loadCliConfig } from './cli-config';
+import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles, type OutputDirectoryState } from './files';
 import { approvalKindName, eventJson, findingText, formatUsage, oneLine, questionText, renderEvent, renderToolStep, specLines } from './render';
 import { applyPatchToDirectory } from './workspace/apply';
@@ -32,7 +32,8 @@ export const consoleOutput: Output = {
 export interface RunOptions extends ConnectOptions {
   readonly lang: string;
   readonly tests?: string;
-  readonly out: string;
+  /** Where the result goes; default `ratchet-output`, or for a workspace task `<data-dir>/tasks/<id>`. */
+  readonly out?: string;
   readonly force?: boolean;
   readonly maxIterations?: string;
   readonly json?: boolean;
@@ -163,8 +164,9 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
   }
   // Lessons stay with their project: named, or the workspace's (its git remote, else its directory name); a greenfield goal uses the global scope.
   const project = options.project?.trim() || (workspace === undefined ? '' : await workspaceProjectKey(workspace.dir));
-  const outDir = path.resolve(options.out);
-  const out = { dir: outDir, state: await checkOutputDirectory(outDir, options.force ?? false) };
+  // A workspace task's patch and report go under the data directory, one folder per task, never into the workspace: two runs in a row never collide.
+  const outGiven = options.out ?? (workspace === undefined ? defaultOutDir : undefined);
+  const out = outGiven === undefined ? undefined : { dir: path.resolve(outGiven), state: await checkOutputDirectory(path.resolve(outGiven), options.force ?? false) };
   const api = await openApi({ ...options, drive: true, ...(options.yes ? { approveAskedCommands: true } : {}) });
   if (!options.json && api.modelNames !== undefined) {
     const scripted = api.modelNames.some((name) => name.startsWith('scripted:'));
@@ -212,11 +214,21 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
         ? { onQuestions: questionAnswerer(api, ask, (line) => output.err(line)) }
         : {}
       : { onGate: dependencyGateAnswerer(api, options, output), onQuestions: questionAnswerer(api, ask, (line) => output.err(line)) };
-    return await followToEnd(api, task, stopWatching.signal, out, options.json ?? false, output, workspace, answerers);
+    const taskOut = out ?? (await taskOutput(options.dataDir === undefined ? dataDirectory(config) : path.resolve(options.dataDir), task.id));
+    return await followToEnd(api, task, stopWatching.signal, taskOut, options.json ?? false, output, workspace, answerers);
   } finally {
     process.removeListener('SIGINT', interrupt);
     await api.close();
   }
+}
+
+/** Where `ratchet run` writes a greenfield task's files without --out. */
+const defaultOutDir = 'ratchet-output';
+
+/** A task's own output folder under the data directory, `<data-dir>/tasks/<id>`: new, so never in the way of another run. */
+async function taskOutput(dataDir: string, taskId: string): Promise<OutputTarget> {
+  const dir = path.join(dataDir, 'tasks', taskId);
+  return { dir, state: await checkOutputDirectory(dir, false) };
 }
 
 /** Decides a gate the task raised, while its events are followed. */
@@ -317,7 +329,11 @@ async function finishWorkspace(api: TaskApi, taskId: string, out: OutputTarget, 
   }
   if (succeeded && patch !== '' && workspace.apply) {
     const applied = await applyPatchToDirectory(workspace.dir, patch, { expectedFingerprint: workspace.collected.fingerprint, sentFiles: workspace.collected.files, patchFile });
-    if (!json) output.err(`applied to ${workspace.dir}: ${[...applied.written, ...applied.deleted.map((file) => `${file} (deleted)`)].join(', ')}`);
+    if (!json) {
+      const changed = [...applied.written, ...applied.deleted.map((file) => `${file} (deleted)`)];
+      output.err(changed.length === 0 ? `nothing applied to ${workspace.dir}` : `applied to ${workspace.dir}: ${changed.join(', ')}`);
+      for (const entry of applied.leftOut) output.err(`left out: ${entry.path}: ${entry.reason}; it is in the patch file ${patchFile} if you want it`);
+    }
   } else if (succeeded && patch !== '' && workspace.branch !== undefined) {
     const commit = await commitPatchToBranch(workspace.dir, patch, workspace.branch, `${oneLine(final.goal, 72)}\n\nMade by Ratchet, task ${final.id}.`);
     if (!json) output.err(`committed to branch ${commit.branch} (${commit.commit.slice(0, 12)}); your working tree is unchanged`);
@@ -657,7 +673,7 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
       if (iteration.dependencyInstall !== undefined) output.out(`  install: ${installText(iteration.dependencyInstall)}`);
       if (view.tests !== '') output.out(`  tests: ${view.tests}`);
       if (iteration.error !== undefined) output.out(`  error: ${iteration.error.code}: ${iteration.error.message}`);
-      for (const finding of iteration.safetyFindings) output.out(`  safety: ${finding.ruleId} ${finding.path}:${finding.line} ${finding.message}`);
+      for (const finding of iteration.safetyFindings) output.out(`  safety: ${finding.ruleId} ${finding.path}:${finding.line}${safetyStatus(finding)} ${finding.message}`);
       for (const finding of iteration.reviewFindings) output.out(`  review: ${findingText(finding)}`);
       for (const finding of iteration.auditFindings) output.out(`  audit: ${findingText(finding)}`);
       if (iteration.reflection !== undefined) {
@@ -684,4 +700,10 @@ function parseStatus(text: string): TaskStatus {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `unknown status ${text}; use one of ${names.map((name) => name.replace('TASK_STATUS_', '').toLowerCase()).join(', ')}`);
   }
   return value as TaskStatus;
+}
+
+/** How `ratchet show` marks a safety finding: blocking, or pre-existing (the project's, not the change's); advisory ones bare. */
+function safetyStatus(finding: SafetyFinding): string {
+  if (finding.preExisting) return ' (pre-existing, not blocking)';
+  return isBlockingFinding(finding) ? ' (blocking)' : '';
 }

@@ -43,7 +43,7 @@ function program(): Command {
         .argument('[goal...]', 'what the code should do, e.g. "a CLI that manages TODO items in JSON"; without it, asked at the terminal (as with --interactive)')
         .option('--lang <language>', 'python, typescript or javascript', 'python')
         .option('--tests <dir>', 'your acceptance tests (never edited by the model), placed under tests/')
-        .option('--out <dir>', 'where the final files are written', 'ratchet-output')
+        .option('--out <dir>', 'where the final files are written (default ratchet-output; with --workspace, the patch and report go to <data-dir>/tasks/<task-id>)')
         .option('--force', 'write into a non-empty --out directory')
         .option('--max-iterations <n>', 'stop after this many attempts (default 10, from config)')
         .option('--require-approval', 'with --server: a person approves the passing result (ratchet approve) before the task succeeds')

@@ -61,7 +61,7 @@ describe('applyPatchToDirectory', () => {
 
     const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, settings: defaultWorkspaceSettings });
 
-    expect(result).toEqual({ written: ['calc.py', 'run.sh', 'tests/unit/test_calc.py'], deleted: ['old/only.txt'] });
+    expect(result).toEqual({ written: ['calc.py', 'run.sh', 'tests/unit/test_calc.py'], deleted: ['old/only.txt'], leftOut: [] });
     expect(await read('calc.py')).toBe('def add(a, b):\n    return a + b\n');
     expect(await read('run.sh')).toBe('#!/bin/sh\necho new\n');
     expect((await stat(path.join(dir, 'run.sh'))).mode & 0o777).toBe(0o755);
@@ -92,35 +92,39 @@ describe('applyPatchToDirectory', () => {
     expect(await read('calc.py')).toBe('def add(a, b):\n    return b - a  # my own fix\n');
   });
 
-  it('refuses to write through a symlinked file, leaving its target untouched', async () => {
+  it('never writes through a symlinked file: it is left out and named, its target untouched, the rest applied', async () => {
     await writeFile(path.join(outside, 'target.txt'), 'outside\n');
     await put('main.py', 'x\n');
     await symlink(path.join(outside, 'target.txt'), path.join(dir, 'link.txt'));
     const start = await collectWorkspace(dir);
-    const { patch } = makePatch(start.files, [{ path: 'link.txt', content: 'overwritten\n' }]);
+    const { patch } = makePatch(start.files, [
+      { path: 'main.py', content: 'y\n' },
+      { path: 'link.txt', content: 'overwritten\n' },
+    ]);
 
-    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+    const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint });
 
-    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
-    expect(error.message).toContain('link.txt was not sent (symlink)');
+    expect(result.written).toEqual(['main.py']);
+    expect(result.leftOut).toEqual([{ path: 'link.txt', reason: expect.stringContaining('link.txt was not sent (symlink)') }]);
+    expect(await read('main.py')).toBe('y\n');
     expect(await read('target.txt', outside)).toBe('outside\n');
     expect((await lstat(path.join(dir, 'link.txt'))).isSymbolicLink()).toBe(true);
   });
 
-  it('refuses a symlinked file even when .gitignore hid it from the walk', async () => {
+  it('leaves out a symlinked file even when .gitignore hid it from the walk', async () => {
     await writeFile(path.join(outside, 'target.txt'), 'outside\n');
     await put('.gitignore', 'link.txt\n');
     await symlink(path.join(outside, 'target.txt'), path.join(dir, 'link.txt'));
     const start = await collectWorkspace(dir);
     const { patch } = makePatch(start.files, [{ path: 'link.txt', content: 'overwritten\n' }]);
 
-    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+    const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint });
 
-    expect(error.message).toContain('already has a symlink there');
+    expect(result.leftOut).toEqual([{ path: 'link.txt', reason: expect.stringContaining('already has a symlink there') }]);
     expect(await read('target.txt', outside)).toBe('outside\n');
   });
 
-  it('refuses to write into a symlinked directory, leaving the directory it points at untouched', async () => {
+  it('never writes into a symlinked directory: left out, the directory it points at untouched', async () => {
     await writeFile(path.join(outside, 'existing.txt'), 'outside\n');
     await put('main.py', 'x\n');
     await symlink(outside, path.join(dir, 'linked'));
@@ -130,10 +134,11 @@ describe('applyPatchToDirectory', () => {
       { path: 'linked/planted.txt', content: 'planted\n' },
     ]);
 
-    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+    const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint });
 
-    expect(error.code).toBe(ErrorCode.FAILED_PRECONDITION);
-    expect(error.message).toContain('linked was not sent (symlink)');
+    expect(result.written).toEqual([]);
+    expect(result.leftOut.map((entry) => entry.path)).toEqual(['linked/existing.txt', 'linked/planted.txt']);
+    expect(result.leftOut.every((entry) => entry.reason.includes('linked was not sent (symlink)'))).toBe(true);
     expect(await listing(outside)).toEqual(['existing.txt']);
     expect(await read('existing.txt', outside)).toBe('outside\n');
   });
@@ -158,15 +163,28 @@ describe('applyPatchToDirectory', () => {
     expect(await read('main.py')).toBe('x\n');
   });
 
-  it('refuses a patch that touches a file that was never sent', async () => {
+  it('applies the source changes of a patch that also touches files that were never sent, and names those it left out', async () => {
     await put('main.py', 'x\n');
     await put('.env', 'SECRET=1\n');
+    await put('.gitignore', '_version.py\n');
+    await put('_version.py', 'version = "1.0"\n');
     const start = await collectWorkspace(dir);
-    const patch = 'diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,1 +1,1 @@\n-SECRET=1\n+SECRET=2\n';
+    const patch = [
+      'diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,1 +1,1 @@\n-SECRET=1\n+SECRET=2\n',
+      // A stand-in for a build-generated module the sandbox did not have: the user's own is kept.
+      'diff --git a/_version.py b/_version.py\nnew file mode 100644\n--- /dev/null\n+++ b/_version.py\n@@ -0,0 +1,1 @@\n+version = "0.0"\n',
+      'diff --git a/main.py b/main.py\n--- a/main.py\n+++ b/main.py\n@@ -1,1 +1,1 @@\n-x\n+y\n',
+    ].join('');
 
-    const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint }));
+    const result = await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint });
 
-    expect(error.message).toContain('.env was not sent (secret (matches workspace.secretPatterns: .env))');
+    expect(result.written).toEqual(['main.py']);
+    expect(result.leftOut).toEqual([
+      { path: '.env', reason: expect.stringContaining('.env was not sent (secret (matches workspace.secretPatterns: .env))') },
+      { path: '_version.py', reason: expect.stringContaining('already has an entry that was not sent') },
+    ]);
+    expect(await read('main.py')).toBe('y\n');
+    expect(await read('_version.py')).toBe('version = "1.0"\n');
     expect(await read('.env')).toBe('SECRET=1\n');
   });
 });

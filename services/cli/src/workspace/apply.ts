@@ -26,6 +26,8 @@ export interface ApplyPatchResult {
   readonly written: readonly string[];
   /** Files removed. */
   readonly deleted: readonly string[];
+  /** Files of the patch that were not applied, and why: files that were not sent (ignored, secret, too large) are never written. */
+  readonly leftOut: readonly { readonly path: string; readonly reason: string }[];
 }
 
 interface PlannedChange {
@@ -48,6 +50,9 @@ const namedInMessage = 10;
  * written to a temporary file and renamed over the target; an overwritten
  * file keeps its permission bits.
  * Directories a deletion leaves empty are removed, as `git apply` does.
+ * A change to a file that was not sent (an ignored file such as a
+ * build-generated module, a secret, an oversized file) is left out and
+ * named in the result; the rest of the patch is applied.
  * Every check runs before the first write; the writes themselves are not
  * one transaction (a disk error midway leaves the files before it written,
  * and the error lists them).
@@ -57,8 +62,8 @@ const namedInMessage = 10;
  * @throws AppError INVALID_ARGUMENT when `patch` cannot be parsed (see
  *   `parseWorkspacePatch`); FAILED_PRECONDITION when `dir` changed since the
  *   task started (the message names the files and says to re-run or apply
- *   the patch file by hand), when the patch touches a file that was not sent
- *   or does not fit it, or when a target is a symlink or lies outside `dir`;
+ *   the patch file by hand), when the patch does not fit a file, or when a
+ *   target is a symlink or lies outside `dir`;
  *   whatever `collectWorkspace` throws; INTERNAL when a write fails.
  */
 export async function applyPatchToDirectory(dir: string, patch: string, options: ApplyPatchOptions): Promise<ApplyPatchResult> {
@@ -77,9 +82,14 @@ export async function applyPatchToDirectory(dir: string, patch: string, options:
 
   const contents = new Map(collected.files.map((file) => [file.path, file.content]));
   const planned: PlannedChange[] = [];
+  const leftOut: { path: string; reason: string }[] = [];
   for (const change of changes) {
     const current = contents.get(change.path);
-    if (current === undefined) await refuseUnsent(dir, root, change, collected);
+    const unsent = current === undefined ? await whyUnsent(root, change, collected) : undefined;
+    if (unsent !== undefined) {
+      leftOut.push({ path: change.path, reason: unsent });
+      continue;
+    }
     const content = patchedContent(change, current);
     planned.push({ path: change.path, content: change.kind === FileChangeKind.DELETED ? undefined : content });
   }
@@ -105,7 +115,7 @@ export async function applyPatchToDirectory(dir: string, patch: string, options:
         throw new AppError(appError.code, `${appError.message}; ${done.length === 0 ? 'nothing was changed' : `already changed: ${listed(done)}`}`, { cause: error });
       }
     }
-    return { written: written.sort(compare), deleted: deleted.sort(compare) };
+    return { written: written.sort(compare), deleted: deleted.sort(compare), leftOut: leftOut.sort((left, right) => compare(left.path, right.path)) };
   } finally {
     await workspace.close();
   }
@@ -139,17 +149,19 @@ function patchFilesThatNoLongerFit(changes: readonly FilePatch[], collected: Col
   return result;
 }
 
-/** A patched path that was not among the files sent: say why it cannot be written. */
-async function refuseUnsent(dir: string, root: string, change: FilePatch, collected: CollectedWorkspace): Promise<void> {
+/**
+ * Why a patched path that was not among the files sent is left alone, or
+ * undefined when it is simply new (then it is written like any other).
+ * What was not sent stays the user's: a generated or ignored file the
+ * sandbox made is never copied over theirs.
+ */
+async function whyUnsent(root: string, change: FilePatch, collected: CollectedWorkspace): Promise<string | undefined> {
   const skip = collected.skipped.find((entry) => change.path === entry.path || change.path.startsWith(`${entry.path}/`));
-  if (skip !== undefined) {
-    throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch ${verb(change)} ${change.path}, but ${skip.path} was not sent (${skip.reason}); nothing was written`);
-  }
-  if (change.kind !== FileChangeKind.ADDED) return; // patchedContent says that the file does not exist.
+  if (skip !== undefined) return `the patch ${verb(change)} it, but ${skip.path} was not sent (${skip.reason})`;
+  if (change.kind !== FileChangeKind.ADDED) return undefined; // patchedContent says that the file does not exist.
   const existing = await lstat(path.join(root, change.path)).catch(() => undefined);
-  if (existing !== undefined) {
-    throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch creates ${change.path}, but ${dir} already has ${existing.isSymbolicLink() ? 'a symlink' : 'an entry that was not sent (ignored by .gitignore or workspace.alwaysSkip)'} there; nothing was written`);
-  }
+  if (existing === undefined) return undefined;
+  return `the patch creates it, but the directory already has ${existing.isSymbolicLink() ? 'a symlink' : 'an entry that was not sent (ignored by .gitignore or workspace.alwaysSkip)'} there`;
 }
 
 function outside(dir: string, relativePath: string, why: string): AppError {
