@@ -28,6 +28,7 @@ export type {
 
 export {
   Budget,
+  DataFile,
   Dependency,
   ErrorDetail,
   Language,

@@ -159,7 +159,8 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
     acceptanceTests.push(...projectTests);
     // A workspace's own tests are the tests: none are generated beside them.
     if (acceptanceTests.length > 0) labels[userTestsOnlyLabel] = 'user';
-    if (!options.json) output.err(`workspace ${dir}: ${collected.files.length} file(s), ${projectTests.length} of them tests, ${collected.totalBytes} bytes`);
+    const data = collected.dataFiles.length === 0 ? '' : `, ${collected.dataFiles.length} data file(s) for the sandbox only`;
+    if (!options.json) output.err(`workspace ${dir}: ${collected.files.length} file(s), ${projectTests.length} of them tests${data}, ${collected.totalBytes} bytes`);
     workspace = { dir, collected, apply: options.apply ?? false, ...(options.branch === undefined ? {} : { branch: options.branch }) };
   }
   // Lessons stay with their project: named, or the workspace's (its git remote, else its directory name); a greenfield goal uses the global scope.
@@ -191,6 +192,7 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
       language: languageToProto(language),
       budget: { maxIterations, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
       workspace: workspaceFiles,
+      dataFiles: workspace === undefined ? [] : [...workspace.collected.dataFiles],
       acceptanceTests,
       approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
       labels,

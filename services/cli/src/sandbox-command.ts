@@ -52,6 +52,7 @@ export async function runInSandbox(directory: string, command: readonly string[]
       iteration: 1,
       language: languageToProto(language),
       files,
+      dataFiles: [],
       commands: [{ name: command.length > 0 ? 'command' : 'tests', argv, workingDirectory: '', timeout: undefined }],
       env: {},
       limits: undefined,

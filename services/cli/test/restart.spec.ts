@@ -80,6 +80,7 @@ describe('distributed Ratchet when a service dies mid-task', () => {
       language: Language.LANGUAGE_PYTHON,
       budget: undefined,
       workspace: [],
+      dataFiles: [],
       acceptanceTests: [],
       approvalPolicy: undefined,
       labels: { suite: 'restart' },

@@ -61,6 +61,39 @@ const turns: ScriptedTurn[] = [
   { role: 'coder', expect: ['2 passed'], toolCalls: [{ name: 'finish', arguments: { summary: 'clamp() capped at low; it caps at high now' } }] },
 ];
 
+/** A project whose tests read fixtures that are not UTF-8 (as sqlparse's tests/files/*.sql): split() cuts at the wrong character. */
+async function fixtureProject(dir: string): Promise<void> {
+  await mkdir(path.join(dir, 'tests', 'files'), { recursive: true });
+  await writeFile(path.join(dir, 'sqlsplit.py'), 'def split(text):\n    return [part.strip() for part in text.split(":") if part.strip()]\n');
+  // Latin-1: "café" is not valid UTF-8, so the file is a data file, never shown to the model.
+  await writeFile(path.join(dir, 'tests', 'files', 'latin1.sql'), Buffer.from("select 'caf\xe9';\nselect 1;\n", 'latin1'));
+  await writeFile(
+    path.join(dir, 'tests', 'test_split.py'),
+    [
+      'from pathlib import Path',
+      '',
+      'from sqlsplit import split',
+      '',
+      '',
+      'def test_split_latin1_file():',
+      '    text = (Path(__file__).parent / "files" / "latin1.sql").read_text(encoding="latin-1")',
+      '    assert split(text) == ["select \'caf\\xe9\'", "select 1"]',
+      '',
+    ].join('\n'),
+  );
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-q', '-m', 'sqlsplit');
+}
+
+const fixtureTurns: ScriptedTurn[] = [
+  { role: 'planner', reply: planReply('sqlsplit.py', 'tests/test_split.py', { changesTests: false }) },
+  { role: 'coder', toolCalls: [{ name: 'run', arguments: { command: 'python3 -m pytest -q 2>&1 | tail -n 2' } }] },
+  { role: 'coder', expect: ['1 failed'], toolCalls: [{ name: 'edit_file', arguments: { path: 'sqlsplit.py', search: 'text.split(":")', replace: 'text.split(";")' } }] },
+  { role: 'coder', expect: ['edited sqlsplit.py'], toolCalls: [{ name: 'run', arguments: { command: 'python3 -m pytest -q' } }] },
+  { role: 'coder', expect: ['1 passed'], toolCalls: [{ name: 'finish', arguments: { summary: 'split at semicolons' } }] },
+];
+
 describe('a one-line fix in a module with pre-existing findings (embedded)', () => {
   let dir: string;
   let remove: () => Promise<void>;
@@ -94,6 +127,22 @@ describe('a one-line fix in a module with pre-existing findings (embedded)', () 
     expect(shown.all).toMatch(/safety: bandit\.B101 tabulate_lite\/table\.py:19 \(pre-existing, not blocking\)/);
     expect(shown.all).toMatch(/safety: py\.subprocess-shell tabulate_lite\/table\.py:15 \(pre-existing, not blocking\)/);
     expect(shown.all).not.toContain('wcwidth');
+  });
+
+  it('sends files that are not text to the sandbox, so tests that read binary fixtures pass there, and never to the model', async () => {
+    const workspace = path.join(dir, 'sqlsplit');
+    await fixtureProject(workspace);
+    const { model, models } = scripted(fixtureTurns);
+    const output = new RecordedOutput();
+    const result = await runGoal('split() must cut statements at semicolons', { lang: 'python', out: path.join(dir, 'sqlsplit-out'), dataDir: path.join(dir, 'data'), models, workspace }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(output.all).toContain('1 data file(s) for the sandbox only');
+    expect(output.all).not.toContain('not sent: tests/files/latin1.sql');
+    expect(output.all).toContain('tests: 1 passed, 0 failed of 1');
+    const sent = model.calls.map((call) => call.request.messages.map((message) => message.content).join('\n')).join('\n');
+    expect(sent).not.toContain('select 1;');
+    const patch = await readFile(path.join(dir, 'sqlsplit-out', patchFileName), 'utf8');
+    expect(patch).not.toContain('latin1.sql');
   });
 
   it('runs twice in a row in one directory without --out: each task writes its patch under the data directory, nothing into the workspace', async () => {

@@ -141,7 +141,7 @@ describe('collectWorkspace: what is never sent', () => {
     ]);
   });
 
-  it('skips binary files, keeps text exactly (BOM and CRLF included)', async () => {
+  it('collects files that are not text as data files (bytes as they are), keeps text exactly (BOM and CRLF included)', async () => {
     await put('image.png', Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]));
     await put('latin1.txt', Uint8Array.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     await put('bom.txt', '\uFEFFhello\r\nworld\r\n');
@@ -153,11 +153,16 @@ describe('collectWorkspace: what is never sent', () => {
       { path: 'bom.txt', content: '\uFEFFhello\r\nworld\r\n' },
       { path: 'unicode.md', content: 'naïve café — ✓\n' },
     ]);
-    expect(collected.skipped).toEqual([
-      { path: 'image.png', reason: 'binary (NUL byte in the first 8 KB)' },
-      { path: 'latin1.txt', reason: 'binary (not valid UTF-8)' },
+    expect(collected.dataFiles).toEqual([
+      { path: 'image.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]) },
+      { path: 'latin1.txt', content: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]) },
     ]);
-    expect(collected.totalBytes).toBe(Buffer.byteLength('\uFEFFhello\r\nworld\r\n') + Buffer.byteLength('naïve café — ✓\n'));
+    expect(collected.skipped).toEqual([]);
+    expect(collected.totalBytes).toBe(Buffer.byteLength('\uFEFFhello\r\nworld\r\n') + Buffer.byteLength('naïve café — ✓\n') + 10 + 5);
+    // A changed data file changes the fingerprint, so --apply sees the directory changed.
+    const before = collected.fingerprint;
+    await put('latin1.txt', Uint8Array.from([0x63, 0x61, 0x66, 0xe8, 0x0a]));
+    expect((await collectWorkspace(dir)).fingerprint).not.toBe(before);
   });
 
   it('skips a text file over workspace.maxFileBytes and says how to raise it', async () => {

@@ -70,6 +70,7 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     usage: noUsage,
     labels: {},
     workspace: [],
+    dataFiles: [],
     acceptanceTests: [],
     generatedTests: [],
     resultFiles: [],

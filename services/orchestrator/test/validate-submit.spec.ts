@@ -8,6 +8,7 @@ const request = (overrides: Partial<SubmitTaskRequest> = {}): SubmitTaskRequest 
   language: Language.LANGUAGE_PYTHON,
   budget: undefined,
   workspace: [],
+  dataFiles: [],
   acceptanceTests: [],
   approvalPolicy: undefined,
   labels: {},
@@ -107,5 +108,13 @@ describe('validateSubmit', () => {
       expect(message).not.toBe('');
       expect(message.length).toBeLessThan(400);
     }
+  });
+
+  it('accepts files that are not text in data_files, within the limits, and refuses bad paths and duplicates', () => {
+    const fixture = { path: 'tests/files/latin1.sql', content: Buffer.from([0x73, 0x65, 0x6c, 0xe9, 0x00]) };
+    expect(() => validateSubmit(request({ dataFiles: [fixture] }))).not.toThrow();
+    expect(() => validateSubmit(request({ dataFiles: [{ ...fixture, path: '../etc/passwd' }] }))).toThrow(/data_files: path/);
+    expect(() => validateSubmit(request({ dataFiles: [fixture, fixture] }))).toThrow(/appears twice/);
+    expect(() => validateSubmit(request({ workspace: [{ path: fixture.path, content: 'x' }], dataFiles: [fixture] }))).toThrow(/appears twice \(or also in workspace\)/);
   });
 });

@@ -53,6 +53,7 @@ describe(`the packages config/dependencies.yaml lists for ${dataImage}`, () => {
           iteration: 1,
           language: Language.LANGUAGE_PYTHON,
           files: [],
+          dataFiles: [],
           commands: [{ name: 'list', argv: ['python3', '-c', script], workingDirectory: '', timeout: undefined }],
           env: {},
           limits: undefined,

@@ -37,6 +37,7 @@ function job(argv: readonly string[]): SandboxJob {
     iteration: 1,
     language: Language.LANGUAGE_PYTHON,
     files: Object.entries(files).map(([file, content]) => ({ path: file, content })),
+    dataFiles: [],
     commands: [{ name: 'run', argv: [...argv], workingDirectory: '', timeout: undefined }],
     env: {},
     limits: undefined,

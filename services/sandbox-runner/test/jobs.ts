@@ -11,6 +11,7 @@ export function sandboxJob(jobId: string, argv: readonly string[], files: Readon
     iteration: 1,
     language: Language.LANGUAGE_PYTHON,
     files: Object.entries(files).map(([path, content]) => ({ path, content })),
+    dataFiles: [],
     commands: [{ name: 'run', argv: [...argv], workingDirectory: '', timeout: undefined }],
     env: {},
     limits: undefined,

@@ -103,6 +103,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
     goal: spec.goal,
     language,
     workspace,
+    dataFiles: collected.dataFiles,
     acceptanceTests,
     // A command line as the user would type it in the project's root, as --test-command.
     testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],

@@ -328,6 +328,7 @@ class PassRunner {
       language: languageToProto(task.language),
       budget: { maxIterations, maxTokens: 0, maxCostUsd: 0, maxWallTime: undefined },
       workspace: [...task.workspace],
+      dataFiles: [...(task.dataFiles ?? [])],
       acceptanceTests: [...task.acceptanceTests],
       approvalPolicy: undefined,
       labels: {

@@ -1,5 +1,5 @@
 import type { LanguageName } from '@ratchet/agent';
-import type { SourceFile } from '@ratchet/contracts';
+import type { DataFile, SourceFile } from '@ratchet/contracts';
 
 /** One task of a suite, ready to submit (or an input error to report). */
 export interface BenchTask {
@@ -8,6 +8,8 @@ export interface BenchTask {
   readonly goal: string;
   readonly language: LanguageName;
   readonly workspace: readonly SourceFile[];
+  /** A workspace's files that are not text (fixtures, data), for the sandbox only; none when unset. */
+  readonly dataFiles?: readonly DataFile[];
   /** The suite's tests: the only tests the task runs, never edited by the model. */
   readonly acceptanceTests: readonly SourceFile[];
   /** A workspace's own test command (`sh -c LINE`), or empty for the language's runner. */

@@ -2,7 +2,7 @@ import { constants, type Dirent } from 'node:fs';
 import { lstat, open, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { workspacePathProblem } from '@ratchet/agent';
-import type { SourceFile } from '@ratchet/contracts';
+import type { DataFile, SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { decodeText, denyList, fingerprintOf, IgnoreRules } from './rules';
 import { defaultWorkspaceSettings, howToSet, type WorkspaceSettings } from './settings';
@@ -20,17 +20,23 @@ export interface CollectedWorkspace {
   /** The text files to send, in path order, paths POSIX and relative to the directory. */
   readonly files: readonly SourceFile[];
   /**
+   * The files that are not UTF-8 text (fixtures, images, data, other
+   * encodings), in path order: they go to the sandbox so the project's tests
+   * can read them, never to the model.
+   */
+  readonly dataFiles: readonly DataFile[];
+  /**
    * Files and directories left out that the user may have expected to be
-   * sent (secrets, binaries, oversized files, symlinks, unreadable entries),
+   * sent (secrets, oversized files, symlinks, unreadable entries),
    * in path order. Paths left out by .gitignore or workspace.alwaysSkip are
    * not listed: the user already chose not to share those.
    */
   readonly skipped: readonly SkippedPath[];
-  /** sha256 (hex) over the sorted paths and content hashes of `files`; see `fingerprintOf`. */
+  /** sha256 (hex) over the sorted paths and content hashes of `files` and `dataFiles`; see `fingerprintOf`. */
   readonly fingerprint: string;
   /** Whether the directory is inside a git work tree (a `.git` in it or above it). */
   readonly isGitRepository: boolean;
-  /** Sum of the UTF-8 sizes of `files`, bytes. */
+  /** Sum of the sizes of `files` (UTF-8) and `dataFiles`, bytes. */
   readonly totalBytes: number;
 }
 
@@ -72,12 +78,15 @@ interface Repository {
  * user's global core.excludesFile is not read). Left out and listed in
  * `skipped`: files matching workspace.secretPatterns, symlinks (never
  * followed, so a link to /etc/passwd or ~/.ssh cannot leak what it points
- * at), files that are not text (see `decodeText`), text files over
- * workspace.maxFileBytes, paths `checkWorkspacePath` would refuse, and
+ * at), files over workspace.maxFileBytes, paths `checkWorkspacePath` would refuse, and
  * entries that cannot be read (EACCES and the like).
  *
- * The limits count the files the walk would read, before binary files are
- * told apart, so an oversized directory is refused before any file is read.
+ * Files that are not text (see `decodeText`) are collected as data files:
+ * the project's tests may need them (fixtures, images, files in another
+ * encoding), and only the sandbox sees them.
+ *
+ * The limits count every file the walk would read, text or not, so an
+ * oversized directory is refused before any file is read.
  *
  * @param dir the workspace directory, absolute or relative to the working directory.
  * @param settings the `workspace` config section; default its defaults.
@@ -169,22 +178,27 @@ export async function collectWorkspace(dir: string, settings: WorkspaceSettings 
   checkLimits(dir, settings, candidates.length, candidateBytes, capped);
 
   const files: SourceFile[] = [];
+  const dataFiles: DataFile[] = [];
   let totalBytes = 0;
   await forEachConcurrently(candidates, readConcurrency, async (candidate) => {
-    const result = await readText(path.join(root, candidate.path), settings.maxFileBytes);
+    const result = await readFileOf(path.join(root, candidate.path), settings.maxFileBytes);
     if ('reason' in result) {
       skipped.push({ path: candidate.path, reason: result.reason });
+    } else if ('data' in result) {
+      dataFiles.push({ path: candidate.path, content: result.data });
+      totalBytes += result.data.length;
     } else {
       files.push({ path: candidate.path, content: result.text });
       totalBytes += result.bytes;
     }
   });
   // A file may have grown between the walk and the read.
-  checkLimits(dir, settings, files.length, totalBytes, false);
+  checkLimits(dir, settings, files.length + dataFiles.length, totalBytes, false);
 
   files.sort((left, right) => compare(left.path, right.path));
+  dataFiles.sort((left, right) => compare(left.path, right.path));
   skipped.sort((left, right) => compare(left.path, right.path));
-  return { files, skipped, fingerprint: fingerprintOf(files), isGitRepository: repository !== undefined, totalBytes };
+  return { files, dataFiles, skipped, fingerprint: fingerprintOf([...files, ...dataFiles]), isGitRepository: repository !== undefined, totalBytes };
 }
 
 /** The real path of the workspace directory, after checking that it is one. */
@@ -274,7 +288,8 @@ async function readIgnoreFile(file: string): Promise<string | undefined> {
   }
 }
 
-async function readText(file: string, maxFileBytes: number): Promise<{ text: string; bytes: number } | { reason: string }> {
+/** A file as text when it is UTF-8 text, else as data; or why it could not be read. */
+async function readFileOf(file: string, maxFileBytes: number): Promise<{ text: string; bytes: number } | { data: Buffer } | { reason: string }> {
   let handle;
   try {
     handle = await open(file, readFlags);
@@ -288,7 +303,7 @@ async function readText(file: string, maxFileBytes: number): Promise<{ text: str
     const bytes = await handle.readFile();
     if (bytes.length > maxFileBytes) return { reason: tooLarge(bytes.length, maxFileBytes) };
     const decoded = decodeText(bytes);
-    return 'text' in decoded ? { text: decoded.text, bytes: bytes.length } : decoded;
+    return 'text' in decoded ? { text: decoded.text, bytes: bytes.length } : { data: bytes };
   } catch (error) {
     return { reason: unreadable(error) };
   } finally {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SourceFile } from '@ratchet/contracts';
+import type { DataFile, SourceFile } from '@ratchet/contracts';
 import ignore, { type Ignore } from 'ignore';
 
 /**
@@ -101,16 +101,16 @@ export function decodeText(bytes: Uint8Array): { text: string } | { reason: stri
   }
 }
 
-/** sha256 of a file's content (UTF-8), hex. */
-export function contentHash(content: string): string {
-  return createHash('sha256').update(content, 'utf8').digest('hex');
+/** sha256 of a file's content (text as UTF-8, data as it is), hex. */
+export function contentHash(content: string | Uint8Array): string {
+  return typeof content === 'string' ? createHash('sha256').update(content, 'utf8').digest('hex') : createHash('sha256').update(content).digest('hex');
 }
 
 /**
  * sha256 (hex) over the files' sorted paths and content hashes: equal exactly
  * when the same paths hold the same contents, whatever the order given.
  */
-export function fingerprintOf(files: readonly SourceFile[]): string {
+export function fingerprintOf(files: readonly (SourceFile | DataFile)[]): string {
   const hash = createHash('sha256');
   const sorted = [...files].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   // NUL cannot occur in a workspace path, so the record boundaries are unambiguous.

@@ -190,4 +190,9 @@ export const orchestratorMigrations: readonly Migration[] = [
           ALTER TABLE iterations ADD COLUMN review_findings jsonb NOT NULL DEFAULT '[]';
           ALTER TABLE iterations ADD COLUMN audit_findings jsonb NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0016_data_files',
+    // The workspace's files that are not text (fixtures, images, data), base64 in proto JSON; set at submit, never changed.
+    sql: `ALTER TABLE tasks ADD COLUMN data_files jsonb NOT NULL DEFAULT '[]';`,
+  },
 ];

@@ -8,6 +8,7 @@ import type {
   MemoryUse,
   Budget,
   ClarifyingQuestion,
+  DataFile,
   ErrorDetail,
   ProjectProfile,
   ReviewFinding,
@@ -54,6 +55,8 @@ export interface TaskRecord {
   readonly usage: Usage;
   readonly labels: Readonly<Record<string, string>>;
   readonly workspace: readonly SourceFile[];
+  /** The workspace's files that are not text: written into every sandbox of the task, never shown to a model. */
+  readonly dataFiles: readonly DataFile[];
   readonly acceptanceTests: readonly SourceFile[];
   /** Tests the tester wrote for the current plan; rewritten after a re-plan. */
   readonly generatedTests: readonly SourceFile[];
@@ -178,6 +181,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     completedAt: record.completedAt,
     labels: { ...record.labels },
     workspace: full ? [...record.workspace] : [],
+    dataFiles: full ? [...record.dataFiles] : [],
     acceptanceTests: full ? [...record.acceptanceTests] : [],
     resultFiles: full ? [...record.resultFiles] : [],
     lessons: full ? [...record.lessons] : [],

@@ -44,6 +44,7 @@ export function submitTask(context: HandlerContext) {
       usage: emptyUsage(),
       labels: { ...request.labels },
       workspace: request.workspace,
+      dataFiles: request.dataFiles,
       acceptanceTests: request.acceptanceTests,
       generatedTests: [],
       resultFiles: [],

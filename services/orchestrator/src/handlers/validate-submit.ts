@@ -1,5 +1,5 @@
 import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
-import { ApprovalKind, Language, MemoryUse, PhaseSwitch, TestEdits, type Budget, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
+import { ApprovalKind, Language, MemoryUse, PhaseSwitch, TestEdits, type Budget, type DataFile, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
@@ -44,6 +44,7 @@ export function validateSubmit(request: SubmitTaskRequest): void {
   checkEnum('language', Language, request.language, { required: true });
   checkFiles('workspace', request.workspace);
   checkFiles('acceptance_tests', request.acceptanceTests);
+  checkDataFiles(request.dataFiles, new Set(request.workspace.map((file) => file.path)));
   const problem = testCommandProblem(request.testCommand);
   if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_command ${problem}; give the program and its arguments, e.g. ["npm", "test"]`);
   if (request.testCommand.length > 0 && request.workspace.length === 0 && request.acceptanceTests.length === 0) {
@@ -152,10 +153,25 @@ function checkFiles(field: string, files: readonly SourceFile[]): void {
     if (nul >= 0) {
       throw new AppError(
         ErrorCode.INVALID_ARGUMENT,
-        `${field}: ${quoted(file.path)} contains a NUL byte (at character ${nul}), so it is not a text file; only text files are accepted: leave binary files out (ratchet run --workspace skips them)`,
+        `${field}: ${quoted(file.path)} contains a NUL byte (at character ${nul}), so it is not a text file; only text files are accepted here: send files that are not text in data_files (ratchet run --workspace does)`,
       );
     }
     total += Buffer.byteLength(file.content, 'utf8');
   }
   if (total > maxTotalFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${field} totals ${total} bytes; at most ${maxTotalFileBytes} are accepted`);
+}
+
+/** The workspace's files that are not text: clean paths, none twice or also a text file, within the same limits. */
+function checkDataFiles(files: readonly DataFile[], textPaths: ReadonlySet<string>): void {
+  if (files.length > maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `data_files has ${files.length} files; at most ${maxFiles} are accepted`);
+  let total = 0;
+  const seen = new Set<string>();
+  for (const file of files) {
+    const problem = workspacePathProblem(file.path);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `data_files: path ${quoted(file.path)} ${problem}; paths are relative to the workspace root`);
+    if (seen.has(file.path) || textPaths.has(file.path)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `data_files: ${quoted(file.path)} appears twice (or also in workspace)`);
+    seen.add(file.path);
+    total += file.content.length;
+  }
+  if (total > maxTotalFileBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `data_files totals ${total} bytes; at most ${maxTotalFileBytes} are accepted`);
 }

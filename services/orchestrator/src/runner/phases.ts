@@ -299,6 +299,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             profile: task.profile,
             // What the review or the audit of the previous attempt blocked on: this attempt fixes it.
             reviewFindings: blockingFindings(previous),
+            dataFiles: [...task.dataFiles],
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
@@ -381,7 +382,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
       const files = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, iteration.files, state.task.generatedTests) : mergeFiles(iteration.files, tests);
       const run = await clients.tester.runTests(
-        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand] },
+        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles] },
         { timeoutMs: settings.testRunTimeoutMs, signal },
       );
       const result = run.result;

@@ -199,6 +199,7 @@ export class DependencySandbox {
       iteration: job.iteration,
       language: job.language,
       files: plan.files,
+      dataFiles: [],
       commands: plan.commands,
       env: plan.env,
       limits,

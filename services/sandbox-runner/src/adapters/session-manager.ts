@@ -24,6 +24,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, maximumLimits, maxSandboxFiles, validateSandboxInput, type EffectiveLimits } from '../domain/job-limits';
 import type { SessionAnswer } from '../domain/session-channel';
 import { packFiles, readOutputs } from '../domain/supervisor-protocol';
+import { bytesOf } from '../domain/work-files';
 import { stripControlSequences } from '../domain/terminal-text';
 import type { SessionLaunch, SessionSandbox } from './session-sandbox';
 
@@ -116,7 +117,7 @@ export class SessionManager {
       throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, `runner ${this.runnerId} holds ${this.sessions.size} sessions, its maximum (sandbox.maxSessions); retry later or start another runner`, { retryable: true });
     }
     const limits = effectiveLimits(request.limits, this.options.defaults);
-    validateSandboxInput(request.files, request.env, limits, { maxFiles: this.maxFiles, what: 'session' });
+    validateSandboxInput([...request.files, ...request.dataFiles], request.env, limits, { maxFiles: this.maxFiles, what: 'session' });
     const opening = this.start(request, limits);
     this.sessions.set(request.sessionId, opening);
     try {
@@ -280,7 +281,7 @@ export class SessionManager {
     const idleMs = msOf(request.idleTimeout) || this.idleMs;
     const sandbox = await this.driver.openSession({
       sessionId: request.sessionId,
-      files: request.files,
+      files: [...request.files, ...request.dataFiles],
       env: request.env,
       limits,
       image: request.image,
@@ -292,7 +293,8 @@ export class SessionManager {
       taskId: request.taskId,
       sandbox,
       limits,
-      initial: new Map(request.files.map((file) => [file.path, sha256(Buffer.from(file.content, 'utf8'))])),
+      // Data files are part of the start: the diff reports them only when the session changed them.
+      initial: new Map([...request.files, ...request.dataFiles].map((file) => [file.path, sha256(bytesOf(file))])),
       response: { sessionId: request.sessionId, runnerId: this.runnerId, driver: sandbox.driver, startup: durationFromMs(performance.now() - started) },
       idleMs,
       timer: undefined,

@@ -1,13 +1,15 @@
-import type { SandboxDriver, SourceFile } from '@ratchet/contracts';
+import type { SandboxDriver } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { EffectiveLimits } from '../domain/job-limits';
 import { SessionChannel } from '../domain/session-channel';
 import type { SupervisorSession } from '../domain/supervisor-session';
+import type { WorkFile } from '../domain/work-files';
 
 /** What a driver needs to start a session's sandbox. */
 export interface SessionLaunch {
   readonly sessionId: string;
-  readonly files: readonly SourceFile[];
+  /** Text and data files, written into the work directory before the session starts. */
+  readonly files: readonly WorkFile[];
   readonly env: Readonly<Record<string, string>>;
   readonly limits: EffectiveLimits;
   /** Empty: the driver's image. */

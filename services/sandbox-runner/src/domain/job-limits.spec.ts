@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { SourceFile } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { sandboxJob } from '../../test/jobs';
 import { defaultLimits, maxSandboxFiles, validateJob, validateSandboxInput } from './job-limits';
@@ -12,7 +13,7 @@ describe('what a job or a session may put in a sandbox', () => {
   });
 
   it('refuses paths outside the work directory, files over the work directory, limits over the maxima and bad variable names', () => {
-    const check = (input: Partial<Parameters<typeof validateSandboxInput>[0][number]>[], env: Record<string, string> = {}, limits = defaultLimits) =>
+    const check = (input: Partial<SourceFile>[], env: Record<string, string> = {}, limits = defaultLimits) =>
       () => validateSandboxInput(input.map((file) => ({ path: 'a.py', content: '', ...file })), env, limits, { maxFiles: 10, what: 'session' });
     expect(check([{ path: '../x.py' }])).toThrow(/leaves the workspace/);
     expect(check([{ content: 'x'.repeat(100) }], {}, { ...defaultLimits, workDirBytes: 10 })).toThrow(/the session's files take 100 bytes/);

@@ -1,5 +1,6 @@
 import { workspacePathProblem } from '@ratchet/agent';
-import type { SandboxJob, SandboxLimits, SourceFile } from '@ratchet/contracts';
+import type { SandboxJob, SandboxLimits } from '@ratchet/contracts';
+import { bytesOf, type WorkFile } from './work-files';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { msOf } from '@ratchet/agent';
 
@@ -45,7 +46,7 @@ export const maxSandboxFiles = 20_000;
  * @throws AppError INVALID_ARGUMENT naming the field and the allowed range.
  */
 export function validateSandboxInput(
-  files: readonly SourceFile[],
+  files: readonly WorkFile[],
   env: Readonly<Record<string, string>>,
   limits: EffectiveLimits,
   options: { readonly maxFiles: number; readonly what: string; readonly maxima?: EffectiveLimits },
@@ -58,7 +59,7 @@ export function validateSandboxInput(
   for (const file of files) {
     const problem = workspacePathProblem(file.path);
     if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `files: path ${JSON.stringify(file.path.slice(0, 300))} ${problem}; paths are relative to the work directory`);
-    total += Buffer.byteLength(file.content, 'utf8');
+    total += typeof file.content === 'string' ? Buffer.byteLength(file.content, 'utf8') : bytesOf(file).length;
   }
   if (total > limits.workDirBytes) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the ${options.what}'s files take ${total} bytes, more than its work directory (${limits.workDirBytes} bytes); raise limits.work_dir_bytes`);
   for (const key of Object.keys(limits) as (keyof EffectiveLimits)[]) {
@@ -97,7 +98,7 @@ export function validateJob(job: SandboxJob, limits: EffectiveLimits, maxima: Ef
       throw new AppError(ErrorCode.INVALID_ARGUMENT, `command ${command.name}: working_directory ${JSON.stringify(command.workingDirectory)} must be a relative path inside the work directory`);
     }
   }
-  validateSandboxInput(job.files, job.env, limits, { maxFiles: maxSandboxFiles, what: 'job', maxima });
+  validateSandboxInput([...job.files, ...job.dataFiles], job.env, limits, { maxFiles: maxSandboxFiles, what: 'job', maxima });
 }
 
 function positive(value: number | undefined): number | undefined {

@@ -22,6 +22,7 @@ const job = (overrides: Partial<SandboxJob> = {}): SandboxJob => ({
   taskId: 't',
   iteration: 1,
   language: Language.LANGUAGE_PYTHON,
+  dataFiles: [],
   files: [
     { path: 'calc.py', content: 'x = 1\n' },
     { path: 'tests/test_calc.py', content: 'def test(): pass\n' },

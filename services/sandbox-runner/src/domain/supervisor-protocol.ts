@@ -1,4 +1,5 @@
-import type { SandboxJob, SourceFile } from '@ratchet/contracts';
+import type { SandboxJob } from '@ratchet/contracts';
+import { bytesOf, type WorkFile } from './work-files';
 import tar from 'tar-stream';
 import { msOf } from '@ratchet/agent';
 import type { EffectiveLimits } from './job-limits';
@@ -91,7 +92,7 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
     ...(options.relay === undefined ? {} : { relay: options.relay }),
     ...(options.exportDirectory === undefined ? {} : { export: { directory: options.exportDirectory } }),
   };
-  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(packFiles(job.files))]);
+  return Buffer.concat([lengthPrefixed(Buffer.from(JSON.stringify(spec))), lengthPrefixed(packFiles([...job.files, ...job.dataFiles]))]);
 }
 
 /**
@@ -100,7 +101,7 @@ export function jobInput(job: SandboxJob, limits: EffectiveLimits, options: Spec
  * supervisor exits when no request comes for `idleSeconds`, so a session
  * outlives its runner by that much at most.
  */
-export function sessionInput(files: readonly SourceFile[], env: Readonly<Record<string, string>>, limits: EffectiveLimits, idleSeconds: number, options: SpecOptions = {}): Buffer {
+export function sessionInput(files: readonly WorkFile[], env: Readonly<Record<string, string>>, limits: EffectiveLimits, idleSeconds: number, options: SpecOptions = {}): Buffer {
   const spec = {
     session: true,
     workDir: workDirectory,
@@ -134,10 +135,10 @@ export function lengthPrefixed(data: Buffer): Buffer {
 }
 
 /** The files as records: u32 name length, name, u32 size, content (the supervisor makes directories). */
-export function packFiles(files: readonly SourceFile[]): Buffer {
+export function packFiles(files: readonly WorkFile[]): Buffer {
   const parts: Buffer[] = [];
   for (const file of files) {
-    parts.push(lengthPrefixed(Buffer.from(file.path, 'utf8')), lengthPrefixed(Buffer.from(file.content, 'utf8')));
+    parts.push(lengthPrefixed(Buffer.from(file.path, 'utf8')), lengthPrefixed(bytesOf(file)));
   }
   return Buffer.concat(parts);
 }

@@ -44,6 +44,8 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           iteration: request.iteration,
           language: request.language,
           files: request.files,
+          // The project's fixtures and data go in beside the code, as they are on disk.
+          dataFiles: request.dataFiles,
           commands: [{ name: 'tests', argv: custom ? [...request.testCommand] : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
           // A project's own command may write a JUnit report there; the language's runner always does.
           env: custom ? { [reportPathVariable]: reportPath } : {},

@@ -4,6 +4,7 @@ import {
   type ApprovalGate,
   Budget,
   ClarifyingQuestion,
+  DataFile,
   ErrorDetail,
   ProjectProfile,
   ReviewFinding,
@@ -197,6 +198,7 @@ export interface TaskRow {
   usage: unknown;
   labels: Record<string, string>;
   workspace: unknown;
+  data_files?: unknown;
   acceptance_tests: unknown;
   generated_tests: unknown;
   result_files: unknown;
@@ -255,6 +257,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     usage: Usage.fromJSON(row.usage),
     labels: row.labels,
     workspace: files(row.workspace),
+    dataFiles: Array.isArray(row.data_files) ? row.data_files.map((file) => DataFile.fromJSON(file)) : [],
     acceptanceTests: files(row.acceptance_tests),
     generatedTests: files(row.generated_tests),
     resultFiles: files(row.result_files),

@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import {
+  DataFile,
   Dependency,
   Language,
   languageFromJSON,
@@ -160,6 +161,11 @@ export interface WriteCodeRequest {
     | undefined;
   /** Blocking review or audit findings on the previous attempt, to fix. */
   reviewFindings: ReviewFinding[];
+  /**
+   * The workspace's files that are not text: written into the coder's sandbox
+   * session so the project's tests can read them; never shown to the model.
+   */
+  dataFiles: DataFile[];
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -245,6 +251,7 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     spec: undefined,
     profile: undefined,
     reviewFindings: [],
+    dataFiles: [],
   };
 }
 
@@ -318,6 +325,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.reviewFindings) {
       ReviewFinding.encode(v!, writer.uint32(186).fork()).join();
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(194).fork()).join();
     }
     return writer;
   },
@@ -519,6 +529,14 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.reviewFindings.push(ReviewFinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -610,6 +628,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.review_findings)
         ? object.review_findings.map((e: any) => ReviewFinding.fromJSON(e))
         : [],
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -684,6 +707,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.reviewFindings?.length) {
       obj.reviewFindings = message.reviewFindings.map((e) => ReviewFinding.toJSON(e));
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -721,6 +747,7 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
       ? ProjectProfile.fromPartial(object.profile)
       : undefined;
     message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };

@@ -58,6 +58,19 @@ export function languageToJSON(object: Language): string {
   }
 }
 
+/**
+ * DataFile is a file of a workspace that is not UTF-8 text: a test fixture, an
+ * image, a data file, a file in another encoding. It travels to the sandbox so
+ * the project's code and tests can read it; no model reads it, and a patch
+ * never changes it.
+ */
+export interface DataFile {
+  /** Path relative to the workspace root, as SourceFile.path. */
+  path: string;
+  /** The file's bytes, as they are on disk. */
+  content: Buffer;
+}
+
 /** SourceFile is one text file of a workspace, a code snapshot or a test suite. */
 export interface SourceFile {
   /**
@@ -145,6 +158,91 @@ export interface Dependency {
   /** Version specifier, for example "^3.2.0" or ">=2,<3"; empty means latest. */
   versionSpec: string;
 }
+
+function createBaseDataFile(): DataFile {
+  return { path: "", content: Buffer.alloc(0) };
+}
+
+export const DataFile: MessageFns<DataFile> = {
+  encode(message: DataFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.content.length !== 0) {
+      writer.uint32(18).bytes(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DataFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDataFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DataFile {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      content: isSet(object.content) ? Buffer.from(bytesFromBase64(object.content)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: DataFile): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.content.length !== 0) {
+      obj.content = base64FromBytes(message.content);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DataFile>, I>>(base?: I): DataFile {
+    return DataFile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DataFile>, I>>(object: I): DataFile {
+    const message = createBaseDataFile();
+    message.path = object.path ?? "";
+    message.content = object.content ?? Buffer.alloc(0);
+    return message;
+  },
+};
 
 function createBaseSourceFile(): SourceFile {
   return { path: "", content: "" };
@@ -910,6 +1008,14 @@ export const Dependency: MessageFns<Dependency> = {
     return message;
   },
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
   return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;

@@ -20,7 +20,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Budget, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
+import { Budget, DataFile, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
 import { TaskEvent } from "./events";
 import { HealthRequest, HealthResponse } from "./health";
 import {
@@ -167,6 +167,12 @@ export interface SubmitTaskRequest {
    * configured default.
    */
   audit: PhaseSwitch;
+  /**
+   * The workspace's files that are not text (fixtures, images, data), within
+   * the same size limits; written into every sandbox of the task, never shown
+   * to the model.
+   */
+  dataFiles: DataFile[];
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -361,6 +367,7 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     questions: 0,
     review: 0,
     audit: 0,
+    dataFiles: [],
   };
 }
 
@@ -416,6 +423,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     }
     if (message.audit !== 0) {
       writer.uint32(136).int32(message.audit);
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -572,6 +582,14 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.audit = reader.int32() as any;
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -638,6 +656,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
       questions: isSet(object.questions) ? phaseSwitchFromJSON(object.questions) : 0,
       review: isSet(object.review) ? phaseSwitchFromJSON(object.review) : 0,
       audit: isSet(object.audit) ? phaseSwitchFromJSON(object.audit) : 0,
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -700,6 +723,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.audit !== 0) {
       obj.audit = phaseSwitchToJSON(message.audit);
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -737,6 +763,7 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     message.questions = object.questions ?? 0;
     message.review = object.review ?? 0;
     message.audit = object.audit ?? 0;
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };

@@ -20,7 +20,7 @@ import {
 } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { Dependency, ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
+import { DataFile, Dependency, ErrorDetail, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 
 /** SandboxDriver selects the isolation technology. */
@@ -217,6 +217,11 @@ export interface SandboxJob {
    * layer read-only into this job's sandbox, which has no network.
    */
   dependencies: Dependency[];
+  /**
+   * Files that are not text (fixtures, images, data), written into the work
+   * directory beside `files`; they count toward the same limits.
+   */
+  dataFiles: DataFile[];
 }
 
 export interface SandboxJob_EnvEntry {
@@ -452,7 +457,14 @@ export interface OpenSessionRequest {
    * The runner closes a session no call has used for this long; zero means
    * the runner's configured idle timeout.
    */
-  idleTimeout?: Duration | undefined;
+  idleTimeout?:
+    | Duration
+    | undefined;
+  /**
+   * Files that are not text, written beside `files`; a session's diff never
+   * reports them unless the session changed them.
+   */
+  dataFiles: DataFile[];
 }
 
 export interface OpenSessionRequest_EnvEntry {
@@ -915,6 +927,7 @@ function createBaseSandboxJob(): SandboxJob {
     deadline: undefined,
     protectedPaths: [],
     dependencies: [],
+    dataFiles: [],
   };
 }
 
@@ -964,6 +977,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     }
     for (const v of message.dependencies) {
       Dependency.encode(v!, writer.uint32(122).fork()).join();
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -1104,6 +1120,14 @@ export const SandboxJob: MessageFns<SandboxJob> = {
             message.dependencies.push(Dependency.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1170,6 +1194,11 @@ export const SandboxJob: MessageFns<SandboxJob> = {
       dependencies: globalThis.Array.isArray(object?.dependencies)
         ? object.dependencies.map((e: any) => Dependency.fromJSON(e))
         : [],
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -1226,6 +1255,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     if (message.dependencies?.length) {
       obj.dependencies = message.dependencies.map((e) => Dependency.toJSON(e));
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -1259,6 +1291,7 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     message.deadline = object.deadline ?? undefined;
     message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2850,6 +2883,7 @@ function createBaseOpenSessionRequest(): OpenSessionRequest {
     driver: 0,
     image: "",
     idleTimeout: undefined,
+    dataFiles: [],
   };
 }
 
@@ -2884,6 +2918,9 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
     }
     if (message.idleTimeout !== undefined) {
       Duration.encode(message.idleTimeout, writer.uint32(82).fork()).join();
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -2984,6 +3021,14 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
             message.idleTimeout = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3033,6 +3078,11 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
         : isSet(object.idle_timeout)
         ? Duration.fromJSON(object.idle_timeout)
         : undefined,
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -3074,6 +3124,9 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
     if (message.idleTimeout !== undefined) {
       obj.idleTimeout = Duration.toJSON(message.idleTimeout);
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -3104,6 +3157,7 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
     message.idleTimeout = (object.idleTimeout !== undefined && object.idleTimeout !== null)
       ? Duration.fromPartial(object.idleTimeout)
       : undefined;
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };

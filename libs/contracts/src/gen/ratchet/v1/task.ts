@@ -10,6 +10,7 @@ import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
   Budget,
+  DataFile,
   Dependency,
   ErrorDetail,
   Language,
@@ -794,6 +795,8 @@ export interface Task {
    * tracing backend; empty when the submit was not traced.
    */
   traceId: string;
+  /** The workspace's files that are not text (see SubmitTaskRequest.data_files). */
+  dataFiles: DataFile[];
 }
 
 export interface Task_LabelsEntry {
@@ -1506,6 +1509,7 @@ function createBaseTask(): Task {
     profile: undefined,
     phases: undefined,
     traceId: "",
+    dataFiles: [],
   };
 }
 
@@ -1618,6 +1622,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.traceId !== "") {
       writer.uint32(290).string(message.traceId);
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(298).fork()).join();
     }
     return writer;
   },
@@ -1926,6 +1933,14 @@ export const Task: MessageFns<Task> = {
             message.traceId = reader.string();
             continue;
           }
+          case 37: {
+            if (tag !== 298) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2071,6 +2086,11 @@ export const Task: MessageFns<Task> = {
         : isSet(object.trace_id)
         ? globalThis.String(object.trace_id)
         : "",
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -2190,6 +2210,9 @@ export const Task: MessageFns<Task> = {
     if (message.traceId !== "") {
       obj.traceId = message.traceId;
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -2250,6 +2273,7 @@ export const Task: MessageFns<Task> = {
       ? TaskPhases.fromPartial(object.phases)
       : undefined;
     message.traceId = object.traceId ?? "";
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };

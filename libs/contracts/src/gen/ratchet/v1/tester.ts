@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import {
+  DataFile,
   Dependency,
   Language,
   languageFromJSON,
@@ -114,6 +115,11 @@ export interface RunTestsRequest {
    * writes a JUnit report to $RATCHET_TEST_REPORT, also on that report.
    */
   testCommand: string[];
+  /**
+   * Files that are not text the tests may read (a workspace's fixtures),
+   * written into the sandbox beside `files`.
+   */
+  dataFiles: DataFile[];
 }
 
 /** RunTestsResponse is the outcome of a test run. */
@@ -558,6 +564,7 @@ function createBaseRunTestsRequest(): RunTestsRequest {
     limits: undefined,
     dependencies: [],
     testCommand: [],
+    dataFiles: [],
   };
 }
 
@@ -586,6 +593,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     }
     for (const v of message.testCommand) {
       writer.uint32(66).string(v!);
+    }
+    for (const v of message.dataFiles) {
+      DataFile.encode(v!, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -667,6 +677,14 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
             message.testCommand.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -703,6 +721,11 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
         : globalThis.Array.isArray(object?.test_command)
         ? object.test_command.map((e: any) => globalThis.String(e))
         : [],
+      dataFiles: globalThis.Array.isArray(object?.dataFiles)
+        ? object.dataFiles.map((e: any) => DataFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.data_files)
+        ? object.data_files.map((e: any) => DataFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -732,6 +755,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     if (message.testCommand?.length) {
       obj.testCommand = message.testCommand;
     }
+    if (message.dataFiles?.length) {
+      obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -750,6 +776,7 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
       : undefined;
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.testCommand = object.testCommand?.map((e) => e) || [];
+    message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     return message;
   },
 };
