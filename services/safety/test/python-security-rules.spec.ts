@@ -276,10 +276,14 @@ const rules: [rule: RuleId, verdict: Verdict, flagged: Case[], allowed: Case[]][
       ['a socket bound to 0.0.0.0', "import socket\ns = socket.socket()\ns.bind(('0.0.0.0', 8080))"],
       ['a HOST constant', "HOST = '0.0.0.0'"],
       ['host= of a server', "import uvicorn\nuvicorn.run(app, host='0.0.0.0', port=8000)"],
+      ['IPv6 any of a server', "from http.server import HTTPServer\nserver = HTTPServer(('::', 8000), Handler)"],
     ],
     [
       ['localhost', "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 8080))"],
       ['an address in a message', "print('listening on 0.0.0.0 would be wrong')"],
+      // sqlparse's lexer: a typecast token, not an IPv6 address.
+      ['a "::" token of a parser', "from sqlparse import tokens\nSQL_REGEX = [(r'::', tokens.Punctuation), ('::', tokens.Punctuation)]\nadd_rule(tokens.Punctuation, '::')"],
+      ['a "::" separator', "def split(name):\n    return name.split('::')"],
     ],
   ],
   [

@@ -65,7 +65,8 @@ export const toolDefinitions: readonly ToolDefinition[] = [
   },
   {
     name: ToolName.RUN,
-    description: 'Run a shell command in the workspace (an isolated sandbox without network), for example the tests. Returns the exit code and the output.',
+    description:
+      "Run a command line in the workspace (an isolated sandbox without network), for example the tests. It runs as `sh -c COMMAND` (POSIX sh, not bash: no ${PIPESTATUS}, no [[ ]]) from the workspace root; the result starts with the exit code of the whole line (in a pipe, the last command's), then stdout and stderr, each capped.",
     parameters: { type: 'object', properties: { command: { type: 'string' }, timeout_seconds: { type: 'integer', minimum: 1, maximum: 600 } }, required: ['command'], additionalProperties: false },
   },
   {

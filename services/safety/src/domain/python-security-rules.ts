@@ -407,16 +407,23 @@ function looksLikeSecret(name: string, value: string): boolean {
   return !/^(https?|file):\/\//.test(value);
 }
 
-/** "0.0.0.0" as an argument, an argument's tuple element or a keyword value. */
+/**
+ * "0.0.0.0" or "::" where an address is bound: an (address, port) tuple, a
+ * keyword such as host= or bind=, or an argument of a call that binds,
+ * listens or serves. The same text elsewhere (sqlparse's "::" typecast
+ * token, a format string) is not an address.
+ */
 function checkBindAddress(node: Node, out: FileFindings): void {
   if (!node.text.includes('0.0.0.0') && !node.text.includes('::')) return;
   const value = stringLiteral(node);
   if (value === undefined || !allInterfaces.has(value)) return;
   let parent = node.parent;
-  if (parent?.type === 'tuple') parent = parent.parent;
-  if (parent?.type === 'argument_list' || parent?.type === 'keyword_argument') {
-    out.add(RuleId.PYTHON_BIND_ALL_INTERFACES, node.startPosition, `${JSON.stringify(value)} listens on every network interface`);
-  }
+  const inTuple = parent?.type === 'tuple';
+  if (inTuple) parent = parent?.parent ?? null;
+  const keyword = parent?.type === 'keyword_argument' ? (parent.childForFieldName('name')?.text ?? '') : undefined;
+  const callee = parent?.type === 'argument_list' ? (parent.parent?.childForFieldName('function')?.text ?? '') : undefined;
+  const address = keyword !== undefined ? /host|bind|addr|interface|listen/i.test(keyword) : callee !== undefined && (inTuple || /bind|listen|serve|server|run|socket|start/i.test(callee));
+  if (address) out.add(RuleId.PYTHON_BIND_ALL_INTERFACES, node.startPosition, `${JSON.stringify(value)} listens on every network interface`);
 }
 
 /** The value of an integer literal (0o777, 0x1ff, 1_024, 511). */
