@@ -72,7 +72,8 @@ export function renderEvent(event: TaskEvent): string | undefined {
       return `${prefix}lesson ${payload.lessonStored.created ? 'stored' : 'updated'}: "${oneLine(payload.lessonStored.title)}"`;
     case 'iterationCompleted': {
       const done = payload.iterationCompleted;
-      return `${prefix}${done.testsPassed ? 'PASSED' : 'failed'}: ${done.testsPassedCount}/${done.testsTotalCount} tests, ${formatUsage(done.usage)}, ${seconds(done.duration)}${done.failure ? `: ${oneLine(done.failure, 300)}` : ''}`;
+      const counts = done.testsPassed && done.testsTotalCount === 0 ? 'passed by exit code (no test report)' : `${done.testsPassedCount}/${done.testsTotalCount} tests`;
+      return `${prefix}${done.testsPassed ? 'PASSED' : 'failed'}: ${counts}, ${formatUsage(done.usage)}, ${seconds(done.duration)}${done.failure ? `: ${oneLine(done.failure, 300)}` : ''}`;
     }
     case 'taskCompleted': {
       const done = payload.taskCompleted;

@@ -145,6 +145,26 @@ describe('a one-line fix in a module with pre-existing findings (embedded)', () 
     expect(patch).not.toContain('latin1.sql');
   });
 
+  it('lets a correct fix succeed in a project whose other test already failed before the change, reporting that test as pre-existing', async () => {
+    const workspace = path.join(dir, 'broken-before');
+    await project(workspace);
+    // A test the goal is not about, failing before any change (it needs a service the sandbox does not have).
+    await writeFile(path.join(workspace, 'tests', 'test_remote.py'), 'import socket\n\n\ndef test_reaches_the_registry():\n    socket.create_connection(("registry.invalid", 443), timeout=1)\n');
+    git(workspace, 'add', '.');
+    git(workspace, 'commit', '-q', '-m', 'a test that needs the network');
+    const { model, models } = scripted(turns);
+    const output = new RecordedOutput();
+    const result = await runGoal('clamp(11, 0, 10) returns 0 instead of 10', { lang: 'python', out: path.join(dir, 'broken-before-out'), dataDir: path.join(dir, 'data'), models, workspace }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(result.task.currentIteration).toBe(1);
+    expect(output.all).toMatch(/baseline: before any change 2 of 3 test\(s\) fail \(tests\.test_remote::test_reaches_the_registry, tests\.test_table::test_clamp\)/);
+    expect(output.all).toMatch(/testing done in [\d.]+s: 2\/3 tests passed; fixed 1: tests\.test_table::test_clamp; 1 pre-existing failure\(s\), failing before the change too: tests\.test_remote::test_reaches_the_registry/);
+    // The coder was told which failures were there before it started.
+    const coderPrompt = model.calls.find((call) => call.request.role === 'coder')?.request.messages.map((message) => message.content).join('\n') ?? '';
+    expect(coderPrompt).toContain('pre-existing failures');
+    expect(coderPrompt).toContain('- tests.test_remote::test_reaches_the_registry');
+  });
+
   it('runs twice in a row in one directory without --out: each task writes its patch under the data directory, nothing into the workspace', async () => {
     const workspace = path.join(dir, 'twice');
     await project(workspace);

@@ -26,6 +26,27 @@ const failed = (signature: string, when: number): TaskInput[] => [
 ];
 
 describe('decide: the loop', () => {
+  it('keeps the first plan\'s baseline on the task, says what failed before, and judges the test summary against it', () => {
+    const baseline = { ...report(1, 3) };
+    const planned = run({ task: task(), iterations: [] }, [
+      sampleInput(InputKind.START, at(1)),
+      sampleInput(InputKind.LESSONS_RETRIEVED, at(2)),
+      { ...(sampleInput(InputKind.PLANNED, at(3)) as InputOf<'planned'>), baseline },
+    ]).at(-1) as TaskState;
+    expect(planned.task.baselineReport).toEqual(baseline);
+    const decision = decide({ ...planned, task: { ...planned.task, status: TaskStatus.TASK_STATUS_PLANNING } }, { ...(sampleInput(InputKind.PLANNED, at(4)) as InputOf<'planned'>), baseline: report(3, 3) }, policy);
+    // A later plan never replaces the baseline.
+    expect(decision.task.baselineReport).toEqual(baseline);
+    const events = decide(run({ task: task(), iterations: [] }, [sampleInput(InputKind.START, at(1)), sampleInput(InputKind.LESSONS_RETRIEVED, at(2))]).at(-1) as TaskState, { ...(sampleInput(InputKind.PLANNED, at(3)) as InputOf<'planned'>), baseline }, policy).events;
+    expect(events.map((event) => (event.payload?.$case === 'logLine' ? event.payload.logLine.message : ''))).toContain(
+      'baseline: before any change 2 of 3 test(s) fail (tests/test_calc.py::test_1, tests/test_calc.py::test_2); a change must fix what the goal is about and break nothing else',
+    );
+    const coded = run(planned, [sampleInput(InputKind.CODED, at(5)), sampleInput(InputKind.SAFETY_PASSED, at(6)), sampleInput(InputKind.TESTS_WRITTEN, at(7))]).at(-1) as TaskState;
+    const tested = decide(coded, { ...(sampleInput(InputKind.TESTS_PASSED, at(8)) as InputOf<'tests-passed'>), report: report(2, 3) }, policy);
+    const summaries = tested.events.map((event) => (event.payload?.$case === 'phaseCompleted' ? event.payload.phaseCompleted.summary : '')).filter((text) => text !== '');
+    expect(summaries).toEqual(['2/3 tests passed; fixed 1: tests/test_calc.py::test_1; 1 pre-existing failure(s), failing before the change too: tests/test_calc.py::test_2']);
+  });
+
   it('takes a task from QUEUED to SUCCEEDED, with the iteration phase derived from the status', () => {
     const states = run({ task: task(), iterations: [] }, [
       sampleInput(InputKind.START, at(1)),

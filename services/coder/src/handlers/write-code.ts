@@ -37,6 +37,20 @@ function schemaFor(language: LanguageName, readOnly: readonly string[]) {
   return schema;
 }
 
+/** Most pre-existing failures named in a prompt; the rest are counted. */
+const maxPreExistingShown = 20;
+
+/** The tests that failed before any change, for the coder: pre-existing, to be left alone unless the goal is about them. */
+function preExistingText(failures: readonly string[]): string {
+  if (failures.length === 0) return '';
+  const shown = failures.slice(0, maxPreExistingShown).map((id) => `- ${id}`);
+  if (failures.length > maxPreExistingShown) shown.push(`- ... and ${failures.length - maxPreExistingShown} more`);
+  return [
+    `These tests already failed on the project as it was, before any change (pre-existing failures). Fix the ones the goal is about; the others are not yours to fix and do not count against your change, but your change must not make any other test fail:`,
+    ...shown,
+  ].join('\n');
+}
+
 /** What went wrong last time, for the coder: reflection, failing tests, safety findings (review findings have their own section). */
 export function feedbackOf(request: WriteCodeRequest): string {
   const parts: string[] = [];
@@ -45,8 +59,9 @@ export function feedbackOf(request: WriteCodeRequest): string {
   }
   if (request.previousTestReport !== undefined) parts.push(`Test results:\n${formatTestReport(request.previousTestReport)}`);
   if (request.safetyFindings.some((finding) => !finding.preExisting)) parts.push(`The safety check of the previous attempt (fix what blocks):\n${formatFindings(request.safetyFindings)}`);
-  if (parts.length === 0) return request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : '(first attempt)';
-  return parts.join('\n');
+  const preExisting = preExistingText(request.preExistingFailures);
+  if (parts.length === 0) return [request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : '(first attempt)', preExisting].filter((part) => part !== '').join('\n');
+  return [...parts, preExisting].filter((part) => part !== '').join('\n');
 }
 
 /**

@@ -195,4 +195,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // The workspace's files that are not text (fixtures, images, data), base64 in proto JSON; set at submit, never changed.
     sql: `ALTER TABLE tasks ADD COLUMN data_files jsonb NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0017_baseline_report',
+    // A workspace task's tests on the original workspace, before any change: its failures are pre-existing.
+    sql: `ALTER TABLE tasks ADD COLUMN baseline_report jsonb;`,
+  },
 ];

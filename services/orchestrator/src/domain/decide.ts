@@ -26,6 +26,7 @@ import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs'
 import { IterationErrorCode } from './iteration-errors';
 import { testsEditable } from './next-action';
 import { assumptionAnswerer, type LoopPolicy } from './policy';
+import { baselineFailures, baselineText, judgeAgainstBaseline } from './baseline';
 import { failingTestsOf, failureText, ProgressVerdict } from './progress';
 import { emptyUsage, isOpenQuestion, type IterationRecord, type TaskRecord, type TaskState } from './records';
 import { elapsedMs, firstStop, progressOf, spanText, StopMoment, unavailableText } from './stop-conditions';
@@ -208,9 +209,23 @@ export function testSummary(report: TestReport | undefined): string {
   return report === undefined || !report.parsed ? `no test report (${report?.parseError ?? 'none'})` : `${report.passed}/${report.total} tests passed`;
 }
 
+/** What the baseline run found, as a line of the task's events. */
+function baselineEvent(report: TestReport, at: Date): NewEvent {
+  const failing = baselineFailures(report);
+  const message =
+    failing.length === 0
+      ? `baseline: the project's tests pass before any change (${report.passed}/${report.total})`
+      : `baseline: before any change ${failing.length} of ${report.total} test(s) fail (${failing.slice(0, 5).join(', ')}${failing.length > 5 ? ', ...' : ''}); a change must fix what the goal is about and break nothing else`;
+  return event(at, { $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message, service: 'orchestrator', attributes: {} } });
+}
+
 /** The events of a finished test run, and the iteration with its report. */
-function ranTests(state: TaskState, input: TestRun): { iteration: IterationRecord; events: NewEvent[]; summary: string } {
-  const summary = testSummary(input.report);
+function ranTests(state: TaskState, input: TestRun, passed = false): { iteration: IterationRecord; events: NewEvent[]; summary: string } {
+  // Against a baseline with failures, the summary says what the run fixed, broke, and found failing before.
+  const compared = baselineFailures(state.task.baselineReport).length === 0 ? '' : baselineText(judgeAgainstBaseline(state.task.baselineReport, input.report, false));
+  // A project's own command that passed without a JUnit report passed by its exit code: say so, not "0/0".
+  const counted = passed && input.report?.parsed !== true ? `passed (exit ${input.exitCode}; the command wrote no JUnit report to count tests)` : testSummary(input.report);
+  const summary = compared === '' ? counted : `${counted}; ${compared}`;
   return {
     iteration: { ...currentIteration(state), ...(input.report === undefined ? {} : { testReport: input.report }), ...(input.install === undefined ? {} : { dependencyInstall: input.install }), output: input.output },
     summary,
@@ -360,9 +375,13 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   [InputKind.PLANNED]: (state, input) => {
     const previous = state.iterations.find((iteration) => iteration.number === state.task.currentIteration);
     // New plan, new tests: tests written for the old design may not fit it.
-    const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage), plan: input.plan, generatedTests: [], replanReason: '' };
+    const baseline = state.task.baselineReport === undefined && input.baseline !== undefined ? { baselineReport: input.baseline } : {};
+    const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage), plan: input.plan, generatedTests: [], replanReason: '', ...baseline };
     const dependencyDecisions = planDecisions(state.task.dependencyDecisions, input.dependencies);
-    const planned = phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task));
+    const planned = [
+      ...(input.baseline === undefined || baseline.baselineReport === undefined ? [] : [baselineEvent(input.baseline, input.at)]),
+      phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task)),
+    ];
     // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
     const declared = new Set(input.dependencies.map((decision) => decision.dependency?.name));
     const denied = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).filter((decision) => declared.has(decision.dependency?.name));
@@ -371,14 +390,14 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
         to: TaskStatus.TASK_STATUS_FAILED,
         reason: `the plan needs ${denied.map((decision) => `${packageLabel(decision)}, which is refused (${decision.reason})`).join('; ')}`,
         stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED,
-        task: { usage: task.usage, plan: task.plan, dependencyDecisions },
-        events: [planned],
+        task: { usage: task.usage, plan: task.plan, dependencyDecisions, ...baseline },
+        events: planned,
       };
     }
     const iteration = newIteration(task, previous, input.at, input.usage);
-    const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions };
+    const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions, ...baseline };
     const waiting = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
-    if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events: [planned] };
+    if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events: planned };
     const gate = dependencyGate(task, iteration.number, waiting, input.gateId, input.at);
     return {
       to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
@@ -386,7 +405,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       task: { ...changes, pendingGateId: gate.gateId },
       iteration,
       gate,
-      events: [planned, event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
+      events: [...planned, event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
     };
   },
 
@@ -542,7 +561,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   },
 
   [InputKind.TESTS_PASSED]: (state, input) => {
-    const ran = ranTests(state, input);
+    const ran = ranTests(state, input, true);
     const iteration = { ...ran.iteration, completedAt: input.at };
     const resultFiles = mergeFiles(iteration.files, state.task.generatedTests);
     const events = [...ran.events, iterationCompleted(iteration, input.at, true, '')];

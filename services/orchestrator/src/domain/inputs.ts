@@ -91,6 +91,8 @@ export type TaskInput =
       readonly dependencies: readonly DependencyDecision[];
       /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
       readonly gateId: string;
+      /** The project's tests run on the original workspace (first plan of a workspace task); see `TaskRecord.baselineReport`. */
+      readonly baseline?: TestReport;
     } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)
   | ({ readonly kind: typeof InputKind.COMMAND_ASKED; readonly gateId: string; readonly commandLine: string; readonly reason: string; /** The change so far, to go on from. */ readonly files: readonly SourceFile[] } & PhaseRun)

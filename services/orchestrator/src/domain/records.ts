@@ -58,6 +58,11 @@ export interface TaskRecord {
   /** The workspace's files that are not text: written into every sandbox of the task, never shown to a model. */
   readonly dataFiles: readonly DataFile[];
   readonly acceptanceTests: readonly SourceFile[];
+  /**
+   * A workspace task's tests as they ran on the original workspace, before any
+   * change (run with the first plan); failures in it are pre-existing.
+   */
+  readonly baselineReport?: TestReport;
   /** Tests the tester wrote for the current plan; rewritten after a re-plan. */
   readonly generatedTests: readonly SourceFile[];
   readonly resultFiles: readonly SourceFile[];

@@ -18,6 +18,7 @@ import {
   type SafetyServiceDefinition,
   type SourceFile,
   type TesterServiceDefinition,
+  type TestReport,
   type ToolStep,
   CoderMode,
   MemoryUse,
@@ -30,6 +31,7 @@ import { approvedPackages, installList } from '../domain/dependencies';
 import { IterationErrorCode } from '../domain/iteration-errors';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { Effect, testsEditable } from '../domain/next-action';
+import { baselineFailures, judgeAgainstBaseline } from '../domain/baseline';
 import { failingTestsOf, failureEvidence } from '../domain/progress';
 import type { IterationRecord, TaskState } from '../domain/records';
 
@@ -149,6 +151,22 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
     usage: usageOf(usage),
   });
 
+  /** Runs the task's tests (acceptance and generated) on `files`: the attempt's, or the original workspace's for the baseline. */
+  const runTestsOn = (state: TaskState, files: readonly SourceFile[], iteration: number, signal: AbortSignal) => {
+    const tests = testsOf(state);
+    // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
+    const all = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, files, state.task.generatedTests) : mergeFiles(files, tests);
+    return clients.tester.runTests(
+      { taskId: state.task.id, iteration, language: state.task.language, files: all, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles] },
+      { timeoutMs: settings.testRunTimeoutMs, signal },
+    );
+  };
+  /** The baseline: the tests on the workspace as sent. A run that could not report is no baseline (every failure then counts, as before). */
+  const runBaseline = async (state: TaskState, signal: AbortSignal): Promise<TestReport | undefined> => {
+    const run = await runTestsOn(state, state.task.workspace, 0, signal);
+    return run.report?.parsed === true ? run.report : undefined;
+  };
+
   return {
     [Effect.REPROMPT]: async (state, signal, phase) => {
       const { task } = state;
@@ -238,7 +256,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           previousPlan: task.plan,
           reflection: previous?.reflection,
           replanReason: task.replanReason,
-          previousFailure: previous === undefined || task.replanReason === '' ? '' : failureEvidence(previous.testReport, previous.error?.message ?? '', previous.output),
+          // A re-plan names what failed; when the attempt recorded no error of its own (a refused package, say), the reason for re-planning is the failure.
+          previousFailure: previous === undefined || task.replanReason === '' ? '' : failureEvidence(previous.testReport, previous.error?.message || task.replanReason, previous.output),
           maxTokens: tokensLeft(state),
           // Whether the goal asks to change a workspace's own tests is judged once, on the first plan: a re-plan after failures must not unlock them.
           judgeTestEdits: task.plan === undefined && task.testEdits === TestEdits.TEST_EDITS_UNSPECIFIED && task.workspace.length > 0 && task.acceptanceTests.length > 0,
@@ -249,6 +268,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       );
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
+      // The project's tests on the original workspace, once per task: what fails before any change is pre-existing, never the attempt's failure.
+      const baseline = task.workspace.length > 0 && task.baselineReport === undefined && testsOf(state).length > 0 ? await runBaseline(state, signal) : undefined;
       const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
       // The packages the plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
       const dependencies =
@@ -256,7 +277,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           ? []
           : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
               .decisions;
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID() };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID(), ...(baseline === undefined ? {} : { baseline }) };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {
@@ -300,6 +321,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             // What the review or the audit of the previous attempt blocked on: this attempt fixes it.
             reviewFindings: blockingFindings(previous),
             dataFiles: [...task.dataFiles],
+            preExistingFailures: baselineFailures(task.baselineReport),
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
@@ -376,15 +398,9 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
 
     [Effect.RUN_TESTS]: async (state, signal, phase) => {
       const iteration = current(state);
-      const tests = testsOf(state);
       // The TESTING phase began before the tests were written, when there were some to write.
       const startedAt = phase.enteredAt;
-      // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
-      const files = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, iteration.files, state.task.generatedTests) : mergeFiles(iteration.files, tests);
-      const run = await clients.tester.runTests(
-        { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles] },
-        { timeoutMs: settings.testRunTimeoutMs, signal },
-      );
+      const run = await runTestsOn(state, iteration.files, iteration.number, signal);
       const result = run.result;
       const ran = {
         at: now(),
@@ -399,7 +415,9 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
         errorMessage: result?.error?.message ?? '',
         ...(result?.install === undefined ? {} : { install: result.install }),
       };
-      return run.passed ? { kind: InputKind.TESTS_PASSED, gateId: randomUUID(), ...ran } : { kind: InputKind.TESTS_FAILED, ...ran };
+      // Judged against the baseline: failures that were there before the change do not fail a change that fixes what the goal is about.
+      const passed = judgeAgainstBaseline(state.task.baselineReport, run.report, run.passed).passed;
+      return passed ? { kind: InputKind.TESTS_PASSED, gateId: randomUUID(), ...ran } : { kind: InputKind.TESTS_FAILED, ...ran };
     },
 
     [Effect.REFLECT]: async (state, signal, phase) => {

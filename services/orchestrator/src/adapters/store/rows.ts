@@ -127,6 +127,7 @@ export const heavyColumns = {
   lessons: (task: TaskRecord) => json(task.lessons.map((lesson) => Lesson.toJSON(lesson))),
   spec: (task: TaskRecord) => (task.spec === undefined ? null : json(TaskSpec.toJSON(task.spec))),
   questions: (task: TaskRecord) => json(task.questions.map((question) => ClarifyingQuestion.toJSON(question))),
+  baseline_report: (task: TaskRecord) => (task.baselineReport === undefined ? null : json(TestReport.toJSON(task.baselineReport))),
 } as const;
 export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskRecord>> = {
   generated_tests: 'generatedTests',
@@ -135,6 +136,7 @@ export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskR
   lessons: 'lessons',
   spec: 'spec',
   questions: 'questions',
+  baseline_report: 'baselineReport',
 };
 
 export function taskParams(task: TaskRecord): unknown[] {
@@ -199,6 +201,7 @@ export interface TaskRow {
   labels: Record<string, string>;
   workspace: unknown;
   data_files?: unknown;
+  baseline_report?: unknown;
   acceptance_tests: unknown;
   generated_tests: unknown;
   result_files: unknown;
@@ -258,6 +261,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     labels: row.labels,
     workspace: files(row.workspace),
     dataFiles: Array.isArray(row.data_files) ? row.data_files.map((file) => DataFile.fromJSON(file)) : [],
+    ...(row.baseline_report === null || row.baseline_report === undefined ? {} : { baselineReport: TestReport.fromJSON(row.baseline_report) }),
     acceptanceTests: files(row.acceptance_tests),
     generatedTests: files(row.generated_tests),
     resultFiles: files(row.result_files),

@@ -166,6 +166,12 @@ export interface WriteCodeRequest {
    * session so the project's tests can read them; never shown to the model.
    */
   dataFiles: DataFile[];
+  /**
+   * Tests that failed on the original workspace before any change (a workspace
+   * task's baseline), as "suite::name": the coder is told they are
+   * pre-existing, so it does not chase failures the goal is not about.
+   */
+  preExistingFailures: string[];
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -252,6 +258,7 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     profile: undefined,
     reviewFindings: [],
     dataFiles: [],
+    preExistingFailures: [],
   };
 }
 
@@ -328,6 +335,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(194).fork()).join();
+    }
+    for (const v of message.preExistingFailures) {
+      writer.uint32(202).string(v!);
     }
     return writer;
   },
@@ -537,6 +547,14 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.preExistingFailures.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -633,6 +651,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      preExistingFailures: globalThis.Array.isArray(object?.preExistingFailures)
+        ? object.preExistingFailures.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.pre_existing_failures)
+        ? object.pre_existing_failures.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -710,6 +733,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.preExistingFailures?.length) {
+      obj.preExistingFailures = message.preExistingFailures;
+    }
     return obj;
   },
 
@@ -748,6 +774,7 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
       : undefined;
     message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.preExistingFailures = object.preExistingFailures?.map((e) => e) || [];
     return message;
   },
 };
