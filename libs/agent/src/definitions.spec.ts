@@ -37,7 +37,7 @@ describe('outlineFile', () => {
     expect(outline('calc/calculator.py', source)).toEqual([
       { kind: DefinitionKind.CONSTANT, name: 'MAX_VALUE', line: 3, signature: 'MAX_VALUE = 10 ** 6', members: [] },
       { kind: DefinitionKind.CLASS, name: 'Calculator', line: 6, signature: 'class Calculator(Base)', members: ['__init__', 'precision_digits', 'fetch'] },
-      { kind: DefinitionKind.FUNCTION, name: 'parse', line: 16, signature: '@functools.lru_cache(maxsize=None) def parse(text: str, strict: bool = False) -> "Expr"', members: [] },
+      { kind: DefinitionKind.FUNCTION, name: 'parse', line: 15, signature: '@functools.lru_cache(maxsize=None) def parse(text: str, strict: bool = False) -> "Expr"', members: [] },
       { kind: DefinitionKind.FUNCTION, name: 'main', line: 20, signature: 'async def main(*args, **kwargs)', members: [] },
     ]);
   });

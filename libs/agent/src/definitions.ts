@@ -33,7 +33,7 @@ export interface Definition {
   readonly kind: DefinitionKind;
   /** The defined name; `default` for an anonymous default export, empty for an export list. */
   readonly name: string;
-  /** 1-based line of the `def`/`class`/`function`/... keyword (after decorators). */
+  /** 1-based line where the definition starts: its first decorator, else the `def`/`class`/`function`/... keyword. */
   readonly line: number;
   /** The header as written, whitespace collapsed, at most 160 characters: `def add(a, b) -> int`. */
   readonly signature: string;
@@ -157,7 +157,8 @@ function collectPython(node: Node, into: Definition[]): void {
       const before = into.length;
       collectPython(definition, into);
       const added = into[before];
-      if (added !== undefined && decorators.length > 0) into[before] = { ...added, signature: clip(`${decorators.join(' ')} ${added.signature}`) };
+      // The entry starts at the decorators: a reader sent to the `def` line would miss them (and a map that points 50 lines below them is wrong).
+      if (added !== undefined && decorators.length > 0) into[before] = { ...added, line: node.startPosition.row + 1, signature: clip(`${decorators.join(' ')} ${added.signature}`) };
       return;
     }
     case 'function_definition':

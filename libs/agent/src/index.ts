@@ -9,7 +9,7 @@ export type { Prompts, RolePrompt } from './prompts';
 export { callRole, sumUsage } from './role-call';
 export type { RoleCallOptions, RoleCallResult } from './role-call';
 export { checkWorkspacePath, mergeFiles, workspacePathProblem } from './workspace-path';
-export { maxTestCommandArgs, maxTestCommandChars, testCommandProblem } from './test-command';
+export { maxTestCommandArgs, maxTestCommandChars, testCommandLine, testCommandProblem, withJunitReport } from './test-command';
 export { coderConfigSection, configDirectoryOf, databaseConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from './settings';
 export type { CoderSettings, SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';

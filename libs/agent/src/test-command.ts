@@ -16,3 +16,26 @@ export function testCommandProblem(argv: readonly string[]): string | undefined 
   if (argv.some((arg) => arg.includes('\0'))) return 'contains a NUL character';
   return undefined;
 }
+
+/**
+ * A test command as a person types it: the line of `sh -c LINE` (how a
+ * project's own command is given), else the arguments joined by spaces.
+ */
+export function testCommandLine(argv: readonly string[]): string {
+  return argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c' ? (argv[2] ?? '') : argv.join(' ');
+}
+
+/**
+ * A project's own test command with a JUnit report added where Ratchet can
+ * add one itself, so its counts are real: a plain pytest run (`pytest ...`,
+ * `python -m pytest ...`, `python3 -m pytest ...`, one command without
+ * pipes, lists or redirections, not already writing one) gets
+ * `--junitxml="$<reportVariable>"`. Anything else is returned as it is.
+ */
+export function withJunitReport(argv: readonly string[], reportVariable: string): string[] {
+  const line = testCommandLine(argv);
+  const shell = argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c';
+  const pytest = /^\s*(?:(?:python3?|py) -m )?pytest(?:\s|$)/.test(line);
+  if (!shell || !pytest || /[|;&<>`$()]/.test(line) || /--junit-?xml/.test(line)) return [...argv];
+  return ['sh', '-c', `${line.trimEnd()} --junitxml="$${reportVariable}"`];
+}

@@ -5,7 +5,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
-import { isBlockingFinding, isTerminal, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
+import { isBlockingFinding, isTerminal, testCommandLine, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
@@ -585,7 +585,7 @@ export async function showHistory(options: ConnectOptions & { limit?: string; st
 
 /** A test command as the user typed it (`sh -c LINE` shows as LINE). */
 function testCommandText(argv: readonly string[]): string {
-  return argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c' ? (argv[2] ?? '') : argv.join(' ');
+  return testCommandLine(argv);
 }
 
 /** Whether the model could edit the task's acceptance tests, and why. */

@@ -18,6 +18,7 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     language: Language.LANGUAGE_PYTHON,
     dataFiles: [],
     preExistingFailures: [],
+    earlierChanges: [],
     plan: { summary: 'calc.py with add()', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: 1, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' },
     files: [
       { path: 'calc.py', content: 'def add(a, b):\n    return a - b\n' },
@@ -119,6 +120,7 @@ describe('coder over the in-process bus', () => {
     await client.writeCode(request());
     const plain = model.calls[1]!.request.messages[1]!.content;
     expect(plain).toContain('(first attempt)');
+    expect(plain).not.toContain('pre-existing');
     expect(plain).not.toContain('Spec (');
     expect(plain).not.toContain('Project profile');
     expect(plain).not.toContain('Review and audit findings');
@@ -131,6 +133,17 @@ describe('coder over the in-process bus', () => {
     expect(agentUser).toContain('calc.py:2 (correctness): add subtracts');
     expect(agentUser).toContain('Repository map (the most relevant files first, with their definitions):\n(use list_files)');
     expect(renderTemplate(prompts.coderAgent.user, agentPromptValues(request(), 'calc.py', new Set()))).not.toContain('Spec (');
+  });
+
+  it('tells a later attempt which files earlier attempts changed and which tests failed before any change', async () => {
+    const { model, client } = serve([{ role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) }]);
+    await client.writeCode(request({ iteration: 2, earlierChanges: ['calc.py', 'util.py'], preExistingFailures: ['tests.test_io::test_fixture'] }));
+    const user = model.calls[0]!.request.messages[1]!.content;
+    expect(user).toContain('(attempt 2)');
+    expect(user).not.toContain('(first attempt)');
+    expect(user).toContain('Earlier attempts changed these files (their edits are in the workspace now): calc.py, util.py');
+    expect(user).toContain('pre-existing failures');
+    expect(user).toContain('- tests.test_io::test_fixture');
   });
 
   it('does not let the model write test files or the read-only tests: the repair round says why', async () => {

@@ -7,6 +7,7 @@ import {
   languageFromProto,
   mergeFiles,
   renderTemplate,
+  testCommandLine,
   type CoderSettings,
   type DefinitionExtractor,
   type RolePrompt,
@@ -49,7 +50,7 @@ export function agentPromptValues(request: WriteCodeRequest, repoMap: string, pr
     ...taskPromptValues(request, language),
     repoMap: repoMap === '' ? '(use list_files)' : repoMap,
     tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
-    testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : request.testCommand.join(' '),
+    testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : testCommandLine(request.testCommand),
     feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
   };
 }

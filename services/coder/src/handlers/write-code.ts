@@ -60,8 +60,11 @@ export function feedbackOf(request: WriteCodeRequest): string {
   if (request.previousTestReport !== undefined) parts.push(`Test results:\n${formatTestReport(request.previousTestReport)}`);
   if (request.safetyFindings.some((finding) => !finding.preExisting)) parts.push(`The safety check of the previous attempt (fix what blocks):\n${formatFindings(request.safetyFindings)}`);
   const preExisting = preExistingText(request.preExistingFailures);
-  if (parts.length === 0) return [request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : '(first attempt)', preExisting].filter((part) => part !== '').join('\n');
-  return [...parts, preExisting].filter((part) => part !== '').join('\n');
+  // A later attempt goes on from the earlier ones' edits: say which files they touched, so it does not start over blind.
+  const earlier = request.earlierChanges.length === 0 ? '' : `Earlier attempts changed these files (their edits are in the workspace now): ${request.earlierChanges.join(', ')}`;
+  const first = request.iteration > 1 ? `(attempt ${request.iteration})` : '(first attempt)';
+  if (parts.length === 0) return [request.reviewFindings.length > 0 ? '(see the review and audit findings below)' : first, earlier, preExisting].filter((part) => part !== '').join('\n');
+  return [...parts, earlier, preExisting].filter((part) => part !== '').join('\n');
 }
 
 /**

@@ -322,6 +322,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             reviewFindings: blockingFindings(previous),
             dataFiles: [...task.dataFiles],
             preExistingFailures: baselineFailures(task.baselineReport),
+            earlierChanges: previous === undefined || task.workspace.length === 0 ? [] : changedPaths(task, previous),
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
@@ -569,6 +570,13 @@ function changedFiles(task: TaskState['task'], iteration: IterationRecord): Sour
   if (task.workspace.length === 0) return [...iteration.files];
   const original = new Map([...task.workspace, ...task.acceptanceTests].map((file) => [file.path, file.content]));
   return iteration.files.filter((file) => original.get(file.path) !== file.content);
+}
+
+/** The paths `iteration` changed, added or deleted in the workspace as sent. */
+function changedPaths(task: TaskState['task'], iteration: IterationRecord): string[] {
+  const now = new Set(iteration.files.map((file) => file.path));
+  const deleted = iteration.files.length === 0 ? [] : task.workspace.filter((file) => !now.has(file.path)).map((file) => file.path);
+  return [...changedFiles(task, iteration).map((file) => file.path), ...deleted].sort();
 }
 
 /** The original versions of `changed` files that the workspace (or its tests) had: the baseline a change is judged against. */

@@ -1,4 +1,4 @@
-import { checkWorkspacePath, languageFromProto, testCommandProblem } from '@ratchet/agent';
+import { checkWorkspacePath, languageFromProto, testCommandProblem, withJunitReport } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { RunJobRequest, RunJobResponse, RunTestsRequest, RunTestsResponse, SandboxLimits } from '@ratchet/contracts';
 import { SandboxDriver } from '@ratchet/contracts';
@@ -46,7 +46,7 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           files: request.files,
           // The project's fixtures and data go in beside the code, as they are on disk.
           dataFiles: request.dataFiles,
-          commands: [{ name: 'tests', argv: custom ? [...request.testCommand] : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
+          commands: [{ name: 'tests', argv: custom ? withJunitReport(request.testCommand, reportPathVariable) : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
           // A project's own command may write a JUnit report there; the language's runner always does.
           env: custom ? { [reportPathVariable]: reportPath } : {},
           limits,

@@ -172,6 +172,11 @@ export interface WriteCodeRequest {
    * pre-existing, so it does not chase failures the goal is not about.
    */
   preExistingFailures: string[];
+  /**
+   * Paths earlier attempts of this task changed, added or deleted (a workspace
+   * task): their edits are already in `files`, and the coder goes on from them.
+   */
+  earlierChanges: string[];
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -259,6 +264,7 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     reviewFindings: [],
     dataFiles: [],
     preExistingFailures: [],
+    earlierChanges: [],
   };
 }
 
@@ -338,6 +344,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.preExistingFailures) {
       writer.uint32(202).string(v!);
+    }
+    for (const v of message.earlierChanges) {
+      writer.uint32(210).string(v!);
     }
     return writer;
   },
@@ -555,6 +564,14 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.preExistingFailures.push(reader.string());
             continue;
           }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.earlierChanges.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -656,6 +673,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.pre_existing_failures)
         ? object.pre_existing_failures.map((e: any) => globalThis.String(e))
         : [],
+      earlierChanges: globalThis.Array.isArray(object?.earlierChanges)
+        ? object.earlierChanges.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.earlier_changes)
+        ? object.earlier_changes.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -736,6 +758,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.preExistingFailures?.length) {
       obj.preExistingFailures = message.preExistingFailures;
     }
+    if (message.earlierChanges?.length) {
+      obj.earlierChanges = message.earlierChanges;
+    }
     return obj;
   },
 
@@ -775,6 +800,7 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.reviewFindings = object.reviewFindings?.map((e) => ReviewFinding.fromPartial(e)) || [];
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     message.preExistingFailures = object.preExistingFailures?.map((e) => e) || [];
+    message.earlierChanges = object.earlierChanges?.map((e) => e) || [];
     return message;
   },
 };
