@@ -80,7 +80,7 @@ describe('ratchet run (embedded)', () => {
       { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
       { role: 'coder', reply: codeReply('calc.py', 'import os\n\n\ndef add(a, b):\n    os.system("echo " + str(a))\n    return a + b\n') },
       { role: 'reflector', expect: ['os.system'], reply: reflectionReply('the code runs a shell command') },
-      { role: 'coder', expect: ['Blocked by the safety check'], reply: codeReply('calc.py', goodCalc) },
+      { role: 'coder', expect: ['The safety check of the previous attempt (fix what blocks)', 'calc.py:5 (blocks)'], reply: codeReply('calc.py', goodCalc) },
       { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
     ]);
     const output = new RecordedOutput();
