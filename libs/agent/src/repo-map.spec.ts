@@ -41,6 +41,14 @@ describe('rankFiles', () => {
     { path: 'web/__tests__/cart.spec.ts', content: "import { total } from '../cart';\n\nit('totals', () => expect(total([1, 2])).toBe(3));\n" },
   ];
 
+  it('reads a log with a very long word (progress marks, a blob) in linear time, and takes no such word for a term', () => {
+    const started = Date.now();
+    const ranked = rankFiles(repo, 'Fix parse_config', { errorText: `${'F'.repeat(50_000)}\n${'x'.repeat(5_000)}/y\nsrc/app/config_loader.py:3: KeyError` });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(ranked[0]?.path).toBe('src/app/config_loader.py');
+    expect(ranked[0]?.reasons[0]).toBe('mentioned +100');
+  });
+
   it('puts the file defining a function named in the goal first', () => {
     const ranked = rankFiles(repo, 'Fix parse_config so that it accepts a file with empty sections');
     expect(ranked[0]?.path).toBe('src/app/config_loader.py');

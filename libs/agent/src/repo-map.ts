@@ -26,6 +26,8 @@ export interface RepoMapRequest {
   readonly budgetTokens: number;
   /** Outlines the files that are shown; without one, files are listed by path only. */
   readonly extractor?: DefinitionExtractor;
+  /** `rankFiles` of the same files, goal and focus, when the caller has it already; default ranked here. */
+  readonly ranking?: readonly RankedFile[];
 }
 
 /** A map cut to its budget, with which files it names and which it leaves out. */
@@ -69,6 +71,8 @@ const relevantScore = 20;
 const maxDefinitionsPerFile = 60;
 /** Terms searched for; a goal with more words than this keeps the first ones. */
 const maxTerms = 200;
+/** Characters of a term at most. */
+const maxTermLength = 80;
 /** Only the start of a very large file is searched for definitions of terms. */
 const maxScannedCharacters = 256 * 1024;
 
@@ -203,7 +207,7 @@ export function rankFiles(files: readonly RepoFile[], goal: string, focus: RepoM
 export function buildRepoMap(request: RepoMapRequest): RepoMap {
   const budget = Math.max(0, Math.floor(request.budgetTokens));
   const contentOf = new Map(request.files.map((file) => [file.path, file.content]));
-  const ranked = rankFiles(request.files, request.goal, request.focus).map((file) => file.path);
+  const ranked = (request.ranking ?? rankFiles(request.files, request.goal, request.focus)).map((file) => file.path);
   // The closing line for every file is the dearest it can be: the count only shrinks.
   const reserve = countTokens(`${closingLine(ranked.length)}\n`);
   const lines: string[] = [];
@@ -452,8 +456,9 @@ function importSpecifiers(path: string, content: string): ImportSpecifier[] {
 }
 
 const knownExtensions = 'py|pyi|js|mjs|cjs|jsx|ts|mts|cts|tsx|json|ya?ml|toml|md|cfg|ini|txt|sh|go|rs|java|rb|c|h|cc|cpp|hpp|cs|kt|swift|php|html|css|sql';
-// A path with a directory part, or a bare file name with a known extension.
-const pathPattern = new RegExp(`(?:[\\w@.+-]*\\/)+[\\w@+-][\\w@.+-]*|\\b[\\w@+-]+\\.(?:${knownExtensions})\\b`, 'g');
+// A path with a directory part, or a bare file name with a known extension. A path starts where a word does and its
+// parts are bounded, so a long word without a slash (a line of progress marks in a log) costs linear time, not quadratic.
+const pathPattern = new RegExp(`(?<![\\w@.+-])(?:[\\w@.+-]{0,200}\\/){1,40}[\\w@+-][\\w@.+-]{0,200}|\\b[\\w@+-]{1,200}\\.(?:${knownExtensions})\\b`, 'g');
 const fileExtensionPattern = new RegExp(`\\.(?:${knownExtensions})$`);
 const dottedPattern = /\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b/g;
 
@@ -495,7 +500,8 @@ const stopWords = new Set(
 function termsOf(text: string, testText: string): Map<string, boolean> {
   const terms = new Map<string, boolean>();
   const note = (term: string, codeLike: boolean) => {
-    if (term.length < 3 || stopWords.has(term.toLowerCase()) || /^_+$/.test(term)) return;
+    // A word longer than any name (a run of pytest's progress dots, a hash) is no term, and would make the search pattern too large.
+    if (term.length < 3 || term.length > maxTermLength || stopWords.has(term.toLowerCase()) || /^_+$/.test(term)) return;
     if (terms.size < maxTerms || terms.has(term)) terms.set(term, codeLike || terms.get(term) === true);
   };
   const words = text.replace(pathPattern, ' ');
@@ -538,4 +544,71 @@ function definitionsOfTerms(files: readonly RepoFile[], terms: readonly string[]
     if (defined !== undefined) found.set(fileIndex, defined);
   });
   return found;
+}
+
+/** A word `rankFiles` looks for, and whether it looks like code (`parse_config`, `parseConfig`, `` `total` ``). */
+export interface FocusTerm {
+  readonly term: string;
+  readonly codeLike: boolean;
+}
+
+/**
+ * The words `rankFiles` looks for in a goal and focus (paths taken out),
+ * code-like ones first, each once. For the lib's own use (`code-context`).
+ */
+export function focusTerms(goal: string, focus: RepoMapFocus = {}): FocusTerm[] {
+  const testText = (focus.failingTests ?? []).join('\n');
+  const terms = termsOf([goal, focus.errorText ?? '', testText].join('\n'), testText);
+  return [...terms].sort(([, left], [, right]) => Number(right) - Number(left)).map(([term, codeLike]) => ({ term, codeLike }));
+}
+
+/**
+ * 1-based lines of `content` (its first 256 KiB) where one of `terms`
+ * appears as a whole word (a call, an import, a use), case-sensitive, in
+ * file order, at most `limit` (default 12). A test that uses the function
+ * a goal names is found this way.
+ */
+export function termMentionLines(content: string, terms: readonly string[], limit = 12): number[] {
+  if (terms.length === 0) return [];
+  const pattern = new RegExp(`(?<![\\w$])(?:${[...new Set(terms)].map(escapeRegExp).join('|')})(?![\\w$])`, 'g');
+  const text = content.length > maxScannedCharacters ? content.slice(0, maxScannedCharacters) : content;
+  const lines: number[] = [];
+  let line = 1;
+  let counted = 0;
+  for (const match of text.matchAll(pattern)) {
+    for (let next = text.indexOf('\n', counted); next >= 0 && next < match.index; next = text.indexOf('\n', counted)) {
+      line += 1;
+      counted = next + 1;
+    }
+    if (lines[lines.length - 1] !== line) lines.push(line);
+    if (lines.length >= limit) break;
+  }
+  return lines;
+}
+
+/**
+ * 1-based lines of `content` (its first 256 KiB) where one of `terms` is
+ * defined (`def`, `class`, `function`, `const`, ... as `rankFiles` counts
+ * them), case-insensitive, in file order, at most `limit` (default 12).
+ */
+export function termDefinitionLines(content: string, terms: readonly string[], limit = 12): number[] {
+  if (terms.length === 0) return [];
+  const alternatives = [...new Set(terms.map((term) => term.toLowerCase()))].map(escapeRegExp).join('|');
+  const pattern = new RegExp(`(?:^|[^\\w$.])(?:def|class|function\\*?|interface|type|enum|const|let|var|struct|fn|func|namespace)[ \\t]+(?:${alternatives})(?![\\w$])`, 'gi');
+  const text = content.length > maxScannedCharacters ? content.slice(0, maxScannedCharacters) : content;
+  const lines: number[] = [];
+  // Line breaks are counted once, up to each match in turn.
+  let line = 1;
+  let counted = 0;
+  for (const match of text.matchAll(pattern)) {
+    // The keyword's own line: the match may start with the character before it, a line break included.
+    const at = match.index + (/^[^\w$.]/.test(match[0]) ? 1 : 0);
+    for (let next = text.indexOf('\n', counted); next >= 0 && next < at; next = text.indexOf('\n', counted)) {
+      line += 1;
+      counted = next + 1;
+    }
+    if (lines[lines.length - 1] !== line) lines.push(line);
+    if (lines.length >= limit) break;
+  }
+  return lines;
 }

@@ -100,6 +100,35 @@ export const coderConfigSection = configSection({
 
 export type CoderSettings = Readonly<z.infer<typeof coderConfigSection>>;
 
+/**
+ * A role's prompt budget section: `promptBudgetTokens`, the tokens one
+ * prompt of the role (its system and user message, counted with the
+ * o200k_base tokenizer) may take; the goal, plan, failing output, the code
+ * that matters and a repository map are fitted to it (see `fitPrompt`).
+ * A repair round after an invalid reply adds the reply and its problems.
+ */
+function promptBudgetSection(defaultTokens: number) {
+  return configSection({
+    promptBudgetTokens: z.number().int().min(2_000).max(1_000_000).default(defaultTokens),
+  });
+}
+
+/** The `planner` section: its prompt budget (the workspace as a map plus the files most relevant to the goal). */
+export const plannerConfigSection = promptBudgetSection(12_000);
+/** The `reprompter` section: its prompt budget (goal, workspace map, answers). */
+export const reprompterConfigSection = promptBudgetSection(6_000);
+/** The `tester` section: its prompt budget (goal, plan, the interface of the code under test, a map). */
+export const testerConfigSection = promptBudgetSection(12_000);
+/** The `reflector` section: its prompt budget (failing output, the code it points at, a map). */
+export const reflectorConfigSection = promptBudgetSection(8_000);
+/** The `reviewer` section: its prompt budget (goal, spec, plan, the diff). */
+export const reviewerConfigSection = promptBudgetSection(10_000);
+/** The `auditor` section: its prompt budget (goal, the diff, the scanners' findings). */
+export const auditorConfigSection = promptBudgetSection(10_000);
+
+/** A role's prompt budget as its config section gives it. */
+export type RoleBudgetSettings = Readonly<z.infer<typeof reflectorConfigSection>>;
+
 /** The JetStream work queue the tester enqueues sandbox jobs on and the sandbox runners pull from. */
 export const SANDBOX_JOB_QUEUE = 'sandbox-jobs';
 

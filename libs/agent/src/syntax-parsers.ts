@@ -45,6 +45,26 @@ export async function loadDefinitionExtractor(options: DefinitionExtractorOption
   return createDefinitionExtractor(await loadSyntaxParsers(), options);
 }
 
+/** Gives a definition extractor, or undefined when none can be loaded (a repository map then lists paths only). */
+export type DefinitionExtractorLoader = () => Promise<DefinitionExtractor | undefined>;
+
+/**
+ * A loader of one definition extractor (see `loadDefinitionExtractor`) for
+ * a service's handlers: made on first call and shared by every later call,
+ * so its outline cache lasts. Gives undefined when the parsers cannot be
+ * loaded (a repository map then lists paths only); the next call tries again.
+ */
+export function definitionExtractorLoader(options: DefinitionExtractorOptions = {}): DefinitionExtractorLoader {
+  let loading: Promise<DefinitionExtractor | undefined> | undefined;
+  return () => {
+    loading ??= loadDefinitionExtractor(options).catch(() => {
+      loading = undefined;
+      return undefined;
+    });
+    return loading;
+  };
+}
+
 async function loadParsers(): Promise<SyntaxParsers> {
   try {
     await Parser.init();

@@ -11,6 +11,20 @@ describe('countTokens', () => {
   it('counts special-token markers as plain text instead of throwing', () => {
     expect(countTokens('a <|endoftext|> b')).toBeGreaterThan(3);
   });
+
+  it('counts a very long run without whitespace in linear time, close to the exact count', () => {
+    const started = Date.now();
+    const long = countTokens(`pytest -q\n${'F'.repeat(200_000)}\n1 failed`);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // 2,048 Fs are 256 tokens; the pieces add at most one each.
+    expect(long).toBeGreaterThanOrEqual(25_000);
+    expect(long).toBeLessThanOrEqual(25_000 + 100 + 10);
+    expect(countTokens('F'.repeat(2_048))).toBe(256);
+    const cut = truncateStartToTokens(`${'F'.repeat(100_000)}\nthe end`, 50);
+    expect(cut.endsWith('\nthe end')).toBe(true);
+    expect(countTokens(cut)).toBeLessThanOrEqual(50);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
 });
 
 describe('truncateToTokens', () => {

@@ -11,9 +11,47 @@ const plainText = { disallowedSpecial: new Set<string>() };
  * The number of tokens `text` takes in the o200k_base encoding. Special
  * token markers are counted as ordinary text. Runs in time linear in the
  * text's length (roughly 30 MB/s), so callers tokenize only what they send.
+ * A run of more than 2,048 characters without whitespace (a line of
+ * pytest's progress marks, a blob) is counted in pieces of 2,048: byte pair
+ * merging takes time quadratic in a run's length, and a piece boundary
+ * changes the count by a token at most.
  */
 export function countTokens(text: string): number {
-  return text === '' ? 0 : countEncoded(text, plainText);
+  if (text === '') return 0;
+  return piecesOf(text).reduce((sum, piece) => sum + countEncoded(piece, plainText), 0);
+}
+
+/** Characters of a run without whitespace encoded in one piece; see `countTokens`. */
+const maxRunCharacters = 2_048;
+const longRun = new RegExp(`\\S{${maxRunCharacters + 1},}`);
+const longRuns = new RegExp(longRun.source, 'g');
+
+/** `text` cut inside its long runs without whitespace, every `maxRunCharacters`, never inside a surrogate pair; `[text]` when it has none. */
+function piecesOf(text: string): string[] {
+  if (!longRun.test(text)) return [text];
+  const pieces: string[] = [];
+  let start = 0;
+  for (const match of text.matchAll(longRuns)) {
+    const end = match.index + match[0].length;
+    for (let cut = match.index + maxRunCharacters; cut < end; cut += maxRunCharacters) {
+      const at = isLowSurrogate(text.charCodeAt(cut)) ? cut + 1 : cut;
+      if (at <= start) continue;
+      pieces.push(text.slice(start, at));
+      start = at;
+    }
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** The tokens of `text`, long runs encoded in pieces as `countTokens` counts them. */
+function encodePieces(text: string): number[] {
+  const pieces = piecesOf(text);
+  return pieces.length === 1 ? encode(text, plainText) : pieces.flatMap((piece) => encode(piece, plainText));
 }
 
 // A token may stop in the middle of a multi-byte character; then a few
@@ -27,7 +65,7 @@ const maxCharacterTokens = 8;
  */
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
-  const tokens = encode(text, plainText);
+  const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
     const prefix = decodeWhole(tokens.slice(0, cut));
@@ -43,7 +81,7 @@ export function truncateToTokens(text: string, maxTokens: number): string {
  */
 export function truncateStartToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
-  const tokens = encode(text, plainText);
+  const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
     const suffix = decodeWhole(tokens.slice(tokens.length - cut));

@@ -37,3 +37,4 @@ export type { PrometheusFixture, PrometheusJob, PrometheusOptions, PrometheusSam
 export { sdist, serveNpmRegistry, servePackageIndex, wheel, zipArchive } from './package-index';
 export type { NpmPackage, PackageIndex } from './package-index';
 export { booksApi } from './profile-fixtures';
+export { changeReport, largeWorkspace, reportModule } from './large-workspace';

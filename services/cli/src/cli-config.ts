@@ -2,7 +2,16 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
-import { coderConfigSection, sandboxConfigSection } from '@ratchet/agent';
+import {
+  auditorConfigSection,
+  coderConfigSection,
+  plannerConfigSection,
+  reflectorConfigSection,
+  reprompterConfigSection,
+  reviewerConfigSection,
+  sandboxConfigSection,
+  testerConfigSection,
+} from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { embedderConfigSection, learningConfigSection } from '@ratchet/memory';
@@ -16,6 +25,13 @@ export const cliConfigSchema = extendConfigSchema({
   orchestrator: orchestratorConfigSection,
   sandbox: sandboxConfigSection,
   coder: coderConfigSection,
+  // Every other role's prompt budget, as each service process reads it from its own file (config/planner.yaml, tester.yaml, reflector.yaml).
+  planner: plannerConfigSection,
+  reprompter: reprompterConfigSection,
+  tester: testerConfigSection,
+  reflector: reflectorConfigSection,
+  reviewer: reviewerConfigSection,
+  auditor: auditorConfigSection,
   embedder: embedderConfigSection,
   learning: learningConfigSection,
   storage: configSection({

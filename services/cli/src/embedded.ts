@@ -97,18 +97,18 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
       hostService({ name: 'safety', version, definition: SafetyServiceDefinition, implementation: safety.implementation }, { transport, logger }),
       hostService({ name: 'sandbox-runner', version, definition: SandboxRunnerServiceDefinition, implementation: sandbox.implementation, checks: sandbox.checks, instance: sandbox.instance }, { transport, logger }),
       hostService({ name: 'memory', version, definition: MemoryServiceDefinition, implementation: memory.implementation }, { transport, logger }),
-      hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, reprompterModel: models.reprompter, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'planner', version, definition: PlannerServiceDefinition, implementation: createPlannerService({ roleModel: models.planner, reprompterModel: models.reprompter, prompts, settings: { planner: config.planner, reprompter: config.reprompter } }).implementation }, { transport, logger }),
       hostService({ name: 'coder', version, definition: CoderServiceDefinition, implementation: createCoderService({ roleModel: models.coder, prompts, settings: config.coder, transport, extractor: () => loadDefinitionExtractor() }).implementation }, { transport, logger }),
       hostService(
         {
           name: 'tester',
           version,
           definition: TesterServiceDefinition,
-          implementation: createTesterService({ roleModel: models.tester, prompts, sandbox: sandboxClient, limits: sandboxLimits, image: config.sandbox.image }).implementation,
+          implementation: createTesterService({ roleModel: models.tester, prompts, sandbox: sandboxClient, limits: sandboxLimits, image: config.sandbox.image, settings: config.tester }).implementation,
         },
         { transport, logger },
       ),
-      hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, reviewerModel: models.reviewer, auditorModel: models.auditor, prompts }).implementation }, { transport, logger }),
+      hostService({ name: 'reflector', version, definition: ReflectorServiceDefinition, implementation: createReflectorService({ roleModel: models.reflector, reviewerModel: models.reviewer, auditorModel: models.auditor, prompts, settings: { reflector: config.reflector, reviewer: config.reviewer, auditor: config.auditor } }).implementation }, { transport, logger }),
     );
 
     const orchestrator = await createOrchestratorService({

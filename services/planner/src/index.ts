@@ -1,6 +1,6 @@
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse, RepromptRequest, RepromptResponse } from '@ratchet/contracts';
-import type { Prompts } from '@ratchet/agent';
+import { definitionExtractorLoader, plannerConfigSection, reprompterConfigSection, type DefinitionExtractorLoader, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
 import type { RoleModel } from '@ratchet/llm';
 import { createPlanHandler } from './handlers/create-plan';
 import { repromptHandler } from './handlers/reprompt';
@@ -8,8 +8,8 @@ import { repromptHandler } from './handlers/reprompt';
 export { planReplySchema } from './domain/plan-reply';
 export { maxQuestionsPerReply, nextQuestionIds, specReplySchema, toSpec } from './domain/spec-reply';
 export type { RepromptReply } from './domain/spec-reply';
-export { filesForPlanner, plannerFilesTokens, replanSection } from './handlers/create-plan';
-export { formatAnswered, questionRule, reprompterAnswerTokens, reprompterGoalTokens } from './handlers/reprompt';
+export { planPromptValues, replanSection, testEditsSection } from './handlers/create-plan';
+export { formatAnswered, questionRule, repromptPromptValues, reprompterAnswerTokens, reprompterGoalTokens } from './handlers/reprompt';
 
 export interface PlannerServiceOptions {
   /** The planner role's model (CreatePlan). */
@@ -19,6 +19,16 @@ export interface PlannerServiceOptions {
   readonly prompts: Prompts;
   /** The clock that stamps new questions; default the system clock. */
   readonly now?: () => Date;
+  /** Each role's prompt budget (the `planner` and `reprompter` config sections); default each section's default. */
+  readonly settings?: PlannerSettings;
+  /** Outlines files for the repository maps; default the tree-sitter extractor, loaded on first use. */
+  readonly extractor?: DefinitionExtractorLoader;
+}
+
+/** The prompt budgets of the roles the planner serves. */
+export interface PlannerSettings {
+  readonly planner?: RoleBudgetSettings;
+  readonly reprompter?: RoleBudgetSettings;
 }
 
 export interface PlannerService {
@@ -31,15 +41,18 @@ export interface PlannerService {
 
 /**
  * The planner's RPCs, ready for `hostService`: CreatePlan (the planner
- * role) and Reprompt (the reprompter role, with its own model and prompt).
+ * role) and Reprompt (the reprompter role, with its own model, prompt and
+ * prompt budget).
  *
  * @throws AppError CONFIG_INVALID when the planner or reprompter prompt uses unknown placeholders.
  */
 export function createPlannerService(options: PlannerServiceOptions): PlannerService {
+  const settings = options.settings ?? {};
+  const extractor = options.extractor ?? definitionExtractorLoader();
   return {
     implementation: {
-      createPlan: createPlanHandler(options.roleModel, options.prompts.planner),
-      reprompt: repromptHandler(options.reprompterModel, options.prompts.reprompter, options.now),
+      createPlan: createPlanHandler(options.roleModel, options.prompts.planner, settings.planner ?? plannerConfigSection.parse({}), extractor),
+      reprompt: repromptHandler(options.reprompterModel, options.prompts.reprompter, settings.reprompter ?? reprompterConfigSection.parse({}), extractor, options.now),
     },
     close: () => Promise.resolve(),
   };

@@ -1,21 +1,23 @@
 import path from 'node:path';
-import { configDirectoryOf, loadPrompts } from '@ratchet/agent';
+import { configDirectoryOf, loadPrompts, plannerConfigSection, reprompterConfigSection } from '@ratchet/agent';
 import { extendConfigSchema } from '@ratchet/config';
 import { PlannerServiceDefinition } from '@ratchet/contracts';
 import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { main, packageVersion } from '@ratchet/runtime';
 import { createPlannerService } from './index';
 
-// The planner as its own process: the planner's and the reprompter's models (config/models.yaml, RATCHET_MODEL_*) and prompts from the config directory.
+// The planner as its own process: the planner's and the reprompter's models (config/models.yaml, RATCHET_MODEL_*),
+// their prompt budgets (config/planner.yaml, RATCHET_PLANNER_PROMPT_BUDGET_TOKENS, ...) and prompts from the config directory.
 main({
   name: 'planner',
   version: packageVersion(path.join(__dirname, '..')),
   definition: PlannerServiceDefinition,
-  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection }),
+  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, planner: plannerConfigSection, reprompter: reprompterConfigSection }),
   optionalFiles: ['models.yaml'],
   start: async ({ config }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.PLANNER);
     const reprompterModel = await createRoleModel(config.model, config.prices, ChatRole.REPROMPTER);
-    return { implementation: createPlannerService({ roleModel, reprompterModel, prompts: loadPrompts(configDirectoryOf()) }).implementation };
+    const settings = { planner: config.planner, reprompter: config.reprompter };
+    return { implementation: createPlannerService({ roleModel, reprompterModel, prompts: loadPrompts(configDirectoryOf()), settings }).implementation };
   },
 });

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { countTokens, loadPrompts } from '@ratchet/agent';
+import { conversationTokens, countTokens, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, PlannerServiceDefinition, type CreatePlanRequest, type Lesson } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createPlannerService, filesForPlanner, replanSection } from '../src';
+import { largeWorkspace } from '@ratchet/testing';
+import { createPlannerService, planPromptValues, replanSection } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 // CreatePlan never calls the reprompter's model.
@@ -225,16 +226,43 @@ describe('prompt placeholders', () => {
 });
 
 describe('the files the planner sees', () => {
-  it('shows small workspaces whole and a large one as a map within its budget, the relevant file first', async () => {
-    const small = [{ path: 'app.py', content: 'def main():\n    pass\n' }];
-    expect(await filesForPlanner(small, 'fix main')).toContain('def main():\n    pass');
+  const user = (values: Readonly<Record<string, string>>) => `${values['workspace']}\n${values['acceptanceTests']}`;
+
+  it('shows small workspaces whole, and a large one as the relevant files and a map within its budget', () => {
+    const small = planPromptValues(request({ workspace: [{ path: 'app.py', content: 'def main():\n    pass\n' }] }), prompts.planner, { budgetTokens: 12_000 });
+    expect(small['workspace']).toBe('--- app.py\n```\ndef main():\n    pass\n\n```');
     const large = Array.from({ length: 2_000 }, (_, index) => ({ path: `pkg/module_${index}.py`, content: `def helper_${index}(value):\n    return value * ${index}\n`.repeat(5) }));
     large.push({ path: 'pkg/billing.py', content: 'def compute_invoice_total(lines):\n    return sum(line.amount for line in lines)\n' });
-    const shown = await filesForPlanner(large, 'compute_invoice_total ignores discounts', 1_000);
-    expect(countTokens(shown)).toBeLessThanOrEqual(1_000 + 20);
-    expect(shown).toMatch(/^\(2001 files; a map/);
-    expect(shown.indexOf('pkg/billing.py')).toBeGreaterThan(0);
-    expect(shown.indexOf('pkg/billing.py')).toBeLessThan(shown.indexOf('pkg/module_'));
-    expect(shown).not.toContain('return value *');
+    const values = planPromptValues(request({ goal: 'compute_invoice_total ignores discounts', workspace: large }), prompts.planner, { budgetTokens: 4_000 });
+    const shown = values['workspace'] ?? '';
+    expect(shown).toMatch(/^\(2001 files: 1 shown whole, 0 as excerpts around the lines that matter, the others only in the map below\)/);
+    expect(shown).toContain('--- pkg/billing.py\n```\ndef compute_invoice_total(lines):');
+    expect(shown).toContain('Map of the other files (their definitions, most relevant first):');
+    expect(shown).toMatch(/\.\.\. and \d+ more files/);
+    expect(countTokens(user(values))).toBeLessThan(4_000);
+  });
+
+  it('keeps a workspace of many large files under planner.promptBudgetTokens (12,000), with the definition the goal names', async () => {
+    const model = new ScriptedModel([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
+    const transport = new InProcessTransport();
+    const service = createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, reprompterModel: unused, prompts });
+    const running = hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport });
+    try {
+      // 400 files of about 5,000 tokens each: 2,000,000 tokens of code, 80 of them tests.
+      const workspace = largeWorkspace(400);
+      const tests = workspace.filter((file) => file.path.startsWith('tests/'));
+      await createClient(transport, PlannerServiceDefinition, { defaultTimeoutMs: 60_000 }).createPlan(request({ goal: 'report_123_45 must print a TOTALS line first', workspace, acceptanceTests: tests }));
+      const messages = model.calls[0]!.request.messages;
+      // The reply schema travels with the call: it is inside the budget too.
+      expect(conversationTokens(messages) + countTokens(JSON.stringify(model.calls[0]!.request.responseFormat?.schema))).toBeLessThanOrEqual(12_000);
+      const prompt = messages[1]!.content;
+      expect(prompt).toMatch(/--- app\/pkg_6\/area_3\/records_123\.py \(excerpt: \d+ of 538 lines\)/);
+      expect(prompt).toContain('406 | def report_123_45(rows, width=45):\n407 |     """Report 45 of report_123."""');
+      expect(prompt).toContain('Map of the other files');
+      expect(prompt).toContain('(400 files: ');
+      expect(prompt).toContain('(80 files');
+    } finally {
+      await running.stop(100);
+    }
   });
 });

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { countTokens, loadPrompts } from '@ratchet/agent';
+import { conversationTokens, countTokens, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, PlannerServiceDefinition, type ClarifyingQuestion, type ProjectProfile, type RepromptRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { questionsReply, specReply } from '@ratchet/testing';
+import { largeWorkspace, questionsReply, specReply } from '@ratchet/testing';
 import { createPlannerService, nextQuestionIds, reprompterGoalTokens, toSpec } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
@@ -51,7 +51,7 @@ describe('reprompter over the in-process bus', () => {
       now: () => askedAt,
     });
     running.push(hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport }));
-    return { model, planner, client: createClient(transport, PlannerServiceDefinition) };
+    return { model, planner, client: createClient(transport, PlannerServiceDefinition, { defaultTimeoutMs: 60_000 }) };
   }
 
   it('asks clarifying questions about a vague goal on its own model, numbered q1.. with why, options and assumption', async () => {
@@ -200,8 +200,24 @@ describe('reprompter over the in-process bus', () => {
     const user = userMessage(model);
     expect(user).toContain('Goal: Build an inventory tracker.');
     expect(user).not.toContain('THE-VERY-END');
-    expect(user).toMatch(new RegExp(`its first ${reprompterGoalTokens} of \\d+ tokens are shown above`));
-    expect(countTokens(user)).toBeLessThan(reprompterGoalTokens + 500);
+    // The goal takes most of the reprompter's budget (6,000 by default), never more than reprompterGoalTokens.
+    const shown = Number(/its first (\d+) of \d+ tokens are shown above/.exec(user)?.[1]);
+    expect(shown).toBeGreaterThan(3_000);
+    expect(shown).toBeLessThanOrEqual(reprompterGoalTokens);
+    expect(conversationTokens(model.calls[0]!.request.messages)).toBeLessThanOrEqual(6_000);
+    expect(countTokens(user)).toBeLessThan(reprompterGoalTokens);
+  });
+
+  it('keeps a workspace of many large files under reprompter.promptBudgetTokens (6,000), with the definition the goal names', async () => {
+    const { model, client } = serve([{ role: 'reprompter', reply: specReply() }]);
+    // 300 files of about 5,000 tokens each.
+    const workspace = largeWorkspace(300);
+    await client.reprompt(request({ goal: 'report_123_45 should print a TOTALS line first', workspace, acceptanceTests: workspace.filter((file) => file.path.startsWith('tests/')) }));
+    expect(conversationTokens(model.calls[0]!.request.messages)).toBeLessThanOrEqual(6_000);
+    const user = userMessage(model);
+    expect(user).toContain('Goal: report_123_45 should print a TOTALS line first');
+    expect(user).toContain('406 | def report_123_45(rows, width=45):');
+    expect(user).toContain('Map of the other files');
   });
 
   it('shows the project profile, the workspace and the acceptance tests', async () => {

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { failureSignature, loadPrompts } from '@ratchet/agent';
+import { conversationTokens, countTokens, failureSignature, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, Severity, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { createReflectorService, outputForPrompt } from '../src';
+import { changeReport, largeWorkspace } from '@ratchet/testing';
+import { createReflectorService, outputForPrompt, type ReflectorSettings } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
 // Reflect never calls the reviewer's or the auditor's model.
@@ -133,6 +134,81 @@ describe('reflecting on blocking review and audit findings', () => {
     expect(withFindings).toContain('- [high, blocking from auditor] todo.py:12 (A03:2021-Injection, CWE-78): the title reaches os.system Fix: use subprocess.run with a list');
     expect(model.calls[0]!.request.messages[0]!.content).toContain('count like a failing test');
     expect(model.calls[1]!.request.messages[1]!.content).not.toContain('Review and audit findings');
+  });
+});
+
+describe('the reflector prompt on a workspace of many large files', () => {
+  const running: RunningService[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((service) => service.stop(100)));
+  });
+
+  // 60 changed modules and 15 test files of about 5,000 tokens each: some 375,000 tokens of code.
+  const workspace = largeWorkspace(75);
+  const module = workspace[7]!;
+  const changed = changeReport(module.content, 'report_7', 31, 'TOTALS');
+  const test = workspace[9]!;
+  const testLine = test.content.split('\n').indexOf('def test_report_9_12(rows, width=12):') + 6;
+  const failure = (file: string) => ({
+    taskId: 't',
+    iteration: 2,
+    goal: 'every report starts with a TOTALS line',
+    language: Language.LANGUAGE_PYTHON,
+    plan: undefined,
+    files: workspace.map((other) => (other === module ? { path: module.path, content: changed.content } : other)),
+    testReport: {
+      ...report('x', 'y'),
+      cases: [
+        {
+          name: 'test_report_9_12',
+          suite: '',
+          file,
+          status: TestCaseStatus.TEST_CASE_STATUS_FAILED,
+          duration: undefined,
+          failureMessage: 'AssertionError: assert [] == ["TOTALS"]',
+          failureDetail: `${file}:${testLine}: in test_report_9_12\n    lines.append(text[:width])\n${module.path}:${changed.line}: in report_7_31\nE   AssertionError`,
+        },
+      ],
+    },
+    error: undefined,
+    safetyFindings: [],
+    stderrExcerpt: 'F'.repeat(50_000),
+    previousReflections: [],
+    lessons: [],
+    maxTokens: 0,
+    testDisputes: [],
+    reviewFindings: [],
+  });
+
+  async function reflectOn(request: ReflectRequest, settings?: ReflectorSettings) {
+    const model = new ScriptedModel([{ role: 'reflector', reply: JSON.stringify(reflection) }]);
+    const transport = new InProcessTransport();
+    const service = createReflectorService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, reviewerModel: unused, auditorModel: unused, prompts, ...(settings === undefined ? {} : { settings }) });
+    running.push(hostService({ name: 'reflector', version: 'test', definition: ReflectorServiceDefinition, implementation: service.implementation }, { transport }));
+    const response = await createClient(transport, ReflectorServiceDefinition, { defaultTimeoutMs: 60_000 }).reflect(request);
+    expect(response.reflection?.rootCause).toBe(reflection.rootCause);
+    const sent = model.calls[0]!.request;
+    // The reply schema travels with the call: it is inside the budget too.
+    return { messages: sent.messages, schemaTokens: countTokens(JSON.stringify(sent.responseFormat?.schema)) };
+  }
+
+  it('stays under reflector.promptBudgetTokens (8,000) and shows the lines the traceback names, inside their functions', async () => {
+    const { messages, schemaTokens } = await reflectOn(failure(test.path));
+    expect(conversationTokens(messages) + schemaTokens).toBeLessThanOrEqual(8_000);
+    const user = messages[1]!.content;
+    expect(user).toContain(`${changed.line} >     lines = ["TOTALS"]`);
+    expect(user).toContain(`${changed.line - 2} | def report_7_31(rows, width=31):`);
+    expect(user).toContain(`${testLine} >         lines.append(text[:width])`);
+    expect(user).toContain(`--- ${module.path} (excerpt: `);
+    expect(user).toContain('Map of the other files (their definitions, most relevant first):');
+    // The report holds the failure: the 50,000 characters of progress marks are left out.
+    expect(user).not.toContain('FFFFFFFF');
+  });
+
+  it('keeps to a smaller configured budget', async () => {
+    const { messages, schemaTokens } = await reflectOn(failure(test.path), { reflector: { promptBudgetTokens: 3_000 } });
+    expect(conversationTokens(messages) + schemaTokens).toBeLessThanOrEqual(3_000);
+    expect(messages[1]!.content).toContain(`${changed.line} >     lines = ["TOTALS"]`);
   });
 });
 

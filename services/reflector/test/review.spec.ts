@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { conversationTokens, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, Severity, type ReviewRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
-import { reviewReply } from '@ratchet/testing';
+import { auditReply, changeReport, largeWorkspace, reportModule, reviewReply } from '@ratchet/testing';
 import { createReflectorService } from '../src';
 
 const prompts = loadPrompts(path.resolve(__dirname, '../../../config'));
@@ -144,6 +144,54 @@ describe('reviewer over the in-process bus', () => {
     expect(response).toMatchObject({ findings: [], summary: expect.stringContaining('Nothing changed'), usage: { modelCalls: 0 } });
     await expect(client.review(request({ goal: '' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('goal is empty') });
     expect(model.calls).toHaveLength(0);
+  });
+});
+
+describe('reviewer and auditor prompts on a change to many large files', () => {
+  const running: RunningService[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((service) => service.stop(100)));
+  });
+
+  // 20 modules of about 5,000 tokens each, each changed in one function in its middle, and a new module of about 12,000.
+  const base = largeWorkspace(25).filter((file) => file.path.startsWith('app/'));
+  const changes = base.map((file, index) => {
+    const name = `report_${/records_(\d+)/.exec(file.path)![1]}`;
+    return { path: file.path, name, ...changeReport(file.content, name, 30 + index, `CHANGED_${index}`) };
+  });
+  const added = { path: 'app/new_reports.py', content: reportModule('new_report', 150) };
+  const files = [...changes.map((change) => ({ path: change.path, content: change.content })), added];
+
+  async function serve(role: 'reviewer' | 'auditor', reply: string) {
+    const model = new ScriptedModel([{ role, reply }]);
+    const other = { model: new ScriptedModel([]), modelName: 'other', temperature: 0, maxTokens: 1000 };
+    const roleModel = { model, modelName: role, temperature: 0, maxTokens: 1000 };
+    const transport = new InProcessTransport();
+    const service = createReflectorService({ roleModel: other, reviewerModel: role === 'reviewer' ? roleModel : other, auditorModel: role === 'auditor' ? roleModel : other, prompts });
+    running.push(hostService({ name: 'reflector', version: 'test', definition: ReflectorServiceDefinition, implementation: service.implementation }, { transport }));
+    return { model, client: createClient(transport, ReflectorServiceDefinition, { defaultTimeoutMs: 60_000 }) };
+  }
+
+  it('keeps the review under reviewer.promptBudgetTokens (10,000) with every changed line in it, and names what it leaves out', async () => {
+    const { model, client } = await serve('reviewer', reviewReply([]));
+    await client.review(request({ baseFiles: base, files }));
+    const messages = model.calls[0]!.request.messages;
+    expect(conversationTokens(messages)).toBeLessThanOrEqual(10_000);
+    const user = messages[1]!.content;
+    for (const change of changes) expect(user).toContain(`+${String(change.line).padStart(5)} |     lines = ["${/CHANGED_\d+/.exec(change.content)![0]}"]`);
+    expect(user).toContain('+++ b/app/new_reports.py (new file, 1348 lines)\n+    1 | def new_report_0(rows, width=0):');
+    expect(user).toMatch(/\.\.\. \(over the review's budget, not shown: new lines \d+-1348 of app\/new_reports\.py\)/);
+  });
+
+  it('keeps the audit under auditor.promptBudgetTokens (10,000) with the changed lines and every scanner finding it judges', async () => {
+    const finding = { ruleId: 'py.eval', severity: Severity.SEVERITY_HIGH, path: changes[3]!.path, line: changes[3]!.line, column: 1, message: 'eval of input', snippet: 'eval(x)', remediation: '', cwe: 'CWE-94', confidence: 0, tool: 'bandit', action: 0, preExisting: false };
+    const { model, client } = await serve('auditor', auditReply([], [{ number: 1, real: false }]));
+    await client.audit({ taskId: 't', iteration: 1, goal: 'reports start with a marker', language: Language.LANGUAGE_PYTHON, baseFiles: base, files, scannerFindings: [finding], maxTokens: 0 });
+    const messages = model.calls[0]!.request.messages;
+    expect(conversationTokens(messages)).toBeLessThanOrEqual(10_000);
+    const user = messages[1]!.content;
+    for (const change of changes) expect(user).toContain(`lines = ["${/CHANGED_\d+/.exec(change.content)![0]}"]`);
+    expect(user).toContain(`1. [py.eval, from bandit, high, CWE-94] ${changes[3]!.path}:${changes[3]!.line}: eval of input`);
   });
 });
 

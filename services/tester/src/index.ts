@@ -1,4 +1,4 @@
-import type { Prompts } from '@ratchet/agent';
+import { definitionExtractorLoader, testerConfigSection, type DefinitionExtractorLoader, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type {
   RunTestsRequest,
@@ -14,6 +14,7 @@ import { writeTestsHandler } from './handlers/write-tests';
 export { customRunPassed, reportPath, reportPathVariable, runPassed, testCommand } from './domain/test-command';
 export { testReplySchema } from './domain/test-reply';
 export type { SandboxJobs } from './handlers/run-tests';
+export { testPromptValues } from './handlers/write-tests';
 
 export interface TesterServiceOptions {
   readonly roleModel: RoleModel;
@@ -24,6 +25,10 @@ export interface TesterServiceOptions {
   readonly limits: SandboxLimits;
   /** Sandbox image the tests run in. */
   readonly image: string;
+  /** The tester's prompt budget (the `tester` config section); default the section's default. */
+  readonly settings?: RoleBudgetSettings;
+  /** Outlines files for the repository map; default the tree-sitter extractor, loaded on first use. */
+  readonly extractor?: DefinitionExtractorLoader;
 }
 
 export interface TesterService {
@@ -42,7 +47,7 @@ export interface TesterService {
 export function createTesterService(options: TesterServiceOptions): TesterService {
   return {
     implementation: {
-      writeTests: writeTestsHandler(options.roleModel, options.prompts.tester),
+      writeTests: writeTestsHandler(options.roleModel, options.prompts.tester, options.settings ?? testerConfigSection.parse({}), options.extractor ?? definitionExtractorLoader()),
       runTests: runTestsHandler(options.sandbox, options.limits, options.image),
     },
     close: () => Promise.resolve(),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { configDirectoryOf, loadPrompts, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf } from '@ratchet/agent';
+import { configDirectoryOf, loadPrompts, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from '@ratchet/agent';
 import { createQueueCaller, DroppedResult } from '@ratchet/bus';
 import { extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, TesterServiceDefinition } from '@ratchet/contracts';
@@ -8,13 +8,13 @@ import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } fr
 import { main, packageVersion } from '@ratchet/runtime';
 import { createTesterService } from './index';
 
-// The tester as its own process: its model from config, and test runs as jobs on the
+// The tester as its own process: its model and prompt budget (config/tester.yaml) from config, and test runs as jobs on the
 // sandbox work queue, so whichever sandbox-runner process has room takes each one.
 main({
   name: 'tester',
   version: packageVersion(path.join(__dirname, '..')),
   definition: TesterServiceDefinition,
-  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, sandbox: sandboxConfigSection }),
+  schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, sandbox: sandboxConfigSection, tester: testerConfigSection }),
   optionalFiles: ['models.yaml'],
   start: async ({ config, transport, logger }) => {
     const roleModel = await createRoleModel(config.model, config.prices, ChatRole.TESTER);
@@ -37,6 +37,7 @@ main({
       },
       limits: sandboxLimitsOf(config.sandbox),
       image: config.sandbox.image,
+      settings: config.tester,
     });
     return {
       implementation: tester.implementation,

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { conversationTokens, loadPrompts } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, SandboxRunnerServiceDefinition, TesterServiceDefinition, type SandboxJobResult, type TestReport, type WriteTestsRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';
 import { hostService, type RunningService } from '@ratchet/runtime';
+import { largeWorkspace } from '@ratchet/testing';
 import { testCommandProblem } from '@ratchet/agent';
 import { createTesterService, customRunPassed, runPassed, testCommand } from '../src';
 
@@ -138,5 +139,33 @@ describe('test commands and verdicts', () => {
     expect(customRunPassed(result())).toBe(true);
     expect(testCommandProblem([])).toBeUndefined();
     expect(testCommandProblem(['npm', 'test'])).toBeUndefined();
+  });
+});
+
+describe('the tester prompt on a workspace of many large files', () => {
+  let running: RunningService | undefined;
+  afterEach(async () => {
+    await running?.stop(100);
+  });
+
+  it('stays under tester.promptBudgetTokens (12,000), with the interface of the file the plan names and no bodies', async () => {
+    const model = new ScriptedModel([{ role: 'tester', reply: JSON.stringify({ tests: [{ path: 'tests/test_totals.py', content: 'def test_totals():\n    pass\n' }], summary: 'one test' }) }]);
+    const transport = new InProcessTransport();
+    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox: createClient(transport, SandboxRunnerServiceDefinition), limits, image: 'ratchet-sandbox:2' });
+    running = hostService({ name: 'tester', version: 'test', definition: TesterServiceDefinition, implementation: service.implementation }, { transport });
+    // 400 files of about 5,000 tokens each, 80 of them tests given as acceptance tests.
+    const workspace = largeWorkspace(400);
+    const planned = workspace[123]!.path;
+    const plan = { summary: 'a TOTALS line first in report_123_45', steps: [{ number: 1, description: 'change report_123_45', paths: [planned] }], files: [{ path: planned, purpose: 'the report', isTest: false }], testStrategy: 'pytest', language: 1, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' };
+    await createClient(transport, TesterServiceDefinition, { defaultTimeoutMs: 60_000 }).writeTests(
+      writeRequest({ goal: 'report_123_45 must print a TOTALS line first', language: Language.LANGUAGE_PYTHON, plan, files: workspace, acceptanceTests: workspace.filter((file) => file.path.startsWith('tests/')) }),
+    );
+    const messages = model.calls[0]!.request.messages;
+    expect(conversationTokens(messages)).toBeLessThanOrEqual(12_000);
+    const user = messages[1]!.content;
+    expect(user).toContain(`--- ${planned}\n\`\`\`\ndef report_123_0(rows, width=0):\ndef report_123_1(rows, width=1):`);
+    expect(user).toContain('def report_123_45(rows, width=45):');
+    expect(user).toContain('Map of the other files');
+    expect(user).not.toContain('lines.append(text[:width])\n    return');
   });
 });

@@ -1,39 +1,30 @@
 import {
   assertPlaceholders,
-  buildRepoMap,
   callRole,
-  countTokens,
-  formatFiles,
-  loadDefinitionExtractor,
+  codeSection,
+  cutText,
+  fitPrompt,
   formatLessons,
   formatPlan,
   formatProfile,
   formatSpec,
+  goalSection,
   languageFromProto,
+  replySchemaTokens,
+  rolePromptOptions,
   testConvention,
+  type DefinitionExtractorLoader,
+  type PromptSection,
+  type RepoMapFocus,
+  type RoleBudgetSettings,
   type RolePrompt,
+  type RolePromptOptions,
 } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { planReplySchema, planReplyWithTestEditsSchema, toPlan } from '../domain/plan-reply';
-
-/**
- * Tokens the existing files may take in the planner's prompt. Up to it they
- * are shown whole; past it (a workspace task) as a repository map ranked by
- * relevance to the goal: the coder reads the rest through its tools.
- */
-export const plannerFilesTokens = 6_000;
-
-/** The files as the planner sees them: whole while they fit `budget`, else a repository map cut to it. */
-export async function filesForPlanner(files: CreatePlanRequest['workspace'], goal: string, budget = plannerFilesTokens): Promise<string> {
-  const whole = formatFiles(files);
-  if (countTokens(whole) <= budget) return whole;
-  const extractor = await loadDefinitionExtractor().catch(() => undefined);
-  const map = buildRepoMap({ files, goal, budgetTokens: budget, ...(extractor === undefined ? {} : { extractor }) });
-  return `(${files.length} files; a map of the most relevant, with their definitions)\n${map.text}`;
-}
 
 const placeholders = ['goal', 'spec', 'profile', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan'];
 
@@ -57,35 +48,25 @@ export function testEditsSection(request: Pick<CreatePlanRequest, 'judgeTestEdit
  * them) + workspace + lessons (+ the failed plan and why, on a re-plan) -> a
  * plan from the planner model.
  *
- * A reply that stays invalid after its repair round comes back as
- * `replyFailure`, with the tokens every call used.
+ * The prompt is fitted to `settings.promptBudgetTokens` (see
+ * `planPromptValues`). A reply that stays invalid after its repair round
+ * comes back as `replyFailure`, with the tokens every call used.
  *
- * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language.
+ * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified
+ *   language; RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
+export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt, settings: RoleBudgetSettings, extractor: DefinitionExtractorLoader) {
   assertPlaceholders('planner', prompt, placeholders);
   return async (request: CreatePlanRequest, context: CallContext): Promise<CreatePlanResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
-    const language = languageFromProto(request.language);
-    const replan = request.replanReason === '' ? '' : replanSection(request);
+    languageFromProto(request.language);
+    const schema = request.judgeTestEdits && request.acceptanceTests.length > 0 ? planReplyWithTestEditsSchema : planReplySchema;
     const reply = await callRole({
       role: ChatRole.PLANNER,
       roleModel,
       prompt,
-      values: {
-        goal: request.goal,
-        spec: formatSpec(request.spec),
-        profile: formatProfile(request.profile),
-        language,
-        testFramework: testConvention(language).framework,
-        languageGuide: testConvention(language).guide,
-        workspace: await filesForPlanner(request.workspace, request.goal),
-        acceptanceTests: await filesForPlanner(request.acceptanceTests, request.goal),
-        testEdits: testEditsSection(request),
-        lessons: formatLessons(request.lessons),
-        replan,
-      },
-      schema: request.judgeTestEdits && request.acceptanceTests.length > 0 ? planReplyWithTestEditsSchema : planReplySchema,
+      values: planPromptValues(request, prompt, await rolePromptOptions(settings, replySchemaTokens(schema), extractor)),
+      schema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
@@ -93,6 +74,39 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt) {
     const plan = toPlan(reply.value, request.language, request.lessons);
     return { plan, usage: reply.usage, replyFailure: undefined };
   };
+}
+
+/**
+ * The planner's prompt values within `budgetTokens`: the goal (at most a
+ * quarter of the budget), spec, profile, rules, lessons, a re-plan's
+ * evidence, and the workspace and acceptance tests as `codeSection` shows
+ * them (on a re-plan, the files and lines the failure names first). What is
+ * cut says so.
+ *
+ * @throws AppError INVALID_ARGUMENT for an unspecified language;
+ *   RESOURCE_EXHAUSTED when the template alone is over the budget.
+ */
+export function planPromptValues(request: CreatePlanRequest, prompt: RolePrompt, options: RolePromptOptions): Readonly<Record<string, string>> {
+  const { budgetTokens, extractor } = options;
+  const language = languageFromProto(request.language);
+  const replan = request.replanReason === '' ? '' : replanSection(request);
+  const focus: RepoMapFocus = request.replanReason === '' ? {} : { errorText: [request.previousFailure, request.reflection?.rootCause ?? '', request.reflection?.fixDirection ?? ''].join('\n') };
+  const source = { goal: request.goal, focus, ...(extractor === undefined ? {} : { extractor }) };
+  const sections: PromptSection[] = [
+    goalSection(request.goal, budgetTokens, { weight: 3 }),
+    { name: 'spec', text: formatSpec(request.spec), weight: 2 },
+    { name: 'profile', text: formatProfile(request.profile) },
+    { name: 'language', text: language, fixed: true },
+    { name: 'testFramework', text: testConvention(language).framework, fixed: true },
+    { name: 'languageGuide', text: testConvention(language).guide, fixed: true },
+    // Whole while they fit (a greenfield task's files); else the files most relevant to the goal and a map of the rest.
+    codeSection('workspace', { ...source, files: request.workspace }, 4),
+    codeSection('acceptanceTests', { ...source, files: request.acceptanceTests }, 2),
+    { name: 'testEdits', text: testEditsSection(request), fixed: true },
+    { name: 'lessons', text: formatLessons(request.lessons) },
+    { name: 'replan', text: replan, fit: (tokens) => cutText(replan, tokens, { label: 'the re-plan evidence' }), weight: 2 },
+  ];
+  return fitPrompt(prompt, sections, budgetTokens, { budgetKey: 'planner.promptBudgetTokens', reservedTokens: options.reservedTokens ?? 0 }).values;
 }
 
 /**

@@ -1,14 +1,29 @@
-import { assertPlaceholders, callRole, countTokens, formatProfile, goalForPrompt, languageFromProto, truncateToTokens, type RolePrompt } from '@ratchet/agent';
+import {
+  assertPlaceholders,
+  callRole,
+  codeSection,
+  countTokens,
+  fitPrompt,
+  formatProfile,
+  goalSection,
+  languageFromProto,
+  replySchemaTokens,
+  rolePromptOptions,
+  truncateToTokens,
+  type DefinitionExtractorLoader,
+  type RoleBudgetSettings,
+  type RolePrompt,
+  type RolePromptOptions,
+} from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { ClarifyingQuestion, RepromptRequest, RepromptResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
 import { maxQuestionsPerReply, nextQuestionIds, specReplySchema, toSpec } from '../domain/spec-reply';
-import { filesForPlanner } from './create-plan';
 
 const placeholders = ['goal', 'language', 'profile', 'workspace', 'acceptanceTests', 'answered', 'questionRule'];
 
-/** Tokens of the goal the reprompter's prompt holds; the rest is cut with a note (the orchestrator keeps the whole goal). */
+/** Tokens of the goal the reprompter's prompt holds at most (less when its budget is smaller); the rest is cut with a note (the orchestrator keeps the whole goal). */
 export const reprompterGoalTokens = 6_000;
 
 /** Tokens of one answer shown to the reprompter; a pasted document is cut with a note. */
@@ -47,35 +62,30 @@ export function formatAnswered(answered: readonly ClarifyingQuestion[]): string 
  * questions answered so far) -> a structured spec, or up to `max_questions`
  * clarifying questions to ask first. New questions get ids `q<n>` numbered
  * on from the answered ones and are stamped with the time they were asked.
- * A goal longer than `reprompterGoalTokens` is cut in the prompt with a
- * note; the caller keeps the whole goal.
  *
- * A reply that stays invalid after its repair round comes back as
- * `replyFailure`, with the tokens every call used.
+ * The prompt is fitted to `settings.promptBudgetTokens` (see
+ * `repromptPromptValues`): a goal longer than `reprompterGoalTokens` (or
+ * than its share) is cut in the prompt with a note; the caller keeps the
+ * whole goal. A reply that stays invalid after its repair round comes back
+ * as `replyFailure`, with the tokens every call used.
  *
- * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language.
+ * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified
+ *   language; RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function repromptHandler(roleModel: RoleModel, prompt: RolePrompt, now: () => Date = () => new Date()) {
+export function repromptHandler(roleModel: RoleModel, prompt: RolePrompt, settings: RoleBudgetSettings, extractor: DefinitionExtractorLoader, now: () => Date = () => new Date()) {
   assertPlaceholders('reprompter', prompt, placeholders);
   return async (request: RepromptRequest, context: CallContext): Promise<RepromptResponse> => {
     if (request.goal.trim() === '') {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the program should do, for example "a CLI that keeps a todo list in a JSON file"');
     }
-    const language = languageFromProto(request.language);
+    languageFromProto(request.language);
+    const schema = specReplySchema({ maxQuestions: request.maxQuestions, asked: request.answered.map((question) => question.question) });
     const reply = await callRole({
       role: ChatRole.REPROMPTER,
       roleModel,
       prompt,
-      values: {
-        goal: goalForPrompt(request.goal, reprompterGoalTokens),
-        language,
-        profile: formatProfile(request.profile),
-        workspace: await filesForPlanner(request.workspace, request.goal.slice(0, 10_000)),
-        acceptanceTests: await filesForPlanner(request.acceptanceTests, request.goal.slice(0, 10_000)),
-        answered: formatAnswered(request.answered),
-        questionRule: questionRule(request.maxQuestions),
-      },
-      schema: specReplySchema({ maxQuestions: request.maxQuestions, asked: request.answered.map((question) => question.question) }),
+      values: repromptPromptValues(request, prompt, await rolePromptOptions(settings, replySchemaTokens(schema), extractor)),
+      schema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });
@@ -101,4 +111,33 @@ export function repromptHandler(roleModel: RoleModel, prompt: RolePrompt, now: (
       replyFailure: undefined,
     };
   };
+}
+
+/**
+ * The reprompter's prompt values within `budgetTokens`: the goal (the
+ * largest share, at most `reprompterGoalTokens`), the profile, the answers
+ * so far, the rule on questions, and the workspace and acceptance tests as
+ * the planner sees them (see `codeSection`). What is cut says so.
+ *
+ * @throws AppError INVALID_ARGUMENT for an unspecified language;
+ *   RESOURCE_EXHAUSTED when the template alone is over the budget.
+ */
+export function repromptPromptValues(request: RepromptRequest, prompt: RolePrompt, options: RolePromptOptions): Readonly<Record<string, string>> {
+  const { budgetTokens, extractor } = options;
+  // Ranking reads the goal's words; the start of a very long goal names what matters.
+  const source = { goal: request.goal.slice(0, 10_000), ...(extractor === undefined ? {} : { extractor }) };
+  return fitPrompt(
+    prompt,
+    [
+      goalSection(request.goal, budgetTokens, { maxTokens: reprompterGoalTokens, weight: 4 }),
+      { name: 'language', text: languageFromProto(request.language), fixed: true },
+      { name: 'profile', text: formatProfile(request.profile) },
+      codeSection('workspace', { ...source, files: request.workspace }, 2),
+      codeSection('acceptanceTests', { ...source, files: request.acceptanceTests }, 1),
+      { name: 'answered', text: formatAnswered(request.answered), weight: 2 },
+      { name: 'questionRule', text: questionRule(request.maxQuestions), fixed: true },
+    ],
+    budgetTokens,
+    { budgetKey: 'reprompter.promptBudgetTokens', reservedTokens: options.reservedTokens ?? 0 },
+  ).values;
 }

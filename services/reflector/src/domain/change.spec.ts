@@ -55,14 +55,35 @@ describe('describeChange', () => {
     expect(change.text).toBe('(no change)');
   });
 
-  it('keeps a large change within its budget: a file that does not fit is cut and the rest are listed', () => {
+  it('keeps a large change within its budget: every file shows its first hunks whole and names the lines it leaves out', () => {
     const big = Array.from({ length: 6 }, (_, index) => ({ path: `module_${index}.py`, content: `def f_${index}(value):\n    return value\n`.repeat(400) }));
     const change = describeChange([], big, 8_000);
-    expect(countTokens(change.text)).toBeLessThanOrEqual(8_000 + 100);
+    expect(countTokens(change.text)).toBeLessThanOrEqual(8_000);
     expect(change.files).toHaveLength(6);
-    expect(change.leftOut.length).toBeGreaterThan(0);
-    expect(change.text).toContain(`more changed file${change.leftOut.length === 1 ? '' : 's'} not shown, over the review's budget: ${change.leftOut.join(', ')}`);
-    expect(change.text).toContain('+    1 | def f_0(value):');
+    expect(change.leftOut).toEqual([]);
+    for (let index = 0; index < 6; index += 1) {
+      expect(change.text).toContain(`+++ b/module_${index}.py (new file, 800 lines)\n+    1 | def f_${index}(value):`);
+      expect(change.text).toMatch(new RegExp(`\\.\\.\\. \\(over the review's budget, not shown: new lines \\d+-800 of module_${index}\\.py\\)`));
+    }
+  });
+
+  it('shows the hunks of a modified file in order, never one cut in its middle, and lists the files that get too little room', () => {
+    const base = `${'def keep(value):\n    return value\n\n'.repeat(300)}`;
+    const lines = base.split('\n');
+    for (const at of [100, 400, 700]) lines[at] = `    return value + ${at}`;
+    const modified = { path: 'calc.py', content: lines.join('\n') };
+    const change = describeChange([{ path: 'calc.py', content: base }], [modified], 190);
+    expect(countTokens(change.text)).toBeLessThanOrEqual(190);
+    expect(change.text).toContain('+  101 |     return value + 100');
+    expect(change.text).not.toContain('return value + 700');
+    expect(change.text).toMatch(/\.\.\. \(over the review's budget, not shown: new lines 398-404, 698-704 of calc\.py\)$/);
+
+    const many = Array.from({ length: 60 }, (_, index) => ({ path: `m_${String(index).padStart(2, '0')}.py`, content: `def f_${index}(value):\n    return value\n`.repeat(40) }));
+    const crowded = describeChange([], many, 2_000);
+    expect(countTokens(crowded.text)).toBeLessThanOrEqual(2_000);
+    expect(crowded.leftOut.length).toBeGreaterThan(0);
+    expect(crowded.text).toContain('+++ b/m_00.py (new file, 80 lines)\n+    1 | def f_0(value):');
+    expect(crowded.text).toContain(`more changed files not shown, over the review's budget: ${crowded.leftOut.join(', ')})`);
   });
 });
 

@@ -1,4 +1,4 @@
-import { assertPlaceholders, callRole, goalForPrompt, languageFromProto, type RolePrompt } from '@ratchet/agent';
+import { assertPlaceholders, callRole, countTokens, fitPrompt, goalSection, languageFromProto, replySchemaTokens, type RoleBudgetSettings, type RolePrompt } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { AuditRequest, AuditResponse, SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
@@ -7,7 +7,7 @@ import { describeChange } from '../domain/change';
 import { fromAudit, fromScanner, orderFindings, type ScannerFinding, type ScannerVerdict } from '../domain/findings';
 import { auditReplySchema } from '../domain/review-reply';
 import { findingToProto, severityFromProto } from './proto-enums';
-import { noUsage } from './review';
+import { changeSection, noUsage } from './review';
 
 const placeholders = ['goal', 'language', 'change', 'scannerFindings'];
 
@@ -31,6 +31,13 @@ export function formatScannerFindings(findings: readonly SafetyFinding[]): strin
     .join('\n');
 }
 
+/** The scanner findings judged: the first ones (at most `maxJudgedScannerFindings`) whose list takes at most `maxTokens`. */
+function judgedFindings(findings: readonly SafetyFinding[], maxTokens: number): SafetyFinding[] {
+  let count = Math.min(findings.length, maxJudgedScannerFindings);
+  while (count > 0 && countTokens(formatScannerFindings(findings.slice(0, count))) > maxTokens) count -= 1;
+  return findings.slice(0, count);
+}
+
 function scannerFinding(finding: SafetyFinding): ScannerFinding {
   return { ruleId: finding.ruleId, tool: finding.tool, severity: severityFromProto(finding.severity), path: finding.path, line: finding.line, cwe: finding.cwe, message: finding.message, remediation: finding.remediation };
 }
@@ -46,12 +53,17 @@ function scannerFinding(finding: SafetyFinding): ScannerFinding {
  * the change block, except scanner findings the auditor judged false
  * positives. Without a change and scanner findings the model is not called.
  *
- * A reply that stays invalid after its repair round comes back as
- * `replyFailure` (no findings), with the tokens every call used.
+ * The prompt is fitted to `settings.promptBudgetTokens`: the scanner
+ * findings the auditor judges are kept whole (as many as fit a third of the
+ * budget, at most `maxJudgedScannerFindings`; the rest are recorded
+ * unjudged), and the diff gets the largest share of the rest. A reply that
+ * stays invalid after its repair round comes back as `replyFailure` (no
+ * findings), with the tokens every call used.
  *
- * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language.
+ * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified
+ *   language; RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function auditHandler(roleModel: RoleModel, prompt: RolePrompt) {
+export function auditHandler(roleModel: RoleModel, prompt: RolePrompt, settings: RoleBudgetSettings) {
   assertPlaceholders('auditor', prompt, placeholders);
   return async (request: AuditRequest, context: CallContext): Promise<AuditResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; the auditor reads a change against the goal it is for');
@@ -60,13 +72,25 @@ export function auditHandler(roleModel: RoleModel, prompt: RolePrompt) {
     if (change.files.length === 0 && request.scannerFindings.length === 0) {
       return { findings: [], summary: 'Nothing changed and the scanners found nothing, so there is nothing to audit.', usage: noUsage, replyFailure: undefined };
     }
-    const judged = request.scannerFindings.slice(0, maxJudgedScannerFindings);
+    const judged = judgedFindings(request.scannerFindings, Math.floor(settings.promptBudgetTokens / 3));
+    const schema = auditReplySchema(judged.length);
     const reply = await callRole({
       role: ChatRole.AUDITOR,
       roleModel,
       prompt,
-      values: { goal: goalForPrompt(request.goal), language, change: change.text, scannerFindings: formatScannerFindings(judged) },
-      schema: auditReplySchema(judged.length),
+      values: fitPrompt(
+        prompt,
+        [
+          goalSection(request.goal, settings.promptBudgetTokens),
+          { name: 'language', text: language, fixed: true },
+          changeSection(change),
+          // Numbered for the verdicts: each one shown must be judged, so none is cut.
+          { name: 'scannerFindings', text: formatScannerFindings(judged), fixed: true },
+        ],
+        settings.promptBudgetTokens,
+        { budgetKey: 'auditor.promptBudgetTokens', reservedTokens: replySchemaTokens(schema) },
+      ).values,
+      schema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
     });

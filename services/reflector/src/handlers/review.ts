@@ -1,9 +1,9 @@
-import { assertPlaceholders, callRole, formatPlan, formatSpec, goalForPrompt, languageFromProto, type RolePrompt } from '@ratchet/agent';
+import { assertPlaceholders, callRole, countTokens, fitPrompt, formatPlan, formatSpec, goalSection, languageFromProto, replySchemaTokens, type PromptSection, type RoleBudgetSettings, type RolePrompt } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { ReviewRequest, ReviewResponse, Usage } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, type RoleModel } from '@ratchet/llm';
-import { describeChange } from '../domain/change';
+import { describeChange, fitChange, type Change } from '../domain/change';
 import { fromReview, orderFindings } from '../domain/findings';
 import { reviewReplySchema } from '../domain/review-reply';
 import { findingToProto } from './proto-enums';
@@ -26,12 +26,15 @@ export const noUsage: Usage = { promptTokens: 0, completionTokens: 0, costUsd: 0
  * correctness finding blocks when the reviewer flagged it blocking; nothing
  * else does. Without a change the model is not called.
  *
- * A reply that stays invalid after its repair round comes back as
- * `replyFailure` (no findings), with the tokens every call used.
+ * The prompt is fitted to `settings.promptBudgetTokens`: goal, spec and
+ * plan, and the diff with the largest share (see `changeSection`). A reply
+ * that stays invalid after its repair round comes back as `replyFailure`
+ * (no findings), with the tokens every call used.
  *
- * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified language.
+ * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified
+ *   language; RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function reviewHandler(roleModel: RoleModel, prompt: RolePrompt) {
+export function reviewHandler(roleModel: RoleModel, prompt: RolePrompt, settings: RoleBudgetSettings) {
   assertPlaceholders('reviewer', prompt, placeholders);
   return async (request: ReviewRequest, context: CallContext): Promise<ReviewResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; the reviewer reads a change against the goal it is for');
@@ -42,7 +45,18 @@ export function reviewHandler(roleModel: RoleModel, prompt: RolePrompt) {
       role: ChatRole.REVIEWER,
       roleModel,
       prompt,
-      values: { goal: goalForPrompt(request.goal), spec: formatSpec(request.spec), language, plan: formatPlan(request.plan), change: change.text },
+      values: fitPrompt(
+        prompt,
+        [
+          goalSection(request.goal, settings.promptBudgetTokens),
+          { name: 'spec', text: formatSpec(request.spec) },
+          { name: 'language', text: language, fixed: true },
+          { name: 'plan', text: formatPlan(request.plan) },
+          changeSection(change),
+        ],
+        settings.promptBudgetTokens,
+        { budgetKey: 'reviewer.promptBudgetTokens', reservedTokens: replySchemaTokens(reviewReplySchema) },
+      ).values,
       schema: reviewReplySchema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
@@ -51,4 +65,9 @@ export function reviewHandler(roleModel: RoleModel, prompt: RolePrompt) {
     const findings = orderFindings(reply.value.findings.map((finding) => fromReview(finding, change)));
     return { findings: findings.map(findingToProto), summary: reply.value.summary, usage: reply.usage, replyFailure: undefined };
   };
+}
+
+/** The change as a budgeted section: the diff gets the largest share, cut by whole hunks (see `fitChange`). */
+export function changeSection(change: Change): PromptSection {
+  return { name: 'change', tokens: countTokens(fitChange(change, Number.MAX_SAFE_INTEGER).text), fit: (tokens) => fitChange(change, tokens).text, weight: 4 };
 }
