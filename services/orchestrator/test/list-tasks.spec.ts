@@ -6,6 +6,9 @@ import { TaskStore } from '../src';
 import { listTasks } from '../src/handlers/list-tasks';
 import { task } from './fixtures';
 
+// The hook starts PGlite and runs every migration: on a busy 2-core machine that takes longer than jest's 5 s default, as in the other PGlite suites.
+jest.setTimeout(30_000);
+
 describe('ListTasks (PGlite store)', () => {
   let db: Database;
   let store: TaskStore;
