@@ -48,6 +48,13 @@ describe('judging a test run against the baseline', () => {
     expect(judgeAgainstBaseline(before, run({ test_goal: true, test_fixture: false, test_other: true, test_new: false }), false)).toMatchObject({ passed: false, newlyBroken: ['tests.test_mod::test_new'] });
   });
 
+  it('passes a green run even when none of the old failures has a passing counterpart (a collection error the change removed)', () => {
+    const collectionError = { ...run({ 'tests.test_textutils': false }), cases: run({ 'tests.test_textutils': false }).cases.map((testCase) => ({ ...testCase, suite: '' })) };
+    const green = run({ test_shorten: true, test_slugify: true });
+    expect(judgeAgainstBaseline(collectionError, green, true)).toEqual({ passed: true, fixed: [], preExisting: [], newlyBroken: [] });
+    expect(judgeAgainstBaseline(collectionError, green, false).passed).toBe(false);
+  });
+
   it("keeps the run's own verdict without a baseline, with a baseline that passed, or without a parsed report", () => {
     const allPassed = run({ test_goal: true, test_other: true });
     expect(judgeAgainstBaseline(undefined, run({ test_goal: false }), false).passed).toBe(false);

@@ -30,7 +30,10 @@ export function baselineFailures(baseline: TestReport | undefined): string[] {
  * and fixes at least one of the failures: the tests the goal is about are
  * among them, and the others are pre-existing, reported but never counted
  * against a correct change. A run without a parsed report keeps its own
- * verdict.
+ * verdict, and a run that passed outright always passes: the baseline only
+ * forgives old failures, it never fails a green run (a collection error
+ * before the change, say a test importing a function the goal adds, has no
+ * passing counterpart to be "fixed" by).
  */
 export function judgeAgainstBaseline(baseline: TestReport | undefined, report: TestReport | undefined, runPassed: boolean): BaselineJudgement {
   const before = new Set(baselineFailures(baseline));
@@ -40,7 +43,7 @@ export function judgeAgainstBaseline(baseline: TestReport | undefined, report: T
   const preExisting = now.filter((id) => before.has(id));
   const newlyBroken = now.filter((id) => !before.has(id));
   if (before.size === 0 || report?.parsed !== true) return { passed: runPassed, fixed, preExisting, newlyBroken };
-  return { passed: newlyBroken.length === 0 && fixed.length > 0 && report.total > 0, fixed, preExisting, newlyBroken };
+  return { passed: runPassed || (newlyBroken.length === 0 && fixed.length > 0 && report.total > 0), fixed, preExisting, newlyBroken };
 }
 
 /** One line for a phase summary and the final report: what the run fixed, what it broke, what failed before. */
