@@ -3,5 +3,7 @@ export { migrate } from './migrate';
 export type { Migration } from './migrate';
 export { openPglite } from './pglite';
 export type { PgliteOptions } from './pglite';
+export { clusterTemplate, defaultCacheDirectory } from './pglite-template';
+export type { ClusterTemplate } from './pglite-template';
 export { openPostgres, openPostgresWithRetry } from './postgres';
 export type { PostgresOptions } from './postgres';

@@ -1,9 +1,10 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Database, Queryable, QueryResult } from './database';
+import { clusterTemplate, type ClusterTemplate } from './pglite-template';
 import { sqlError } from './sql-error';
 
 export interface PgliteOptions {
@@ -11,6 +12,8 @@ export interface PgliteOptions {
   readonly dataDir?: string;
   /** Loads pgvector and creates the `vector` extension. */
   readonly vector?: boolean;
+  /** Where a new database's cluster comes from instead of initdb (see ClusterTemplate); default the user's cache, `false` = always initdb. */
+  readonly template?: ClusterTemplate | false;
 }
 
 const lockFile = 'ratchet.lock';
@@ -37,13 +40,46 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Database>
   }
   let db: PGlite;
   try {
-    db = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), ...(options.vector === true ? { extensions: { vector } } : {}) });
+    db = await createCluster(dataDir, options);
     if (options.vector === true) await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
   } catch (error) {
     if (dataDir !== undefined) releaseLock(dataDir);
     throw new AppError(ErrorCode.INTERNAL, `cannot open the database${dataDir === undefined ? '' : ` in ${dataDir}`}: ${(error as Error).message}`, { cause: error });
   }
   return new PgliteDatabase(db, dataDir);
+}
+
+/**
+ * PGlite in `dataDir` (or in memory). A new cluster starts from the stored
+ * template when there is one; otherwise initdb makes it and the result is
+ * stored for the next. A template that does not load is discarded, what it
+ * left in the directory removed, and initdb used.
+ */
+async function createCluster(dataDir: string | undefined, options: PgliteOptions): Promise<PGlite> {
+  const settings = { ...(dataDir === undefined ? {} : { dataDir }), ...(options.vector === true ? { extensions: { vector } } : {}) };
+  const fresh = dataDir === undefined || !existsSync(path.join(dataDir, 'PG_VERSION'));
+  const template = fresh && options.template !== false ? (options.template ?? clusterTemplate()) : undefined;
+  if (template === undefined) return PGlite.create(settings);
+  const stored = await template.read();
+  if (stored !== undefined) {
+    const before = new Set(dataDir === undefined ? [] : readdirSync(dataDir));
+    try {
+      const db = await PGlite.create({ ...settings, loadDataDir: stored });
+      // The template was dumped from a directory with its maker's lock file in it: the lock is this process's.
+      if (dataDir !== undefined) writeFileSync(path.join(dataDir, lockFile), String(process.pid));
+      return db;
+    } catch {
+      await template.discard();
+      if (dataDir !== undefined) for (const entry of readdirSync(dataDir)) if (!before.has(entry)) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+    }
+  }
+  const db = await PGlite.create(settings);
+  try {
+    await template.write(await db.dumpDataDir('none'));
+  } catch {
+    // The template only saves the next database time; this one is open either way.
+  }
+  return db;
 }
 
 class PgliteDatabase implements Database {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ErrorCode } from '@ratchet/errors';
-import { openPglite } from '../src';
+import { clusterTemplate, defaultCacheDirectory, openPglite } from '../src';
 import { databaseContract } from './database-contract';
 
 jest.setTimeout(60_000);
@@ -56,5 +56,81 @@ describe('PGlite on disk', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe('a new PGlite database from the stored cluster template', () => {
+  it('stores the first cluster it makes, starts the next from it, and keeps each database its own', async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
+    const dirs = [await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-')), await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'))];
+    try {
+      const template = clusterTemplate(cache);
+      expect(await template.read()).toBeUndefined();
+      const first = await openPglite({ dataDir: dirs[0], template });
+      await first.execute("CREATE TABLE mine (v text); INSERT INTO mine VALUES ('first')");
+      await first.close();
+      const stored = await template.read();
+      expect(stored?.size).toBeGreaterThan(1_000_000);
+      const files = await readdir(path.join(cache, 'pglite'));
+      expect(files).toEqual([expect.stringMatching(/^cluster-\d+\.\d+\.\d+\.tar$/)]);
+      expect((await stat(path.join(cache, 'pglite', files[0]!))).mode & 0o777).toBe(0o600);
+
+      // A template is the cluster as initdb left it: the first database's table is not in the second.
+      const second = await openPglite({ dataDir: dirs[1], template, vector: true });
+      await expect(second.query('SELECT v FROM mine')).rejects.toThrow(/42P01/);
+      // Loading the template (dumped with its maker's lock file) keeps this process's lock on the directory.
+      await expect(openPglite({ dataDir: dirs[1], template })).rejects.toMatchObject({ message: expect.stringContaining('already open in this process') });
+      await second.execute("CREATE TABLE mine (v text); INSERT INTO mine VALUES ('second')");
+      await second.close();
+      const reopened = await openPglite({ dataDir: dirs[1], template });
+      expect((await reopened.query<{ v: string }>('SELECT v FROM mine')).rows).toEqual([{ v: 'second' }]);
+      await reopened.close();
+    } finally {
+      for (const dir of [cache, ...dirs]) await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts a new database from the template, which it proves by what the template holds', async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
+    try {
+      // A template with a marker table in it (a real one never has tables): a database made from it has the table.
+      const { PGlite } = await import('@electric-sql/pglite');
+      const source = await PGlite.create();
+      await source.exec("CREATE TABLE marker (v text); INSERT INTO marker VALUES ('from the template')");
+      const template = clusterTemplate(cache);
+      await template.write(await source.dumpDataDir('none'));
+      await source.close();
+      const db = await openPglite({ dataDir: dir, template });
+      expect((await db.query<{ v: string }>('SELECT v FROM marker')).rows).toEqual([{ v: 'from the template' }]);
+      await db.close();
+    } finally {
+      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
+    }
+  });
+
+  it('discards a template that does not load, leaves nothing of it in the directory, and makes the database with initdb', async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
+    try {
+      const template = clusterTemplate(cache);
+      await template.write(new Blob([Buffer.from('not a tarball of a cluster')]));
+      await writeFile(path.join(dir, 'notes.txt'), 'left alone');
+      const db = await openPglite({ dataDir: dir, template });
+      await db.execute("CREATE TABLE t (v text); INSERT INTO t VALUES ('works')");
+      expect((await db.query<{ v: string }>('SELECT v FROM t')).rows).toEqual([{ v: 'works' }]);
+      await db.close();
+      expect(await readFile(path.join(dir, 'notes.txt'), 'utf8')).toBe('left alone');
+      // The bad file was replaced by the cluster initdb made.
+      expect((await template.read())?.size).toBeGreaterThan(1_000_000);
+    } finally {
+      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the cache under RATCHET_CACHE_DIR, else XDG_CACHE_HOME/ratchet, else ~/.cache/ratchet', () => {
+    expect(defaultCacheDirectory({ RATCHET_CACHE_DIR: '/srv/cache', XDG_CACHE_HOME: '/x' })).toBe('/srv/cache');
+    expect(defaultCacheDirectory({ XDG_CACHE_HOME: '/x' })).toBe(path.join('/x', 'ratchet'));
+    expect(defaultCacheDirectory({})).toBe(path.join(os.homedir(), '.cache', 'ratchet'));
   });
 });

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --liftoff-only
 // The `ratchet` command. Built code lives in dist/; run `npm run build` after changing src/.
 'use strict';
 // Spans leave this process only when an OTEL_* variable asks for it (e.g.

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startStack, type Stack } from '@ratchet/testing';
 import { learningLesson, learningSuite, learningTurns, sampleTurns, writeTurns } from './fixtures/bench/scripts';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, temporaryDirectory } from './helpers';
 
 // `ratchet bench --server`: the built command against distributed Ratchet
 // (real nats-server and Postgres, every service its own process). Memory
@@ -13,7 +13,6 @@ import { temporaryDirectory } from './helpers';
 jest.setTimeout(300_000);
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const token = 'bench-secret-token';
 
 let stack: Stack;
@@ -34,7 +33,7 @@ interface BenchJson {
 
 function bench(args: string[]): Promise<Run> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-  const child = spawn(process.execPath, [bin, 'bench', ...args], { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
+  const child = spawn(process.execPath, ratchetArgv(['bench', ...args]), { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

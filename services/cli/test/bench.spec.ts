@@ -6,7 +6,7 @@ import type { ScriptedTurn } from '@ratchet/llm';
 import { startFakeOpenAiServer } from '@ratchet/testing';
 import { goalOf, learningLesson, learningSuite, learningTurns, sampleTurns, solutionCode as code, solutionPlan as plan, turnUsage as usage, writeTurns } from './fixtures/bench/scripts';
 import { sampleSolutions } from './fixtures/bench/sample-solutions';
-import { runRatchet, temporaryDirectory, type Finished } from './helpers';
+import { type Finished, ratchetArgv, runRatchet, temporaryDirectory } from './helpers';
 
 // `ratchet bench` as a user runs it: the built command in a child process,
 // embedded mode with every real service (Docker sandbox, PGlite, memory);
@@ -16,7 +16,6 @@ import { runRatchet, temporaryDirectory, type Finished } from './helpers';
 jest.setTimeout(240_000);
 
 const repo = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const sampleSuite = path.join(repo, 'examples', 'bench', 'sample.jsonl');
 const workspaceSuite = path.join(repo, 'examples', 'bench', 'workspace');
 
@@ -136,7 +135,7 @@ describe('ratchet bench', () => {
       ]),
     );
     const out = path.join(dir, 'interrupted-run');
-    const child = spawn(process.execPath, [bin, 'bench', suite, '--out', out], { cwd: dir, env: environment({ RATCHET_MODEL_SCRIPT: script }) });
+    const child = spawn(process.execPath, ratchetArgv(['bench', suite, '--out', out]), { cwd: dir, env: environment({ RATCHET_MODEL_SCRIPT: script }) });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();

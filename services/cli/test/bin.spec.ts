@@ -3,10 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, ratchetBin, temporaryDirectory } from './helpers';
 
 // The `ratchet` command as a user runs it: the built bin in a child process.
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 
 describe('the ratchet command', () => {
   let dir: string;
@@ -20,7 +19,7 @@ describe('the ratchet command', () => {
 
   function ratchet(args: string[], env: Record<string, string> = {}) {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-    const result = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_STORAGE_DATA_DIR: path.join(dir, 'data'), ...env }, encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, ratchetArgv(args), { cwd: dir, env: { ...clean, RATCHET_STORAGE_DATA_DIR: path.join(dir, 'data'), ...env }, encoding: 'utf8', timeout: 60_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }
 
@@ -51,6 +50,16 @@ describe('the ratchet command', () => {
     const badLang = ratchet(['run', 'x', '--lang', 'cobol'], { RATCHET_MODEL_BASE_URL: 'http://127.0.0.1:9/v1', RATCHET_MODEL_NAME: 'm' });
     expect(badLang.status).toBe(1);
     expect(badLang.stderr).toContain('use python, typescript or javascript');
+  });
+
+  it('runs as an executable through its #! line, as npx and a PATH install run it', () => {
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+    // The #! line names `node`: the one running this test comes first on PATH.
+    const env = { ...clean, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`, RATCHET_STORAGE_DATA_DIR: path.join(dir, 'executable-data') };
+    const result = spawnSync(ratchetBin, ['history'], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('no tasks yet');
   });
 
   it('lists an empty history and rejects an unknown task', () => {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { scriptedGoals, servePackageIndex, startStack, wheel, writeScript, type PackageIndex, type Stack } from '@ratchet/testing';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, temporaryDirectory } from './helpers';
 
 // Distributed mode as teams run it: a real nats-server and Postgres, every
 // service its own process (two sandbox runners), the orchestrator's gRPC API,
@@ -11,7 +11,6 @@ import { temporaryDirectory } from './helpers';
 jest.setTimeout(300_000);
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const token = 'e2e-secret-token';
 
 const concurrent = scriptedGoals('e2e', 10);
@@ -35,7 +34,7 @@ interface Run {
 /** Runs the built `ratchet` command against the stack; `onStderr` sees its progress as it comes. */
 function ratchet(args: string[], options: { env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Run> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token, ...options.env } });
+  const child = spawn(process.execPath, ratchetArgv(args), { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token, ...options.env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,9 +1,23 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ScriptedModel, scriptedRoleModels, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
 import type { Output } from '../src/commands';
+
+/** The built `ratchet` command. */
+export const ratchetBin = path.resolve(__dirname, '../bin/ratchet.js');
+
+/**
+ * The arguments of `node` that run the built `ratchet` with `args` as a
+ * shell runs it: with the node flags of its `#!/usr/bin/env -S node ...` line.
+ */
+export function ratchetArgv(args: readonly string[]): string[] {
+  const shebang = readFileSync(ratchetBin, 'utf8').split('\n', 1)[0]!;
+  const flags = shebang.replace(/^#!\S*env\s+(-S\s+)?node\b/, '').trim();
+  return [...(flags === '' ? [] : flags.split(/\s+/)), ratchetBin, ...args];
+}
 
 /** Output that keeps every line, for assertions. */
 export class RecordedOutput implements Output {
@@ -45,8 +59,7 @@ export interface Finished {
  * server in the test's own process can answer it.
  */
 export async function runRatchet(args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Finished> {
-  const bin = path.resolve(__dirname, '../bin/ratchet.js');
-  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: options.env, timeout: options.timeoutMs });
+  const child = spawn(process.execPath, ratchetArgv(args), { cwd: options.cwd, env: options.env, timeout: options.timeoutMs });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

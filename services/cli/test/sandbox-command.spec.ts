@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, temporaryDirectory } from './helpers';
 
 // `ratchet sandbox run` as a user runs it: the built bin, a real Docker engine
 // and real bubblewrap (tools/ensure-docker.sh, tools/ensure-sandbox-rootfs.sh).
 jest.setTimeout(120_000);
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 
 describe('ratchet sandbox run', () => {
   let dir: string;
@@ -24,7 +23,7 @@ describe('ratchet sandbox run', () => {
 
   function ratchet(args: string[]) {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-    const result = spawnSync(process.execPath, [bin, 'sandbox', 'run', ...args], { cwd: dir, env: clean, encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, ratchetArgv(['sandbox', 'run', ...args]), { cwd: dir, env: clean, encoding: 'utf8', timeout: 60_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }
 

@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ScriptedTurn } from '@ratchet/llm';
 import { planReply, startStack, type Stack } from '@ratchet/testing';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, temporaryDirectory } from './helpers';
 
 // Workspace mode distributed: real nats-server and Postgres, every service
 // its own process, the files travelling in SubmitTaskRequest.workspace over
@@ -14,7 +14,6 @@ import { temporaryDirectory } from './helpers';
 jest.setTimeout(300_000);
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const token = 'workspace-e2e-token';
 const gitEnv = { GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' };
 const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: { ...process.env, ...gitEnv } });
@@ -72,7 +71,7 @@ interface Run {
 
 function ratchet(args: string[], onStderr?: (text: string) => void): Promise<Run> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
+  const child = spawn(process.execPath, ratchetArgv(args), { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

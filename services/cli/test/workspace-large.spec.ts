@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ScriptedTurn } from '@ratchet/llm';
 import { planReply, startStack, type Stack } from '@ratchet/testing';
-import { temporaryDirectory } from './helpers';
+import { ratchetArgv, temporaryDirectory } from './helpers';
 
 // A workspace of about 6 MB against a distributed Ratchet: more than a NATS
 // message (1 MiB max_payload, the server's default) and more than grpc-js
@@ -14,7 +14,6 @@ import { temporaryDirectory } from './helpers';
 jest.setTimeout(120_000);
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const bin = path.resolve(__dirname, '../bin/ratchet.js');
 const token = 'workspace-large-token';
 const gitEnv = { GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' };
 const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: { ...process.env, ...gitEnv } });
@@ -61,7 +60,7 @@ let remove: () => Promise<void>;
 
 function ratchet(args: string[]): Promise<{ code: number | null; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
+  const child = spawn(process.execPath, ratchetArgv(args), { cwd: dir, env: { ...clean, RATCHET_SERVER: stack.grpcAddress, RATCHET_TOKEN: token } });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
