@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { TestCaseStatus, type TestReport } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
+import { loadDirectorySuite } from '../src/bench/directory-suite';
+import { judgeHidden, pytestCaseId } from '../src/bench/hidden-tests';
 import { jsonlTask, parseJsonlSuite, testNames } from '../src/bench/jsonl-suite';
 import { MemoryMode, planPasses } from '../src/bench/passes';
 import { loadPythonSyntax, type PythonSyntax } from '../src/bench/python-syntax';
@@ -9,6 +12,7 @@ import { buildReport } from '../src/bench/report';
 import { noUsage, resultFormat, type TaskResult } from '../src/bench/result';
 import { RunStore } from '../src/bench/run-store';
 import { pairedBootstrap } from '../src/bench/stats';
+import { defaultWorkspaceSettings } from '../src/workspace/settings';
 import { failure, temporaryDirectory } from './helpers';
 
 // The parts of `ratchet bench` that need no model and no sandbox: reading
@@ -67,6 +71,53 @@ describe('bench: JSONL suites', () => {
 
   it('names test files after task ids, uniquely', () => {
     expect(testNames(['HumanEval/0', 'humaneval-0', '11', '!!!'])).toEqual(['humaneval_0', 'humaneval_0_2', '11', 'task']);
+  });
+});
+
+describe('bench: hidden tests (SWE-bench style)', () => {
+  it('matches pytest node ids to the JUnit cases of a report', () => {
+    expect(pytestCaseId('tests/test_x.py::test_y')).toBe('tests.test_x::test_y');
+    expect(pytestCaseId('tests/test_x.py::TestY::test_z[a-1]')).toBe('tests.test_x.TestY::test_z[a-1]');
+    expect(pytestCaseId('./test_top.py::test_a')).toBe('test_top::test_a');
+    const report = (cases: [string, string, TestCaseStatus][]): TestReport => ({
+      framework: 'pytest', total: cases.length, passed: 0, failed: 0, errored: 0, skipped: 0, duration: undefined, parsed: true, parseError: '',
+      cases: cases.map(([suite, name, status]) => ({ suite, name, status, file: '', duration: undefined, failureMessage: '', failureDetail: '' })),
+    });
+    const judged = judgeHidden(
+      { failToPass: ['tests/test_x.py::TestY::test_fixed', 'tests/test_x.py::test_missing'], passToPass: ['tests/test_x.py::test_kept', 'tests/test_x.py::test_skipped'] },
+      report([
+        ['tests.test_x.TestY', 'test_fixed', TestCaseStatus.TEST_CASE_STATUS_PASSED],
+        ['tests.test_x', 'test_kept', TestCaseStatus.TEST_CASE_STATUS_PASSED],
+        ['tests.test_x', 'test_skipped', TestCaseStatus.TEST_CASE_STATUS_SKIPPED],
+      ]),
+    );
+    // A hidden test that did not run, or was skipped, is not passing.
+    expect(judged).toEqual({ resolved: false, failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 2 }, notPassing: ['tests/test_x.py::test_missing', 'tests/test_x.py::test_skipped'] });
+  });
+
+  it('keeps hidden files out of what the agent gets, and names a task.yaml that lists hidden files without fail_to_pass, or ids in no file', async () => {
+    const { dir, remove } = await temporaryDirectory();
+    try {
+      const task = async (name: string, yaml: string) => {
+        await mkdir(path.join(dir, name, 'tests'), { recursive: true });
+        await writeFile(path.join(dir, name, 'mod.py'), 'X = 1\n');
+        await writeFile(path.join(dir, name, 'tests', 'test_mod.py'), 'from mod import X\n\n\ndef test_x():\n    assert X == 1\n');
+        await writeFile(path.join(dir, name, 'tests', 'test_hidden.py'), 'def test_h():\n    pass\n');
+        await writeFile(path.join(dir, name, 'task.yaml'), yaml);
+      };
+      await task('good', 'goal: g\nhidden_tests: [tests/test_hidden.py]\nfail_to_pass: [tests/test_hidden.py::test_h]\npass_to_pass: [tests/test_mod.py::test_x]\n');
+      await task('stray-id', 'goal: g\nhidden_tests: [tests/test_hidden.py]\nfail_to_pass: [tests/test_other.py::test_h]\n');
+      const { tasks } = await loadDirectorySuite(dir, defaultWorkspaceSettings);
+      const good = tasks.find((entry) => entry.id === 'good')!;
+      expect([...good.workspace, ...good.acceptanceTests].map((file) => file.path).sort()).toEqual(['mod.py', 'tests/test_mod.py']);
+      expect(good.hidden).toEqual({ files: [{ path: 'tests/test_hidden.py', content: 'def test_h():\n    pass\n' }], failToPass: ['tests/test_hidden.py::test_h'], passToPass: ['tests/test_mod.py::test_x'] });
+      expect(tasks.find((entry) => entry.id === 'stray-id')!.inputError).toBe('test tests/test_other.py::test_h is in no file of the task (hidden or sent); use a pytest node id, e.g. tests/test_x.py::test_y');
+
+      await task('no-f2p', 'goal: g\nhidden_tests: [tests/test_hidden.py]\n');
+      await expect(loadDirectorySuite(dir, defaultWorkspaceSettings)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('no-f2p/task.yaml: fail_to_pass: hidden_tests needs fail_to_pass') });
+    } finally {
+      await remove();
+    }
   });
 });
 

@@ -296,6 +296,62 @@ describe('ratchet bench', () => {
     expect(report.results.find((result) => result.task === 'fix-median')!.byRole).toMatchObject({ planner: { modelCalls: 1 }, coder: { modelCalls: 3 } });
   });
 
+  it('judges a SWE-style task by hidden tests the agent never sees: an oracle fix is resolved, a change that passes the visible tests but not the hidden ones is not', async () => {
+    // A project whose visible test passes before and after; the fix's regression test is hidden.
+    const suite = path.join(dir, 'swe-style');
+    const project = path.join(suite, 'even-median');
+    await mkdir(path.join(project, 'tests'), { recursive: true });
+    await writeFile(path.join(project, 'stats.py'), 'def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n    return ordered[middle]\n');
+    await writeFile(path.join(project, 'tests', 'test_stats.py'), 'from stats import median\n\n\ndef test_odd_count():\n    assert median([3, 1, 2]) == 2\n');
+    await writeFile(path.join(project, 'tests', 'test_regression.py'), 'from stats import median\n\n\ndef test_even_count():\n    assert median([4, 1, 3, 2]) == 2.5\n');
+    await writeFile(
+      path.join(project, 'task.yaml'),
+      [
+        'goal: median([4, 1, 3, 2]) returns 3, but the median of an even count is the mean of the two middle values (2.5)',
+        'hidden_tests: [tests/test_regression.py]',
+        'fail_to_pass: [tests/test_regression.py::test_even_count]',
+        'pass_to_pass: [tests/test_stats.py::test_odd_count]',
+        'max_iterations: 1',
+        '',
+      ].join('\n'),
+    );
+    // A second task names a hidden file it does not have: an input error of that task only.
+    await mkdir(path.join(suite, 'missing-hidden', 'tests'), { recursive: true });
+    await writeFile(path.join(suite, 'missing-hidden', 'calc.py'), 'def add(a, b):\n    return a + b\n');
+    await writeFile(path.join(suite, 'missing-hidden', 'tests', 'test_calc.py'), 'from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n');
+    await writeFile(path.join(suite, 'missing-hidden', 'task.yaml'), 'goal: add subtraction\nhidden_tests: [tests/test_sub.py]\nfail_to_pass: [tests/test_sub.py::test_sub]\n');
+
+    const goal = 'Goal: median([4, 1, 3, 2]) returns 3';
+    const fix = { name: 'edit_file', arguments: { path: 'stats.py', search: '    return ordered[middle]\n', replace: '    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle]) / 2\n    return ordered[middle]\n' } };
+    const harmless = { name: 'edit_file', arguments: { path: 'stats.py', search: 'def median(values):\n', replace: 'def median(values):\n    """The middle value of values."""\n' } };
+    const runWith = async (name: string, edit: typeof fix) => {
+      const script = path.join(dir, `${name}.script.json`);
+      await writeTurns(script, [
+        { role: 'planner', expect: [goal], reply: JSON.stringify({ ...JSON.parse(plan), summary: name }) },
+        { role: 'coder', expect: [goal, 'edited stats.py'], toolCalls: [{ name: 'finish', arguments: { summary: name } }] },
+        { role: 'coder', expect: [goal], toolCalls: [edit] },
+      ]);
+      const run = await bench([suite, '--out', path.join(dir, `${name}-run`), '--json'], { RATCHET_MODEL_SCRIPT: script });
+      exited(run, 65);
+      return { run, report: JSON.parse(run.stdout) as BenchJson & { passes: { totals: { judged: number; resolved: number } }[] } };
+    };
+
+    const oracle = await runWith('oracle', fix);
+    const [resolved] = oracle.report.results;
+    expect(resolved).toMatchObject({ task: 'even-median', passed: true, hidden: { resolved: true, failToPass: { passed: 1, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: [] } });
+    expect(oracle.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 1 });
+    expect(oracle.report.inputErrors).toEqual([{ task: 'missing-hidden', error: 'hidden test tests/test_sub.py is not a file of the task folder (or its ignore rules leave it out)' }]);
+    const markdown = await readFile(path.join(dir, 'oracle-run', 'report.md'), 'utf8');
+    expect(markdown).toMatch(/\| even-median \| passed \| yes \| yes \| 1 \|/);
+    expect(markdown).toContain('resolved 1/1 (100%) by the hidden tests');
+
+    const unchanged = await runWith('null-oracle', harmless);
+    // The loop passes (its visible test passes: it never ran the hidden one, which fails here), but the hidden test says the bug is still there.
+    expect(unchanged.report.results[0]).toMatchObject({ task: 'even-median', passed: true, hidden: { resolved: false, failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_regression.py::test_even_count'] } });
+    expect(unchanged.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 0 });
+    expect(unchanged.run.stderr).toMatch(/even-median: passed first time; hidden tests: NOT resolved \(0\/1 fail-to-pass, 1\/1 pass-to-pass\)/);
+  });
+
   it('--compare-memory: the warm pass needs fewer iterations than memory off, with a confidence interval', async () => {
     // Task A fails first (the reflector's lesson says why) and is fixed; task
     // B's coder writes good code only when that lesson is in its prompt, so

@@ -1,11 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseLanguageName, testConvention } from '@ratchet/agent';
+import { parseLanguageName, testConvention, type LanguageName } from '@ratchet/agent';
+import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { collectWorkspace } from '../workspace/collect';
 import type { WorkspaceSettings } from '../workspace/settings';
+import { fileOfNodeId, type HiddenTests } from './hidden-tests';
 import type { BenchTask } from './task';
 
 // Workspace suites: SUITE_DIR/<task>/task.yaml plus the task's files. The
@@ -24,7 +26,13 @@ const taskFileSchema = z.strictObject({
   language: z.string().optional(),
   /** Attempts for this task, 1 to 100; --max-iterations overrides it. */
   max_iterations: z.number().int().min(1).max(100).optional(),
-});
+  /** Test files of the folder the agent never sees; they run on the task's result (SWE-bench style). */
+  hidden_tests: z.array(z.string().trim().min(1)).optional(),
+  /** pytest node ids that fail before the fix and must pass on the result. */
+  fail_to_pass: z.array(z.string().trim().min(1)).optional(),
+  /** pytest node ids that pass before the fix and must still pass on the result. */
+  pass_to_pass: z.array(z.string().trim().min(1)).optional(),
+}).refine((spec) => (spec.hidden_tests ?? []).length === 0 || (spec.fail_to_pass ?? []).length > 0, { message: 'hidden_tests needs fail_to_pass: the tests of those files that the fix makes pass', path: ['fail_to_pass'] });
 
 /** A folder's task, or why it cannot be one (for the suite-level error). */
 type Loaded = { readonly task: BenchTask; readonly notes: readonly string[] } | { readonly problem: string };
@@ -75,7 +83,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
   const parsed = taskFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : issue.message}`));
-    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations)` };
+    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass)` };
   }
   const spec = parsed.data;
   let language;
@@ -92,12 +100,14 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
   }
   // As `ratchet run --workspace`: the project's own tests are its acceptance tests, never edited by the model.
   const convention = testConvention(language);
-  const files = collected.files.filter((file) => file.path !== taskFileName);
+  const hiddenPaths = new Set((spec.hidden_tests ?? []).map((file) => path.posix.normalize(file)));
+  const files = collected.files.filter((file) => file.path !== taskFileName && !hiddenPaths.has(file.path));
   const acceptanceTests = files.filter((file) => convention.isTestPath(file.path));
   const workspace = files.filter((file) => !convention.isTestPath(file.path));
   if (acceptanceTests.length === 0 && spec.test_command === undefined) {
     return { problem: `${folder}: no tests to tell a pass from a failure; add test files (${convention.fileRule.split(' ')[0]}) or test_command to its ${taskFileName}` };
   }
+  const hidden = hiddenTestsOf(spec, collected.files, files, language);
   const task: BenchTask = {
     id: folder,
     goal: spec.goal,
@@ -108,6 +118,31 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
     // A command line as the user would type it in the project's root, as --test-command.
     testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],
     ...(spec.max_iterations === undefined ? {} : { maxIterations: spec.max_iterations }),
+    ...('tests' in hidden ? { hidden: hidden.tests } : {}),
+    ...('error' in hidden ? { inputError: hidden.error } : {}),
   };
   return { task, notes: collected.skipped.map((skipped) => `${folder}: not sent: ${skipped.path} (${skipped.reason})`) };
+}
+
+/**
+ * The hidden tests a task.yaml names, or why they cannot run (an input error
+ * of that task: the bench goes on with the others). Every hidden file must be
+ * in the folder, and every test id must be in a hidden or a sent file.
+ */
+function hiddenTestsOf(spec: z.infer<typeof taskFileSchema>, collected: readonly SourceFile[], sent: readonly SourceFile[], language: LanguageName): { tests: HiddenTests } | { error: string } | Record<string, never> {
+  const failToPass = spec.fail_to_pass ?? [];
+  const passToPass = spec.pass_to_pass ?? [];
+  if ((spec.hidden_tests ?? []).length === 0 && failToPass.length === 0 && passToPass.length === 0) return {};
+  if (language !== 'python') return { error: `hidden tests are pytest node ids, so the task must be python, not ${language}` };
+  const byPath = new Map(collected.map((file) => [file.path, file]));
+  const files: SourceFile[] = [];
+  for (const wanted of spec.hidden_tests ?? []) {
+    const file = byPath.get(path.posix.normalize(wanted));
+    if (file === undefined) return { error: `hidden test ${wanted} is not a file of the task folder (or its ignore rules leave it out)` };
+    files.push(file);
+  }
+  const known = new Set([...files, ...sent].map((file) => file.path));
+  const stray = [...failToPass, ...passToPass].find((nodeId) => !known.has(path.posix.normalize(fileOfNodeId(nodeId))));
+  if (stray !== undefined) return { error: `test ${stray} is in no file of the task (hidden or sent); use a pytest node id, e.g. tests/test_x.py::test_y` };
+  return { tests: { files, failToPass, passToPass } };
 }

@@ -26,6 +26,9 @@ export interface TaskRow {
   readonly lastStopReason: string;
   /** The Ratchet task ids, for `ratchet show`. */
   readonly taskIds: readonly string[];
+  /** Runs judged by hidden tests, and of those resolved; 0 and 0 for a task without hidden tests. */
+  readonly judged: number;
+  readonly resolved: number;
 }
 
 export interface PassTotals {
@@ -45,6 +48,9 @@ export interface PassTotals {
   readonly lessonsApplied: number;
   /** Runs that applied at least one lesson. */
   readonly runsApplyingLessons: number;
+  /** Runs judged by hidden tests, and of those resolved (all their hidden tests pass). */
+  readonly judged: number;
+  readonly resolved: number;
 }
 
 export interface PassSummary {
@@ -168,6 +174,8 @@ function summarizePass(name: PassName, repeats: number, tasks: readonly string[]
         meanLessonsApplied: mean(runs.map((run) => run.lessonsApplied.length)),
         lastStopReason: runs.at(-1)?.stopReason ?? '',
         taskIds: runs.map((run) => run.taskId),
+        judged: runs.filter((run) => run.hidden !== undefined).length,
+        resolved: runs.filter((run) => run.hidden?.resolved === true).length,
       },
     ];
   });
@@ -190,6 +198,8 @@ function summarizePass(name: PassName, repeats: number, tasks: readonly string[]
     lessonsRetrieved: results.reduce((sum, result) => sum + result.lessonsRetrieved.length, 0),
     lessonsApplied: results.reduce((sum, result) => sum + result.lessonsApplied.length, 0),
     runsApplyingLessons: results.filter((result) => result.lessonsApplied.length > 0).length,
+    judged: results.filter((result) => result.hidden !== undefined).length,
+    resolved: results.filter((result) => result.hidden?.resolved === true).length,
   };
   return { name, repeats, rows, totals, missing: tasks.length * repeats - runs };
 }
@@ -217,11 +227,18 @@ const passTitles: Readonly<Record<PassName, string>> = {
   warm: 'warm (memory from the cold pass)',
 };
 
-function rowCells(row: TaskRow): string[] {
+/** The resolved column, for a pass where some task has hidden tests. */
+function resolvedCell(row: TaskRow): string {
+  if (row.judged === 0) return '-';
+  return row.runs === 1 ? (row.resolved === 1 ? 'yes' : 'no') : `${row.resolved}/${row.judged}`;
+}
+
+function rowCells(row: TaskRow, withResolved: boolean): string[] {
   const single = row.runs === 1;
   return [
     row.task,
     single ? (row.passed === 1 ? 'passed' : `FAILED (${row.lastStopReason})`) : `${row.passed}/${row.runs}`,
+    ...(withResolved ? [resolvedCell(row)] : []),
     single ? (row.passedFirst === 1 ? 'yes' : 'no') : `${row.passedFirst}/${row.runs}`,
     decimal(row.meanIterations),
     decimal(row.meanModelCalls),
@@ -232,11 +249,15 @@ function rowCells(row: TaskRow): string[] {
   ];
 }
 
-const header = ['task', 'result', 'pass@1', 'iterations', 'model calls', 'tokens', 'cost', 'time', 'lessons retrieved/applied'];
+/** The table's header; `resolved` (by the hidden tests) after `result` when some task has hidden tests. */
+function header(withResolved: boolean): string[] {
+  return ['task', 'result', ...(withResolved ? ['resolved'] : []), 'pass@1', 'iterations', 'model calls', 'tokens', 'cost', 'time', 'lessons retrieved/applied'];
+}
 
 function totalsLine(totals: PassTotals): string {
+  const resolved = totals.judged === 0 ? '' : `resolved ${totals.resolved}/${totals.judged} (${percent(totals.resolved / totals.judged)}) by the hidden tests, `;
   return (
-    `${totals.passed}/${totals.runs} passed (${percent(totals.passRate)}), pass@1 ${totals.passedFirst}/${totals.runs} (${percent(totals.passAt1)}), ` +
+    `${resolved}${totals.passed}/${totals.runs} passed (${percent(totals.passRate)}), pass@1 ${totals.passedFirst}/${totals.runs} (${percent(totals.passAt1)}), ` +
     `${decimal(Number(totals.meanIterations.toFixed(2)))} iterations on average, ${integer(totals.usage.modelCalls)} model calls, ` +
     `${integer(tokensOf(totals.usage))} tokens, ${formatCost(totals.usage.costUsd)}, ${seconds(totals.wallMs)} of task time`
   );
@@ -279,7 +300,8 @@ export function renderTable(report: BenchReport): string[] {
   const lines: string[] = [];
   for (const pass of report.passes) {
     lines.push('', `== ${passTitles[pass.name]}${pass.repeats > 1 ? `, ${pass.repeats} repeats` : ''}`);
-    if (pass.rows.length > 0) lines.push(...alignTable([header, ...pass.rows.map(rowCells)]));
+    const withResolved = pass.totals.judged > 0;
+    if (pass.rows.length > 0) lines.push(...alignTable([header(withResolved), ...pass.rows.map((row) => rowCells(row, withResolved))]));
     lines.push(`total: ${totalsLine(pass.totals)}`);
     if (pass.totals.runs > 0) lines.push(`tokens by role: ${rolesLine(pass.totals)}`);
     if (pass.totals.lessonsRetrieved > 0) lines.push(`lessons: ${pass.totals.lessonsRetrieved} retrieved, ${pass.totals.lessonsApplied} applied, in ${pass.totals.runsApplyingLessons} of ${pass.totals.runs} task runs`);
@@ -313,11 +335,12 @@ export function renderMarkdown(report: BenchReport): string {
     `- Run: ${report.run.runId}, started ${report.run.createdAt}`,
     `- Model: ${report.models.length === 0 ? 'the server\'s' : report.models.map((model) => `\`${model}\``).join(', ')}`,
     '',
-    'pass@1: passed on the first iteration. Result: passed within the budget. Iterations, model calls, tokens and time are means per task run; cost is the total.',
+    'pass@1: passed on the first iteration. Result: passed within the budget. Resolved (tasks with hidden tests): every hidden fail-to-pass and pass-to-pass test passes on the result. Iterations, model calls, tokens and time are means per task run; cost is the total.',
   ];
   for (const pass of report.passes) {
     lines.push('', `## ${passTitles[pass.name]}${pass.repeats > 1 ? `, ${pass.repeats} repeats` : ''}`, '');
-    if (pass.rows.length > 0) lines.push(...markdownTable(header, pass.rows.map(rowCells), 2), '');
+    const withResolved = pass.totals.judged > 0;
+    if (pass.rows.length > 0) lines.push(...markdownTable(header(withResolved), pass.rows.map((row) => rowCells(row, withResolved)), withResolved ? 3 : 2), '');
     lines.push(`**Total:** ${totalsLine(pass.totals)}.`, '');
     if (pass.totals.runs > 0) {
       lines.push(

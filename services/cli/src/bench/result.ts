@@ -1,5 +1,6 @@
 import { statusName, stopReasonName } from '@ratchet/agent';
 import { Phase, TaskStatus, type Iteration, type Task, type TaskEvent, type Usage } from '@ratchet/contracts';
+import type { HiddenOutcome } from './hidden-tests';
 import type { PassName } from './passes';
 
 // What one finished (pass, repeat, task) measured, as it is kept in the
@@ -58,6 +59,8 @@ export interface TaskResult {
   readonly models: readonly string[];
   /** ISO 8601. */
   readonly finishedAt: string;
+  /** What the task's hidden tests said about its result; absent for a task without them. */
+  readonly hidden?: HiddenOutcome;
 }
 
 const roleOfPhase: ReadonlyMap<Phase, Role> = new Map([
@@ -101,6 +104,7 @@ export interface ResultInput {
   readonly clientWallMs: number;
   readonly models: readonly string[];
   readonly finishedAt: Date;
+  readonly hidden?: HiddenOutcome;
 }
 
 /** The measurements of one ended task. */
@@ -140,7 +144,14 @@ export function taskResult(input: ResultInput): TaskResult {
     lessonsApplied: [...appliedIds].map((id) => ({ id, title: known.get(id) ?? '' })),
     models: [...input.models],
     finishedAt: input.finishedAt.toISOString(),
+    ...(input.hidden === undefined ? {} : { hidden: input.hidden }),
   };
+}
+
+/** `resolved (2/2 fail-to-pass, 5/5 pass-to-pass)`, or `NOT resolved (...): why`. */
+export function hiddenText(hidden: HiddenOutcome): string {
+  const counts = `${hidden.failToPass.passed}/${hidden.failToPass.total} fail-to-pass, ${hidden.passToPass.passed}/${hidden.passToPass.total} pass-to-pass`;
+  return `${hidden.resolved ? 'resolved' : 'NOT resolved'} (${counts})${hidden.error === undefined ? '' : `: ${hidden.error}`}`;
 }
 
 /** The key a result is stored and skipped under. */

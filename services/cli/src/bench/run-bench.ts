@@ -1,18 +1,21 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { isTerminal, languageToProto, statusName } from '@ratchet/agent';
-import { MemoryUse as ProtoMemoryUse, PhaseSwitch, TaskStatus, TaskView, TestEdits, type Iteration, type SubmitTaskRequest, type Task, type TaskEvent } from '@ratchet/contracts';
+import { MemoryUse as ProtoMemoryUse, PhaseSwitch, SandboxDriver, TaskStatus, TaskView, TestEdits, type Iteration, type SubmitTaskRequest, type Task, type TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { RoleModels } from '@ratchet/llm';
 import { userTestsOnlyLabel } from '@ratchet/orchestrator';
+import { createDriver, sandboxRunnerOptionsOf } from '@ratchet/sandbox-runner';
+import { reportPath } from '@ratchet/tester';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from '../api';
 import { configDirectory, dataDirectory, loadCliConfig, type CliConfig } from '../cli-config';
 import { consoleOutput, type Output } from '../commands';
 import { defaultWorkspaceSettings } from '../workspace/settings';
+import { runHiddenTests, type HiddenOutcome, type RunJob } from './hidden-tests';
 import { MemoryMode, MemoryUse, planPasses, type Pass } from './passes';
 import { loadPythonSyntax } from './python-syntax';
 import { buildReport, renderMarkdown, renderTable, type BenchReport, type InputError } from './report';
-import { resultKey, taskResult, tokensOf, type TaskResult } from './result';
+import { hiddenText, resultKey, taskResult, tokensOf, type TaskResult } from './result';
 import { RunStore } from './run-store';
 import { loadSuite, type Suite } from './suite';
 import type { BenchTask } from './task';
@@ -190,6 +193,8 @@ interface Followed {
 /** Runs the passes in order, the tasks of a pass `concurrency` at a time. */
 class PassRunner {
   private readonly stop = new AbortController();
+  /** The local sandbox the hidden tests run in, opened for the first task that has them. */
+  private hiddenSandbox: { readonly run: RunJob; close(): Promise<void> } | undefined;
   private modelNames: readonly string[] = [];
   private done = 0;
   private total = 0;
@@ -239,6 +244,7 @@ class PassRunner {
       process.removeListener('SIGINT', interrupt);
       process.removeListener('SIGTERM', interrupt);
       await api?.close();
+      await this.hiddenSandbox?.close();
     }
     return this.stop.signal.aborted;
   }
@@ -305,6 +311,7 @@ class PassRunner {
       return;
     }
     if (followed === undefined) return;
+    const hidden = await this.runHidden(task, followed.task);
     const result = taskResult({
       pass: pass.name,
       repeat: pass.repeat,
@@ -315,10 +322,18 @@ class PassRunner {
       clientWallMs: Date.now() - started,
       models: this.modelNames,
       finishedAt: new Date(),
+      ...(hidden === undefined ? {} : { hidden }),
     });
     await this.store.append(result);
     this.done += 1;
     this.output.err(`[${pass.name}${this.settings.repeat > 1 ? ` ${pass.repeat}` : ''}] ${this.done}/${this.total} ${task.id}: ${progressText(result)} (task ${result.taskId})`);
+  }
+
+  /** The task's hidden tests run on its result, in this machine's sandbox; undefined when it has none. */
+  private async runHidden(task: BenchTask, ended: Task): Promise<HiddenOutcome | undefined> {
+    if (task.hidden === undefined) return undefined;
+    this.hiddenSandbox ??= localSandbox(this.config ?? loadCliConfig(configDirectory()));
+    return runHiddenTests(task.hidden, { files: ended.resultFiles, visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] }, this.hiddenSandbox.run, `bench-hidden-${ended.id}`);
   }
 
   private request(pass: Pass, task: BenchTask): SubmitTaskRequest {
@@ -421,7 +436,39 @@ class PassRunner {
   }
 }
 
+/**
+ * The configured sandbox on this machine, for the hidden tests: they are
+ * the bench's judge, not part of the task, so they run where the bench runs
+ * (embedded or not) and never reach a model.
+ */
+function localSandbox(config: CliConfig): { run: RunJob; close(): Promise<void> } {
+  const driver = createDriver(sandboxRunnerOptionsOf({ ...config.sandbox, warmPool: 0 }, `bench-${process.pid}`));
+  return {
+    run: ({ files, dataFiles, argv, jobId }) =>
+      driver.run({
+        jobId,
+        taskId: jobId,
+        iteration: 1,
+        language: languageToProto('python'),
+        files,
+        dataFiles,
+        commands: [{ name: 'hidden tests', argv, workingDirectory: '', timeout: undefined }],
+        env: {},
+        limits: undefined,
+        driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+        image: '',
+        testReportPath: reportPath,
+        protectedPaths: [],
+        dependencies: [],
+        enqueuedAt: new Date(),
+        deadline: undefined,
+      }),
+    close: () => driver.close(),
+  };
+}
+
 function progressText(result: TaskResult): string {
-  const outcome = result.passed ? (result.passedFirst ? 'passed first time' : `passed in ${result.iterations} iterations`) : `FAILED (${result.stopReason}) after ${result.iterations} iteration(s)`;
+  const loop = result.passed ? (result.passedFirst ? 'passed first time' : `passed in ${result.iterations} iterations`) : `FAILED (${result.stopReason}) after ${result.iterations} iteration(s)`;
+  const outcome = result.hidden === undefined ? loop : `${loop}; hidden tests: ${hiddenText(result.hidden)}`;
   return `${outcome}, ${result.usage.modelCalls} model call(s), ${tokensOf(result.usage).toLocaleString('en-US')} tokens, ${(result.wallMs / 1000).toFixed(1)}s${result.lessonsApplied.length > 0 ? `, applied ${result.lessonsApplied.length} lesson(s)` : ''}`;
 }

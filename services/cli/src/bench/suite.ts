@@ -68,7 +68,8 @@ export function suiteName(source: string): string {
 
 /**
  * The suite's identity: sha256 over every task as it is submitted (goal,
- * language, files, test command, budget, input error), in suite order. Two
+ * language, files, test command, budget, input error, hidden tests), in
+ * suite order. Two
  * suites with the same hash run the same tasks, so their results may be
  * pooled; a comment added to a JSONL file's prompt changes it, a new
  * README beside the task folders does not.
@@ -77,7 +78,8 @@ export function suiteHash(tasks: readonly BenchTask[]): string {
   const hash = createHash('sha256');
   const files = (list: readonly SourceFile[]) => list.map((file) => [file.path, file.content]);
   for (const task of tasks) {
-    hash.update(JSON.stringify([task.id, task.goal, task.language, files(task.workspace), files(task.acceptanceTests), task.testCommand, task.maxIterations ?? 0, task.inputError ?? '']));
+    const hidden = task.hidden === undefined ? [] : [files(task.hidden.files), task.hidden.failToPass, task.hidden.passToPass];
+    hash.update(JSON.stringify([task.id, task.goal, task.language, files(task.workspace), files(task.acceptanceTests), task.testCommand, task.maxIterations ?? 0, task.inputError ?? '', ...hidden]));
     hash.update('\n');
   }
   return hash.digest('hex');

@@ -1,5 +1,6 @@
 import type { LanguageName } from '@ratchet/agent';
 import type { DataFile, SourceFile } from '@ratchet/contracts';
+import type { HiddenTests } from './hidden-tests';
 
 /** One task of a suite, ready to submit (or an input error to report). */
 export interface BenchTask {
@@ -16,6 +17,8 @@ export interface BenchTask {
   readonly testCommand: readonly string[];
   /** The task's own budget of attempts; --max-iterations overrides it. */
   readonly maxIterations?: number;
+  /** Tests the agent never sees, run on the task's result to tell whether it is resolved (SWE-bench style). */
+  readonly hidden?: HiddenTests;
   /** Set when the task cannot run, saying why; the other tasks still run. */
   readonly inputError?: string;
 }
