@@ -165,7 +165,7 @@ function program(): Command {
         .description(
           'run a suite of tasks with the configured model and report pass@1, iterations, model calls, tokens and cost by role, time and lessons; rerun the same command to go on after a stop. Exits 0 when the run completed (whatever passed), 65 when some tasks had input errors',
         )
-        .argument('<suite>', 'a JSONL file with task_id, prompt, test and entry_point on each line (HumanEval files work as they are), or a directory of task folders, each with a task.yaml (goal, test_command, language, max_iterations) and its files')
+        .argument('<suite>', 'a JSONL file with task_id, prompt, test and entry_point on each line (HumanEval files work as they are), or a directory of task folders, each with a task.yaml (goal, test_command, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass, source) and its files')
         .option('--limit <n>', 'only the first N tasks of the suite')
         .option('--concurrency <n>', 'tasks in flight at once (default 1)')
         .option('--max-iterations <n>', "attempts per task (default: the task's max_iterations, else orchestrator.maxIterations)")
@@ -173,6 +173,8 @@ function program(): Command {
         .option('--repeat <n>', 'run the suite N times (default 1)')
         .option('--compare-memory', 'run the suite with memory off, then twice over one empty memory (cold, warm), and report what learning changed')
         .option('--out <dir>', 'the run directory: results.jsonl, report.md, and embedded data (default .ratchet-bench/<suite name>)')
+        .option('--sources <dir>', 'git clones of the projects that tasks with a source (bench/swe) are taken from, as <owner>+<name> (default $RATCHET_BENCH_SOURCES)')
+        .option('--oracle <kind>', "instead of the configured model, a scripted one that proves the harness: fix writes each task's upstream fix through the coder's tools, none changes nothing that matters")
         .option('--json', 'print the report and every result as one JSON object on stdout'),
     ),
   ).action(async (suite: string, options: BenchOptions) => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ScriptedTurn } from '@ratchet/llm';
@@ -350,6 +350,55 @@ describe('ratchet bench', () => {
     expect(unchanged.report.results[0]).toMatchObject({ task: 'even-median', passed: true, hidden: { resolved: false, failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_regression.py::test_even_count'] } });
     expect(unchanged.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 0 });
     expect(unchanged.run.stderr).toMatch(/even-median: passed first time; hidden tests: NOT resolved \(0\/1 fail-to-pass, 1\/1 pass-to-pass\)/);
+  });
+
+  it('takes a task from a git history (the parent of a fix) and proves it with oracles: the upstream fix resolves it, changing nothing does not', async () => {
+    // A project with a real two-commit history: the bug, then the fix with its regression test.
+    const clone = path.join(dir, 'sources', 'example+stats');
+    await mkdir(path.join(clone, 'tests'), { recursive: true });
+    const git = (...args: string[]) => execFileSync('git', ['-C', clone, ...args], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' } }).trim();
+    git('init', '-q');
+    await writeFile(path.join(clone, 'stats.py'), 'def median(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n');
+    await writeFile(path.join(clone, 'tests', 'test_stats.py'), 'from stats import median\n\n\ndef test_odd():\n    assert median([3, 1, 2]) == 2\n');
+    git('add', '.');
+    git('commit', '-qm', 'median');
+    const parent = git('rev-parse', 'HEAD');
+    await writeFile(path.join(clone, 'stats.py'), 'def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle]) / 2\n    return ordered[middle]\n');
+    await writeFile(path.join(clone, 'tests', 'test_stats.py'), 'from stats import median\n\n\ndef test_odd():\n    assert median([3, 1, 2]) == 2\n\n\ndef test_even():\n    assert median([4, 1, 3, 2]) == 2.5\n');
+    git('commit', '-qam', 'median of an even count');
+    const fix = git('rev-parse', 'HEAD');
+    const suite = path.join(dir, 'from-history');
+    await mkdir(path.join(suite, 'stats-even'), { recursive: true });
+    await writeFile(
+      path.join(suite, 'stats-even', 'task.yaml'),
+      [
+        'goal: median([4, 1, 3, 2]) gives 3; for an even count it should be the mean of the two middle values, 2.5',
+        `source: { repo: example/stats, commit: ${parent}, fix: ${fix} }`,
+        'hidden_tests: [tests/test_stats.py]',
+        'fail_to_pass: [tests/test_stats.py::test_even]',
+        'pass_to_pass: [tests/test_stats.py::test_odd]',
+        'max_iterations: 1',
+        '',
+      ].join('\n'),
+    );
+    const oracle = async (kind: string, extra: string[] = ['--sources', path.join(dir, 'sources')]) => {
+      const run = await bench([suite, '--out', path.join(dir, `history-${kind}-${extra.length}`), '--oracle', kind, '--json', ...extra], {});
+      return { run, report: JSON.parse(exited(run, run.status === 65 ? 65 : 0).stdout) as BenchJson & { passes: { totals: { judged: number; resolved: number } }[] } };
+    };
+
+    const fixed = await oracle('fix');
+    expect(fixed.run.stderr).toContain('scripted:oracle-fix');
+    expect(fixed.report.results[0]).toMatchObject({ task: 'stats-even', passed: true, hidden: { resolved: true, failToPass: { passed: 1, total: 1 }, passToPass: { passed: 1, total: 1 } } });
+    expect(fixed.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 1 });
+
+    const untouched = await oracle('none');
+    expect(untouched.report.results[0]).toMatchObject({ task: 'stats-even', hidden: { resolved: false, failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 } } });
+    expect(untouched.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 0 });
+
+    // Without the clones the task cannot run: an input error that says what to pass.
+    const noSources = await oracle('none', []);
+    expect(noSources.run.status).toBe(65);
+    expect(noSources.report.inputErrors).toEqual([{ task: 'stats-even', error: 'needs a clone of example/stats: pass --sources DIR (or set RATCHET_BENCH_SOURCES) with example+stats in it' }]);
   });
 
   it('--compare-memory: the warm pass needs fewer iterations than memory off, with a confidence interval', async () => {

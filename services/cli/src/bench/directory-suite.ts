@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { collectWorkspace } from '../workspace/collect';
 import type { WorkspaceSettings } from '../workspace/settings';
 import { fileOfNodeId, type HiddenTests } from './hidden-tests';
+import { fileAt, findClone, fixFiles, withSnapshot, type TaskSource } from './source';
 import type { BenchTask } from './task';
 
 // Workspace suites: SUITE_DIR/<task>/task.yaml plus the task's files. The
@@ -32,6 +33,15 @@ const taskFileSchema = z.strictObject({
   fail_to_pass: z.array(z.string().trim().min(1)).optional(),
   /** pytest node ids that pass before the fix and must still pass on the result. */
   pass_to_pass: z.array(z.string().trim().min(1)).optional(),
+  /** A real project's history instead of the folder's files: the snapshot at `commit` (the parent of `fix`); hidden_tests come from `fix`. */
+  source: z
+    .strictObject({
+      repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'use the GitHub owner/name, e.g. andialbrecht/sqlparse'),
+      commit: z.string().regex(/^[0-9a-f]{40}$/, 'use the full 40-character commit id'),
+      fix: z.string().regex(/^[0-9a-f]{40}$/, 'use the full 40-character commit id'),
+      licence: z.string().trim().min(1).optional(),
+    })
+    .optional(),
 }).refine((spec) => (spec.hidden_tests ?? []).length === 0 || (spec.fail_to_pass ?? []).length > 0, { message: 'hidden_tests needs fail_to_pass: the tests of those files that the fix makes pass', path: ['fail_to_pass'] });
 
 /** A folder's task, or why it cannot be one (for the suite-level error). */
@@ -47,7 +57,7 @@ type Loaded = { readonly task: BenchTask; readonly notes: readonly string[] } | 
  *   no tests and no test_command, or whose files cannot be collected; or when
  *   `dir` has no task folders.
  */
-export async function loadDirectorySuite(dir: string, settings: WorkspaceSettings): Promise<{ tasks: BenchTask[]; notes: string[] }> {
+export async function loadDirectorySuite(dir: string, settings: WorkspaceSettings, sources?: string): Promise<{ tasks: BenchTask[]; notes: string[] }> {
   const entries = await readdir(dir, { withFileTypes: true });
   const folders = entries
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
@@ -55,7 +65,7 @@ export async function loadDirectorySuite(dir: string, settings: WorkspaceSetting
     .sort();
   if (folders.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${dir} has no task folders: expected ${path.join(dir, '<task>', taskFileName)} with a goal, beside the task's files`);
   const loaded: Loaded[] = [];
-  for (const folder of folders) loaded.push(await loadTaskFolder(dir, folder, settings));
+  for (const folder of folders) loaded.push(await loadTaskFolder(dir, folder, settings, sources));
   const problems = loaded.flatMap((entry) => ('problem' in entry ? [entry.problem] : []));
   if (problems.length > 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${dir} has ${problems.length} bad task folder(s):\n  ${problems.join('\n  ')}`);
   return {
@@ -64,7 +74,7 @@ export async function loadDirectorySuite(dir: string, settings: WorkspaceSetting
   };
 }
 
-async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSettings): Promise<Loaded> {
+async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSettings, sources: string | undefined): Promise<Loaded> {
   const taskDir = path.join(dir, folder);
   const where = `${folder}/${taskFileName}`;
   let text: string;
@@ -83,7 +93,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
   const parsed = taskFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : issue.message}`));
-    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass)` };
+    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass, source)` };
   }
   const spec = parsed.data;
   let language;
@@ -92,6 +102,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
   } catch (error) {
     return { problem: `${where}: ${AppError.from(error).message}` };
   }
+  if (spec.source !== undefined) return loadSourceTask(folder, spec, spec.source, language, settings, sources);
   let collected;
   try {
     collected = await collectWorkspace(taskDir, settings);
@@ -125,11 +136,54 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
 }
 
 /**
+ * A task from a real project's history: the workspace is the snapshot at
+ * `source.commit` (its own tests included, as SWE-bench gives them), the
+ * hidden tests are the fix's versions of `hidden_tests`, and the oracle's
+ * answer is the fix's other changes. Without `--sources`, or without the
+ * clone or a commit in it, the task is an input error (the others run).
+ */
+async function loadSourceTask(folder: string, spec: TaskSpec, source: TaskSource, language: LanguageName, settings: WorkspaceSettings, sources: string | undefined): Promise<Loaded> {
+  const base = { id: folder, goal: spec.goal, language, workspace: [], acceptanceTests: [], testCommand: [] } satisfies BenchTask;
+  if ((spec.hidden_tests ?? []).length === 0) return { problem: `${folder}/${taskFileName}: a task with a source needs hidden_tests (the fix's test files) and fail_to_pass` };
+  if (sources === undefined) return { task: { ...base, inputError: `needs a clone of ${source.repo}: pass --sources DIR (or set RATCHET_BENCH_SOURCES) with ${source.repo.replace('/', '+')} in it` }, notes: [] };
+  try {
+    const clone = findClone(sources, source.repo);
+    const collected = await withSnapshot(clone, source.commit, (snapshot) => collectWorkspace(snapshot, settings));
+    const hiddenFiles: SourceFile[] = [];
+    for (const wanted of spec.hidden_tests ?? []) {
+      const file = await fileAt(clone, source.fix, path.posix.normalize(wanted));
+      if (file === undefined) return { task: { ...base, inputError: `hidden test ${wanted} is not in the fix ${source.fix.slice(0, 12)} of ${source.repo}` }, notes: [] };
+      hiddenFiles.push(file);
+    }
+    const convention = testConvention(language);
+    const hidden = hiddenTestsOf(spec, hiddenFiles, collected.files, language);
+    const oracle = await fixFiles(clone, source, new Set(hiddenFiles.map((file) => file.path)));
+    const task: BenchTask = {
+      ...base,
+      workspace: collected.files.filter((file) => !convention.isTestPath(file.path)),
+      dataFiles: collected.dataFiles,
+      acceptanceTests: collected.files.filter((file) => convention.isTestPath(file.path)),
+      testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],
+      ...(spec.max_iterations === undefined ? {} : { maxIterations: spec.max_iterations }),
+      ...('tests' in hidden ? { hidden: hidden.tests } : {}),
+      ...('error' in hidden ? { inputError: hidden.error } : {}),
+      source,
+      oracle: oracle.files,
+    };
+    return { task, notes: collected.skipped.length === 0 ? [] : [`${folder}: ${collected.skipped.length} file(s) of ${source.repo} not sent (ignored, secret-like or too large)`] };
+  } catch (error) {
+    return { task: { ...base, inputError: AppError.from(error).message }, notes: [] };
+  }
+}
+
+type TaskSpec = z.infer<typeof taskFileSchema>;
+
+/**
  * The hidden tests a task.yaml names, or why they cannot run (an input error
  * of that task: the bench goes on with the others). Every hidden file must be
  * in the folder, and every test id must be in a hidden or a sent file.
  */
-function hiddenTestsOf(spec: z.infer<typeof taskFileSchema>, collected: readonly SourceFile[], sent: readonly SourceFile[], language: LanguageName): { tests: HiddenTests } | { error: string } | Record<string, never> {
+function hiddenTestsOf(spec: TaskSpec, collected: readonly SourceFile[], sent: readonly SourceFile[], language: LanguageName): { tests: HiddenTests } | { error: string } | Record<string, never> {
   const failToPass = spec.fail_to_pass ?? [];
   const passToPass = spec.pass_to_pass ?? [];
   if ((spec.hidden_tests ?? []).length === 0 && failToPass.length === 0 && passToPass.length === 0) return {};

@@ -12,6 +12,7 @@ import { configDirectory, dataDirectory, loadCliConfig, type CliConfig } from '.
 import { consoleOutput, type Output } from '../commands';
 import { defaultWorkspaceSettings } from '../workspace/settings';
 import { runHiddenTests, type HiddenOutcome, type RunJob } from './hidden-tests';
+import { oracleModels, parseOracle } from './oracle';
 import { MemoryMode, MemoryUse, planPasses, type Pass } from './passes';
 import { loadPythonSyntax } from './python-syntax';
 import { buildReport, renderMarkdown, renderTable, type BenchReport, type InputError } from './report';
@@ -30,6 +31,10 @@ export interface BenchOptions extends ConnectOptions {
   readonly out?: string;
   readonly json?: boolean;
   readonly compareMemory?: boolean;
+  /** Git clones of the projects tasks with a `source` come from; default $RATCHET_BENCH_SOURCES. */
+  readonly sources?: string;
+  /** `fix` or `none`: a scripted oracle instead of the configured model (embedded only). */
+  readonly oracle?: string;
   /** Replaces the configured models (embedded mode, in-process callers). */
   readonly models?: RoleModels;
 }
@@ -123,8 +128,11 @@ export async function runBench(suitePath: string, options: BenchOptions, output:
   const settings = settingsOf(options);
   // Embedded mode checks its config before any work; a server has its own. Workspace limits are this client's either way.
   const config = settings.remote ? undefined : loadCliConfig(configDirectory());
-  const suite = await loadSuite(suitePath, { workspaceSettings: config?.workspace ?? defaultWorkspaceSettings, pythonSyntax: loadPythonSyntax });
+  const sources = options.sources ?? (process.env['RATCHET_BENCH_SOURCES'] || undefined);
+  const suite = await loadSuite(suitePath, { workspaceSettings: config?.workspace ?? defaultWorkspaceSettings, pythonSyntax: loadPythonSyntax, ...(sources === undefined ? {} : { sources: path.resolve(sources) }) });
   for (const note of suite.notes) output.err(note);
+  const oracle = parseOracle(options.oracle);
+  if (oracle !== undefined && settings.remote) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--oracle runs embedded (a scripted model in this process); leave out --server');
   const selected = settings.limit === undefined ? suite.tasks : suite.tasks.slice(0, settings.limit);
   const inputErrors: InputError[] = selected.flatMap((task) => (task.inputError === undefined ? [] : [{ task: task.id, error: task.inputError }]));
   const runnable = selected.filter((task) => task.inputError === undefined);
@@ -142,7 +150,8 @@ export async function runBench(suitePath: string, options: BenchOptions, output:
         ? `nothing left to run: all ${total} task run(s) have results; this is their report`
         : `${left} of ${total} task run(s) to do${total - left > 0 ? ` (${total - left} finished earlier, kept)` : ''}; passes: ${[...new Set(passes.map((pass) => pass.name))].join(', ')}${settings.repeat > 1 ? `, ${settings.repeat} repeats` : ''}`,
     );
-    const runner = new PassRunner(suite, settings, config, options, store, output, inputErrors);
+    const models = oracle === undefined ? options.models : oracleModels(runnable, oracle);
+    const runner = new PassRunner(suite, settings, config, { ...options, ...(models === undefined ? {} : { models }) }, store, output, inputErrors);
     const interrupted = left > 0 ? await runner.run(work) : false;
     const report = buildReport({
       suite: { name: suite.name, source: suite.source, hash: suite.hash, tasks: suite.tasks.length, selected: selected.length },
@@ -333,7 +342,9 @@ class PassRunner {
   private async runHidden(task: BenchTask, ended: Task): Promise<HiddenOutcome | undefined> {
     if (task.hidden === undefined) return undefined;
     this.hiddenSandbox ??= localSandbox(this.config ?? loadCliConfig(configDirectory()));
-    return runHiddenTests(task.hidden, { files: ended.resultFiles, visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] }, this.hiddenSandbox.run, `bench-hidden-${ended.id}`);
+    // A task that changed nothing (or ended before its first attempt) leaves the project as it was: that is what is judged.
+    const files = ended.resultFiles.length > 0 ? ended.resultFiles : task.workspace;
+    return runHiddenTests(task.hidden, { files, visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] }, this.hiddenSandbox.run, `bench-hidden-${ended.id}`);
   }
 
   private request(pass: Pass, task: BenchTask): SubmitTaskRequest {

@@ -30,6 +30,8 @@ export interface LoadSuiteOptions {
   readonly workspaceSettings: WorkspaceSettings;
   /** Loaded on demand: only JSONL suites need it. */
   readonly pythonSyntax: () => Promise<PythonSyntax>;
+  /** Where the git clones of tasks with a `source` are (`--sources`). */
+  readonly sources?: string;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function loadSuite(suitePath: string, options: LoadSuiteOptions): P
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `suite ${suitePath} not found: give a .jsonl file (task_id, prompt, test, entry_point per line) or a directory of task folders with a task.yaml each`);
   }
   if (info.isDirectory()) {
-    const { tasks, notes } = await loadDirectorySuite(source, options.workspaceSettings);
+    const { tasks, notes } = await loadDirectorySuite(source, options.workspaceSettings, options.sources);
     return { name: suiteName(source), kind: SuiteKind.DIRECTORY, source, hash: suiteHash(tasks), tasks, notes };
   }
   const file = path.basename(source);

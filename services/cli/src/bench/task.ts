@@ -1,6 +1,7 @@
 import type { LanguageName } from '@ratchet/agent';
 import type { DataFile, SourceFile } from '@ratchet/contracts';
 import type { HiddenTests } from './hidden-tests';
+import type { TaskSource } from './source';
 
 /** One task of a suite, ready to submit (or an input error to report). */
 export interface BenchTask {
@@ -19,6 +20,10 @@ export interface BenchTask {
   readonly maxIterations?: number;
   /** Tests the agent never sees, run on the task's result to tell whether it is resolved (SWE-bench style). */
   readonly hidden?: HiddenTests;
+  /** Where a task from a real project's history comes from (bench/swe). */
+  readonly source?: TaskSource;
+  /** The upstream fix's files (hidden tests left out): what `--oracle fix` writes. */
+  readonly oracle?: readonly SourceFile[];
   /** Set when the task cannot run, saying why; the other tasks still run. */
   readonly inputError?: string;
 }
