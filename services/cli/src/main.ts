@@ -175,6 +175,7 @@ function program(): Command {
         .option('--out <dir>', 'the run directory: results.jsonl, report.md, and embedded data (default .ratchet-bench/<suite name>)')
         .option('--sources <dir>', 'git clones of the projects that tasks with a source (bench/swe) are taken from, as <owner>+<name> (default $RATCHET_BENCH_SOURCES)')
         .option('--oracle <kind>', "instead of the configured model, a scripted one that proves the harness: fix writes each task's upstream fix through the coder's tools, none changes nothing that matters")
+        .option('--verify', "run no task: check that each task's hidden tests fail on its snapshot and pass with its upstream fix (exit 1 when one does not)")
         .option('--json', 'print the report and every result as one JSON object on stdout'),
     ),
   ).action(async (suite: string, options: BenchOptions) => {

@@ -3,6 +3,7 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TestCaseStatus, type TestReport } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
+import { parse as parseYaml } from 'yaml';
 import { loadDirectorySuite } from '../src/bench/directory-suite';
 import { judgeHidden, pytestCaseId } from '../src/bench/hidden-tests';
 import { jsonlTask, parseJsonlSuite, testNames } from '../src/bench/jsonl-suite';
@@ -91,6 +92,13 @@ describe('bench: hidden tests (SWE-bench style)', () => {
         ['tests.test_x', 'test_skipped', TestCaseStatus.TEST_CASE_STATUS_SKIPPED],
       ]),
     );
+    // A node id without parameters stands for all its cases.
+    const parametrized = report([
+      ['tests.test_x', 'test_p[a]', TestCaseStatus.TEST_CASE_STATUS_PASSED],
+      ['tests.test_x', 'test_p[b]', TestCaseStatus.TEST_CASE_STATUS_FAILED],
+      ['tests.test_x', 'test_q[a]', TestCaseStatus.TEST_CASE_STATUS_PASSED],
+    ]);
+    expect(judgeHidden({ failToPass: ['tests/test_x.py::test_p', 'tests/test_x.py::test_q'], passToPass: ['tests/test_x.py::test_p[a]'] }, parametrized)).toMatchObject({ failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_x.py::test_p'] });
     // A hidden test that did not run, or was skipped, is not passing.
     expect(judged).toEqual({ resolved: false, failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 2 }, notPassing: ['tests/test_x.py::test_missing', 'tests/test_x.py::test_skipped'] });
   });
@@ -118,6 +126,18 @@ describe('bench: hidden tests (SWE-bench style)', () => {
     } finally {
       await remove();
     }
+  });
+});
+
+describe('bench/swe', () => {
+  it('is a suite of real bug fixes from at least 8 projects, each naming its repository, commits and licence; without clones each task says what to pass', async () => {
+    const suite = path.resolve(__dirname, '../../../bench/swe');
+    const { tasks } = await loadDirectorySuite(suite, defaultWorkspaceSettings);
+    expect(tasks.length).toBeGreaterThanOrEqual(20);
+    const sources = await Promise.all(tasks.map(async (task) => (parseYaml(await readFile(path.join(suite, task.id, 'task.yaml'), 'utf8')) as { source: { repo: string; licence?: string } }).source));
+    expect(new Set(sources.map((source) => source.repo)).size).toBeGreaterThanOrEqual(8);
+    expect(sources.every((source) => typeof source.licence === 'string' && source.licence.length > 0)).toBe(true);
+    for (const task of tasks) expect(task.inputError).toMatch(/^needs a clone of [\w.-]+\/[\w.-]+: pass --sources DIR/);
   });
 });
 

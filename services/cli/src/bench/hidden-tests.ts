@@ -50,10 +50,18 @@ export function fileOfNodeId(nodeId: string): string {
   return nodeId.split('::')[0] ?? '';
 }
 
-/** Judges a parsed report of the hidden tests' run. */
+/**
+ * Judges a parsed report of the hidden tests' run. A node id without
+ * parameters (`test_x`) stands for every case of it (`test_x[1]`,
+ * `test_x[2]`): it passes when it ran and every case passed.
+ */
 export function judgeHidden(hidden: Pick<HiddenTests, 'failToPass' | 'passToPass'>, report: TestReport): HiddenOutcome {
-  const passed = new Set(report.cases.filter((testCase) => testCase.status === TestCaseStatus.TEST_CASE_STATUS_PASSED).map((testCase) => `${testCase.suite}::${testCase.name}`));
-  const passes = (nodeId: string) => passed.has(pytestCaseId(nodeId));
+  const statuses = report.cases.map((testCase) => ({ id: `${testCase.suite}::${testCase.name}`, passed: testCase.status === TestCaseStatus.TEST_CASE_STATUS_PASSED }));
+  const passes = (nodeId: string) => {
+    const id = pytestCaseId(nodeId);
+    const cases = statuses.filter((entry) => entry.id === id || (!id.endsWith(']') && entry.id.startsWith(`${id}[`)));
+    return cases.length > 0 && cases.every((entry) => entry.passed);
+  };
   const notPassing = [...hidden.failToPass, ...hidden.passToPass].filter((nodeId) => !passes(nodeId));
   return {
     resolved: notPassing.length === 0,

@@ -35,6 +35,8 @@ export interface BenchOptions extends ConnectOptions {
   readonly sources?: string;
   /** `fix` or `none`: a scripted oracle instead of the configured model (embedded only). */
   readonly oracle?: string;
+  /** Runs no task: checks that every task's hidden tests fail on the snapshot and pass with its upstream fix. */
+  readonly verify?: boolean;
   /** Replaces the configured models (embedded mode, in-process callers). */
   readonly models?: RoleModels;
 }
@@ -131,6 +133,7 @@ export async function runBench(suitePath: string, options: BenchOptions, output:
   const sources = options.sources ?? (process.env['RATCHET_BENCH_SOURCES'] || undefined);
   const suite = await loadSuite(suitePath, { workspaceSettings: config?.workspace ?? defaultWorkspaceSettings, pythonSyntax: loadPythonSyntax, ...(sources === undefined ? {} : { sources: path.resolve(sources) }) });
   for (const note of suite.notes) output.err(note);
+  if (options.verify === true) return verifySuite(suite, config ?? loadCliConfig(configDirectory()), output);
   const oracle = parseOracle(options.oracle);
   if (oracle !== undefined && settings.remote) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--oracle runs embedded (a scripted model in this process); leave out --server');
   const selected = settings.limit === undefined ? suite.tasks : suite.tasks.slice(0, settings.limit);
@@ -445,6 +448,49 @@ class PassRunner {
     if (!isTerminal(full.task.status)) throw new AppError(ErrorCode.INTERNAL, `the events of task ${task.id} ended while it is ${statusName(full.task.status)}`);
     return { task: full.task, iterations: full.iterations, events };
   }
+}
+
+/**
+ * `ratchet bench SUITE --verify`: no model, no loop. For every task with
+ * hidden tests and an upstream fix, the hidden tests run on the snapshot
+ * (every fail_to_pass must fail, every pass_to_pass pass) and on the
+ * snapshot with the fix (all must pass). Exit 0 when every task is sound.
+ */
+async function verifySuite(suite: Suite, config: CliConfig, output: Output): Promise<BenchOutcome> {
+  const sandbox = localSandbox(config);
+  const lines: string[] = [];
+  let sound = 0;
+  const checked = suite.tasks.filter((task) => task.hidden !== undefined || task.inputError !== undefined);
+  try {
+    for (const task of checked) {
+      const verdict = await verifyTask(task, sandbox.run);
+      if (verdict === 'sound') sound += 1;
+      lines.push(`${task.id}: ${verdict}`);
+      output.err(`${task.id}: ${verdict}`);
+    }
+  } finally {
+    await sandbox.close();
+  }
+  output.out(`verified ${sound}/${checked.length} task(s) of ${suite.name}: hidden tests fail on the snapshot and pass with the upstream fix`);
+  const report = buildReport({ suite: { name: suite.name, source: suite.source, hash: suite.hash, tasks: suite.tasks.length, selected: checked.length }, run: { dir: '', runId: '', createdAt: '' }, passes: [], tasks: [], results: [], inputErrors: [], compareMemory: false, lookCloser: [] });
+  return { report, reportFile: '', exitCode: sound === checked.length && checked.length > 0 ? BenchExit.COMPLETED : 1 };
+}
+
+async function verifyTask(task: BenchTask, run: RunJob): Promise<string> {
+  if (task.inputError !== undefined) return `input error: ${task.inputError}`;
+  const hidden = task.hidden!;
+  if (task.oracle === undefined) return 'no upstream fix to verify against (only tasks with a source have one)';
+  const base = { visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] };
+  const before = await runHiddenTests(hidden, { ...base, files: task.workspace }, run, `bench-verify-${process.pid}-before`);
+  const fixedFiles = new Map([...task.workspace, ...task.acceptanceTests, ...task.oracle].map((file) => [file.path, file]));
+  const after = await runHiddenTests(hidden, { ...base, files: [...fixedFiles.values()] }, run, `bench-verify-${process.pid}-after`);
+  const problems = [
+    before.error === undefined ? '' : `snapshot: ${before.error}`,
+    before.failToPass.passed > 0 ? `${before.failToPass.passed} fail_to_pass test(s) already pass on the snapshot` : '',
+    before.error === undefined && before.passToPass.passed < before.passToPass.total ? `pass_to_pass failing on the snapshot: ${before.notPassing.filter((id) => hidden.passToPass.includes(id)).join(', ')}` : '',
+    after.resolved ? '' : `with the fix: ${after.error ?? `not passing: ${after.notPassing.join(', ')}`}`,
+  ].filter((problem) => problem !== '');
+  return problems.length === 0 ? 'sound' : `NOT sound: ${problems.join('; ')}`;
 }
 
 /**
