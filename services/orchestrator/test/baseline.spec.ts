@@ -33,7 +33,7 @@ describe('judging a test run against the baseline', () => {
 
   it('passes a change that fixes a failing test and breaks nothing, with the other old failure pre-existing', () => {
     const judgement = judgeAgainstBaseline(before, run({ test_goal: true, test_fixture: false, test_other: true }), false);
-    expect(judgement).toEqual({ passed: true, fixed: ['tests.test_mod::test_goal'], preExisting: ['tests.test_mod::test_fixture'], newlyBroken: [] });
+    expect(judgement).toEqual({ passed: true, fixed: ['tests.test_mod::test_goal'], preExisting: ['tests.test_mod::test_fixture'], newlyBroken: [], added: [] });
     expect(baselineText(judgement)).toBe('fixed 1: tests.test_mod::test_goal; 1 pre-existing failure(s), failing before the change too: tests.test_mod::test_fixture');
   });
 
@@ -45,14 +45,21 @@ describe('judging a test run against the baseline', () => {
 
   it('fails a change that fixes none of the failures, and one that adds a failing test', () => {
     expect(judgeAgainstBaseline(before, before, false).passed).toBe(false);
+    expect(judgeAgainstBaseline(before, run({ test_goal: false, test_fixture: false, test_other: true, test_new: false }), false).passed).toBe(false);
     expect(judgeAgainstBaseline(before, run({ test_goal: true, test_fixture: false, test_other: true, test_new: false }), false)).toMatchObject({ passed: false, newlyBroken: ['tests.test_mod::test_new'] });
+  });
+
+  it('passes a fix of a bug no test caught yet: it breaks nothing and adds a regression test that passes, with old failures pre-existing', () => {
+    const judgement = judgeAgainstBaseline(before, run({ test_goal: false, test_fixture: false, test_other: true, test_regression: true }), false);
+    expect(judgement).toEqual({ passed: true, fixed: [], preExisting: ['tests.test_mod::test_fixture', 'tests.test_mod::test_goal'], newlyBroken: [], added: ['tests.test_mod::test_regression'] });
+    expect(baselineText(judgement)).toContain('added 1 passing: tests.test_mod::test_regression');
   });
 
   it('passes a green run even when none of the old failures has a passing counterpart (a collection error the change removed)', () => {
     const collectionError = { ...run({ 'tests.test_textutils': false }), cases: run({ 'tests.test_textutils': false }).cases.map((testCase) => ({ ...testCase, suite: '' })) };
     const green = run({ test_shorten: true, test_slugify: true });
-    expect(judgeAgainstBaseline(collectionError, green, true)).toEqual({ passed: true, fixed: [], preExisting: [], newlyBroken: [] });
-    expect(judgeAgainstBaseline(collectionError, green, false).passed).toBe(false);
+    expect(judgeAgainstBaseline(collectionError, green, true)).toEqual({ passed: true, fixed: [], preExisting: [], newlyBroken: [], added: ['tests.test_mod::test_shorten', 'tests.test_mod::test_slugify'] });
+    expect(judgeAgainstBaseline(collectionError, run({ test_shorten: true, test_slugify: false }), false).passed).toBe(false);
   });
 
   it("keeps the run's own verdict without a baseline, with a baseline that passed, or without a parsed report", () => {
