@@ -1,6 +1,7 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ScriptedModel, ScriptOrder, scriptedRoleModels, type RoleModels, type ScriptedTurn } from '@ratchet/llm';
 import type { SourceFile } from '@ratchet/contracts';
+import { structuredPatch } from 'diff';
 import type { BenchTask } from './task';
 
 // Oracles prove the bench harness, not a model: `fix` answers every task
@@ -64,7 +65,7 @@ export function oracleModels(tasks: readonly BenchTask[], kind: OracleKind): Rol
         : [
             // After the edits (their results name the files), the same task's next coder request finishes.
             { role: 'coder' as const, expect: [goal, `${editedOrWrote(files[0]!, task.workspace)} ${files[0]!.path}`], toolCalls: [{ name: 'finish', arguments: { summary } }], times: answersPerTask },
-            { role: 'coder' as const, expect: [goal], toolCalls: files.map((file) => oracleEdit(file, task.workspace)), times: answersPerTask },
+            { role: 'coder' as const, expect: [goal], toolCalls: files.flatMap((file) => oracleEdits(file, task.workspace)), times: answersPerTask },
           ]),
     ];
   });
@@ -77,32 +78,27 @@ function goalKey(goal: string): string {
 }
 
 /**
- * The tool call that makes `fixed` what the fix has: for a file the task
- * has, one edit_file of the smallest stretch of lines that holds every
- * change (as a model edits: a large file is never sent whole, which would
- * swell every later prompt of the task); for a new file, write_file.
+ * The tool calls that make `fixed` what the fix has: for a file the task
+ * has, one edit_file per hunk of the fix (its changed lines with two lines
+ * of context, as a model edits: a large file is never sent whole, which
+ * would swell every later prompt of the task); for a new file, or a hunk
+ * whose text is not unique in the file, write_file of the whole file.
  */
-function oracleEdit(fixed: SourceFile, workspace: readonly SourceFile[]): { name: string; arguments: Record<string, string> } {
+function oracleEdits(fixed: SourceFile, workspace: readonly SourceFile[]): { name: string; arguments: Record<string, string> }[] {
   const original = workspace.find((file) => file.path === fixed.path);
-  if (original === undefined) return { name: 'write_file', arguments: { path: fixed.path, content: fixed.content } };
-  const before = original.content.split('\n');
-  const after = fixed.content.split('\n');
-  let head = 0;
-  while (head < before.length && head < after.length && before[head] === after[head]) head += 1;
-  let tail = 0;
-  while (tail < before.length - head && tail < after.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail += 1;
-  // Grow the stretch by a line of context on each side until its text occurs once in the file.
-  for (let context = 0; context <= before.length; context += 1) {
-    const start = Math.max(0, head - context);
-    const search = before.slice(start, before.length - Math.max(0, tail - context)).join('\n');
-    if (search !== '' && original.content.indexOf(search) === original.content.lastIndexOf(search)) {
-      return { name: 'edit_file', arguments: { path: fixed.path, search, replace: after.slice(start, after.length - Math.max(0, tail - context)).join('\n') } };
-    }
-  }
-  return { name: 'write_file', arguments: { path: fixed.path, content: fixed.content } };
+  const whole = [{ name: 'write_file', arguments: { path: fixed.path, content: fixed.content } }];
+  if (original === undefined) return whole;
+  const { hunks } = structuredPatch(fixed.path, fixed.path, original.content, fixed.content, '', '', { context: 2 });
+  const edits = hunks.map((hunk) => ({
+    search: hunk.lines.filter((line) => !line.startsWith('+') && !line.startsWith('\\')).map((line) => line.slice(1)).join('\n'),
+    replace: hunk.lines.filter((line) => !line.startsWith('-') && !line.startsWith('\\')).map((line) => line.slice(1)).join('\n'),
+  }));
+  const unique = (text: string) => text !== '' && original.content.indexOf(text) === original.content.lastIndexOf(text) && original.content.includes(text);
+  if (edits.length === 0 || !edits.every((edit) => unique(edit.search))) return whole;
+  return edits.map((edit) => ({ name: 'edit_file', arguments: { path: fixed.path, ...edit } }));
 }
 
 /** The word the tool's result starts with for this file: `edited` or `wrote`. */
 function editedOrWrote(fixed: SourceFile, workspace: readonly SourceFile[]): string {
-  return oracleEdit(fixed, workspace).name === 'edit_file' ? 'edited' : 'wrote';
+  return oracleEdits(fixed, workspace)[0]?.name === 'edit_file' ? 'edited' : 'wrote';
 }
