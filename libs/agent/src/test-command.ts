@@ -30,12 +30,16 @@ export function testCommandLine(argv: readonly string[]): string {
  * add one itself, so its counts are real: a plain pytest run (`pytest ...`,
  * `python -m pytest ...`, `python3 -m pytest ...`, one command without
  * pipes, lists or redirections, not already writing one) gets
- * `--junitxml="$<reportVariable>"`. Anything else is returned as it is.
+ * `--junitxml="$<reportVariable>"`, and `--continue-on-collection-errors`:
+ * one test module that cannot be imported (an optional package missing, a
+ * pre-existing failure) must not stop every other test from running and
+ * being counted. Anything else is returned as it is.
  */
 export function withJunitReport(argv: readonly string[], reportVariable: string): string[] {
   const line = testCommandLine(argv);
   const shell = argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c';
   const pytest = /^\s*(?:(?:python3?|py) -m )?pytest(?:\s|$)/.test(line);
   if (!shell || !pytest || /[|;&<>`$()]/.test(line) || /--junit-?xml/.test(line)) return [...argv];
-  return ['sh', '-c', `${line.trimEnd()} --junitxml="$${reportVariable}"`];
+  const keepGoing = /--continue-on-collection-errors/.test(line) ? '' : ' --continue-on-collection-errors';
+  return ['sh', '-c', `${line.trimEnd()}${keepGoing} --junitxml="$${reportVariable}"`];
 }
