@@ -45,6 +45,8 @@ export function oracleModels(tasks: readonly BenchTask[], kind: OracleKind): Rol
       dependencies: [],
       appliedLessonIds: [],
     };
+    // Diffed once: the first call's tool result (`edited PATH` or `wrote PATH`) is what the finishing turn expects.
+    const edits = files.flatMap((file) => oracleEdits(file, task.workspace));
     const summary = kind === OracleKind.FIX ? `wrote the upstream fix (${files.length} file(s))` : 'changed nothing';
     // The project's visible tests may still fail (pre-existing failures, none of them the bug's): the oracle's answer does not change.
     const reflection = {
@@ -64,8 +66,8 @@ export function oracleModels(tasks: readonly BenchTask[], kind: OracleKind): Rol
         ? [{ role: 'coder' as const, expect: [goal], toolCalls: [{ name: 'finish', arguments: { summary } }], times: answersPerTask }]
         : [
             // After the edits (their results name the files), the same task's next coder request finishes.
-            { role: 'coder' as const, expect: [goal, `${editedOrWrote(files[0]!, task.workspace)} ${files[0]!.path}`], toolCalls: [{ name: 'finish', arguments: { summary } }], times: answersPerTask },
-            { role: 'coder' as const, expect: [goal], toolCalls: files.flatMap((file) => oracleEdits(file, task.workspace)), times: answersPerTask },
+            { role: 'coder' as const, expect: [goal, `${edits[0]?.name === 'edit_file' ? 'edited' : 'wrote'} ${files[0]!.path}`], toolCalls: [{ name: 'finish', arguments: { summary } }], times: answersPerTask },
+            { role: 'coder' as const, expect: [goal], toolCalls: edits, times: answersPerTask },
           ]),
     ];
   });
@@ -98,7 +100,3 @@ function oracleEdits(fixed: SourceFile, workspace: readonly SourceFile[]): { nam
   return edits.map((edit) => ({ name: 'edit_file', arguments: { path: fixed.path, ...edit } }));
 }
 
-/** The word the tool's result starts with for this file: `edited` or `wrote`. */
-function editedOrWrote(fixed: SourceFile, workspace: readonly SourceFile[]): string {
-  return oracleEdits(fixed, workspace)[0]?.name === 'edit_file' ? 'edited' : 'wrote';
-}
