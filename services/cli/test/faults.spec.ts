@@ -39,6 +39,11 @@ async function whileUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How many "task paused" lines the services' kept output holds now (a tail: read it before and soon after). */
+function pauseCount(): number {
+  return stack.output().match(/"msg":"task paused"/g)?.length ?? 0;
+}
+
 async function tasksOf(suite = 'faults', through = client): Promise<Task[]> {
   const { tasks } = await whileUp(() => through.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }));
   return tasks.filter((task) => task.labels['suite'] === suite);
@@ -176,14 +181,15 @@ describe('distributed Ratchet under faults', () => {
     // Lost mid-task: the tasks pause, then finish once it returns.
     await submitAll(outageGoals, 'outage');
     await eventually(async () => (await tasksOf('outage')).some((task) => task.currentIteration >= 1), 'a task reaching its first iteration');
+    // Down until a task has paused (and said so): a fixed wait could fall inside a model call or a
+    // sandbox run that touches no database, and the tasks would never see the outage.
+    const pausesBefore = pauseCount();
     await stack.postgres.kill();
-    await sleep(3_000);
+    await eventually(async () => pauseCount() > pausesBefore, 'a task pausing while Postgres is gone', 60_000);
     await stack.postgres.restart();
     await eventually(async () => (await tasksOf('outage')).every((task) => terminal.has(task.status)), 'every outage task ending', 120_000);
     const tasks = await tasksOf('outage');
     expect(tasks.map((task) => [task.status, task.currentIteration])).toEqual(outageGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 2]));
-    // They did pause (and say so), rather than missing the outage.
-    expect(stack.output()).toMatch(/"msg":"task paused"/);
   });
 
   it('has a second replica take over the tasks of one that died, when their leases run out', async () => {

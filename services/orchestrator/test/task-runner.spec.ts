@@ -21,12 +21,24 @@ class MemoryStore implements RunnerStore {
   failWrites?: AppError;
   /** With `failWrites`, how many writes fail before they succeed again; unset: all of them. */
   failingWrites?: number;
+  /** How many reads of the task fail as a database that is gone does (each noted in `timeline`). */
+  failingReads = 0;
+  readonly timeline: string[] = [];
 
   constructor(initial: TaskRecord) {
     this.record = initial;
   }
 
-  readonly tasks = { get: async (id: string) => (id === this.record.id ? this.record : Promise.reject(new AppError(ErrorCode.NOT_FOUND, `no task ${id}`))) };
+  readonly tasks = {
+    get: async (id: string) => {
+      if (this.failingReads > 0) {
+        this.failingReads -= 1;
+        this.timeline.push('read failed');
+        throw new AppError(ErrorCode.UNAVAILABLE, 'connect ECONNREFUSED');
+      }
+      return id === this.record.id ? this.record : Promise.reject(new AppError(ErrorCode.NOT_FOUND, `no task ${id}`));
+    },
+  };
   readonly iterations = { list: async () => [...this.iterationsByNumber.values()].sort((left, right) => left.number - right.number) };
   readonly transitions = {
     save: async (before: TaskRecord, decision: Decision) => {
@@ -371,6 +383,30 @@ describe('TaskRunner when a service or the database is unavailable', () => {
       [expect.objectContaining({ code: ErrorCode.UNAVAILABLE }), 'cannot record that the task paused'],
     ]);
     expect(final.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, statusReason: 'PLANNING failed: UNAUTHENTICATED: bad model key' });
+  });
+
+  it('says the task paused as soon as the database is gone, before waiting for it to come back', async () => {
+    const clock = testClock();
+    const store = new MemoryStore(task({ status: TaskStatus.TASK_STATUS_RETRIEVING, startedAt: start }));
+    const { phases } = scripted({
+      // The phase's result cannot be written, and the reads after it fail until the database returns.
+      [Effect.RETRIEVE]: [
+        () => {
+          store.failWrites = new AppError(ErrorCode.UNAVAILABLE, 'connect ECONNREFUSED');
+          store.failingWrites = 1;
+          store.failingReads = 2;
+          return sampleInput(InputKind.LESSONS_RETRIEVED);
+        },
+        reply(InputKind.LESSONS_RETRIEVED),
+      ],
+      [Effect.PLAN]: [() => Promise.reject(new AppError(ErrorCode.UNAUTHENTICATED, 'bad model key'))],
+    });
+    const runner = new TaskRunner({ store, phases, policy, now: clock.now, sleep: clock.sleep, maxWaitMs: 300_000, publish: async () => undefined, logger: { warn: (_details, message) => void store.timeline.push(message) } });
+    await runner.drive('task-1', new AbortController().signal);
+
+    expect(store.timeline).toEqual(['task paused', 'read failed', 'read failed']);
+    // Once it is back, the pause is stored as the task's event too.
+    expect(pauses(store.events)).toHaveLength(1);
   });
 
   it('takes a service\'s ABORTED for a failure of the phase, not for the task taken over by another writer', async () => {

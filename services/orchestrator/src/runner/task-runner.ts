@@ -122,26 +122,28 @@ export class TaskRunner {
         if (appError.code === ErrorCode.ABORTED && !(appError instanceof DependencyError)) throw appError;
         // What the failed phase did was not stored, so whatever happens next starts from the stored state.
         if (signal.aborted) return this.apply(await this.load(taskId, signal), { kind: InputKind.CANCELLED, at: this.now(), reason: cancelReason(signal) });
-        const stored = await this.load(taskId, signal);
         const maxWaitMs = this.options.maxWaitMs ?? 0;
         if (!appError.isRetryable || maxWaitMs <= 0) {
-          state = await this.apply(stored, { kind: InputKind.ERRORED, at: this.now(), code: appError.code, message: appError.message });
+          state = await this.apply(await this.load(taskId, signal), { kind: InputKind.ERRORED, at: this.now(), code: appError.code, message: appError.message });
           continue;
         }
         const at = this.now();
         // The wait is timed from the first failure; what failed last is what the task reports.
         outage = { dependency: dependencyOf(error), code: appError.code, message: appError.message, since: outage?.since ?? at, pauses: (outage?.pauses ?? 0) + 1 };
-        const limit = waitLimit(stored.task, this.options.policy, outage.since, maxWaitMs);
+        // The limit depends only on what a run never changes (start, budget): the state in hand will do.
+        const limit = waitLimit(state.task, this.options.policy, outage.since, maxWaitMs);
         if (at.getTime() >= limit.until.getTime()) {
+          const stored = await this.load(taskId, signal);
           state = await this.apply(stored, waitEnded(limit, outage, stored.task, this.options.policy, at));
           continue;
         }
         const waitMs = Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(outage.pauses - 1, 6), limit.until.getTime() - at.getTime());
+        // Said before reloading: when the database is what is gone, the reload waits for it to return.
         this.options.logger?.warn(
-          { taskId, status: statusName(stored.task.status), dependency: outage.dependency, code: appError.code, err: appError.message, pause: outage.pauses, waitedMs: at.getTime() - outage.since.getTime(), retryInMs: waitMs },
+          { taskId, status: statusName(state.task.status), dependency: outage.dependency, code: appError.code, err: appError.message, pause: outage.pauses, waitedMs: at.getTime() - outage.since.getTime(), retryInMs: waitMs },
           'task paused',
         );
-        state = await this.recordPause(stored, {
+        state = await this.recordPause(await this.load(taskId, signal), {
           kind: InputKind.PAUSED,
           at,
           dependency: outage.dependency,
