@@ -57,7 +57,7 @@ describe('GrpcServer and createGrpcClient', () => {
   it('answers unary calls with the caller token and refuses a missing or wrong one', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
     try {
-      const response = await client.submitTask({ goal: 'a', language: 0, budget: undefined, workspace: [], dataFiles: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
+      const response = await client.submitTask({ goal: 'a', language: 0, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
       expect(response.task).toMatchObject({ id: 'a', goal: 'goal a' });
     } finally {
       client.close();
@@ -93,7 +93,7 @@ describe('GrpcServer and createGrpcClient', () => {
 
   it('carries AppError codes across, hides unexpected errors and names unimplemented methods', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
-    const invalid = await rejectionOf(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], dataFiles: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 }));
+    const invalid = await rejectionOf(client.submitTask({ goal: ' ', language: 0, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 }));
     expect(invalid).toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: 'goal is empty', isRetryable: false });
     const internal = await rejectionOf(client.getTask({ taskId: 'boom', view: 0 }));
     expect(internal.code).toBe(ErrorCode.INTERNAL);

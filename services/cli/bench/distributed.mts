@@ -54,7 +54,7 @@ let double = 0;
 try {
   const client = createGrpcClient(OrchestratorServiceDefinition, stack.grpcAddress);
   for (const [index, { goal }] of goals.entries()) {
-    const { task } = await client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], dataFiles: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
+    const { task } = await client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
     const events = [];
     for await (const { event } of client.watchTask({ taskId: task!.id, fromSequence: 0, followAfterCompletion: false })) if (event !== undefined) events.push(event);
     const completed = events.at(-1);
@@ -96,6 +96,7 @@ try {
               iteration: 1,
               language: Language.LANGUAGE_PYTHON,
               dataFiles: [],
+              setupCommand: '',
               files: [
                 { path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' },
                 { path: 'tests/test_calc.py', content: `from calc import add\n\n${tests}` },

@@ -83,7 +83,7 @@ const turnsPerTask: ScriptedTurn[] = [
 const configDir = path.resolve(import.meta.dirname, '../../../config');
 const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + 1 }, () => turnsPerTask).flat()) });
 for (let index = 0; index <= tasks; index += 1) {
-  const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], dataFiles: [], acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
+  const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
   const events: TaskEvent[] = [];
   const reader = await ratchet.transport.readEvents(task!.id);
   for await (const stored of reader) {

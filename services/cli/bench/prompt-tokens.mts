@@ -284,6 +284,7 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
     profile: undefined,
     reviewFindings: [],
     dataFiles: [],
+    setupCommand: '',
     preExistingFailures: [],
     earlierChanges: [],
   };

@@ -15,6 +15,7 @@ import { applyPatchToDirectory } from './workspace/apply';
 import { collectWorkspace, type CollectedWorkspace } from './workspace/collect';
 import { commitPatchToBranch } from './workspace/git';
 import { workspaceProjectKey } from './workspace/project';
+import { projectFileName, readProjectFile } from './workspace/project-file';
 import { makePatch } from './workspace/patch';
 import { defaultWorkspaceSettings } from './workspace/settings';
 
@@ -67,8 +68,10 @@ export interface RunOptions extends ConnectOptions {
   readonly enableReview?: boolean;
   /** Audit each change with the security auditor role. */
   readonly enableAudit?: boolean;
-  /** With --workspace: the project's own test command, a shell command line run from its root. */
+  /** With --workspace: the project's own test command, a shell command line run from its root (overrides .ratchet.yaml's). */
   readonly testCommand?: string;
+  /** With --workspace: a shell line run once in the sandbox before coding (overrides .ratchet.yaml's `setup`). */
+  readonly setupCommand?: string;
   /** With --workspace: whether the model may edit the project's tests (goal, allow, protect). */
   readonly testEdits?: string;
   /** Project key whose lessons the task uses and adds to (with the global ones); default: the workspace's git remote or directory name. */
@@ -139,8 +142,18 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
   const testEdits = parseTestEdits(options.testEdits);
   if (options.testCommand !== undefined && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, "--test-command needs --workspace DIR: it runs that project's own tests");
   if (options.testCommand !== undefined && options.testCommand.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, '--test-command is empty; give the command that runs the tests, e.g. --test-command "npm test"');
+  if (options.setupCommand !== undefined && options.workspace === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, '--setup-command needs --workspace DIR: it prepares that project in the sandbox');
+  if (options.setupCommand !== undefined && options.setupCommand.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, '--setup-command is empty; give the command that prepares the project, e.g. --setup-command "pip install -e ."');
+  // The project file says how the project is set up and tested; a flag given on the command line wins.
+  const projectFile = options.workspace === undefined ? {} : await readProjectFile(path.resolve(options.workspace));
+  const testLine = options.testCommand ?? projectFile.testCommand;
+  const setupCommand = options.setupCommand ?? projectFile.setup ?? '';
+  if (!options.json && (projectFile.setup !== undefined || projectFile.testCommand !== undefined)) {
+    const used = [...(projectFile.setup === undefined ? [] : [`setup${options.setupCommand === undefined ? '' : ' (overridden by --setup-command)'}`]), ...(projectFile.testCommand === undefined ? [] : [`test_command${options.testCommand === undefined ? '' : ' (overridden by --test-command)'}`])];
+    output.err(`project file ${projectFileName}: ${used.join(', ')}`);
+  }
   // A command line as the user would type it in the project's root: the sandbox's shell runs it.
-  const testCommand = options.testCommand === undefined ? [] : ['sh', '-c', options.testCommand];
+  const testCommand = testLine === undefined ? [] : ['sh', '-c', testLine];
   // Embedded mode checks its config before any work; a server has its own. The workspace limits are this client's either way.
   const config = remote ? undefined : loadCliConfig(configDirectory());
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
@@ -198,6 +211,7 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
       labels,
       requestId: '',
       testCommand,
+      setupCommand,
       testEdits,
       project,
       memory: options.memory ?? MemoryUse.MEMORY_USE_UNSPECIFIED,
@@ -654,6 +668,7 @@ export async function showTask(taskId: string, options: ConnectOptions & { json?
     if (plan !== undefined) output.out(`plan: ${plan.summary}`);
     for (const decision of task.dependencyDecisions) output.out(`package ${dependencyText(decision)}`);
     if (task.testCommand.length > 0) output.out(`test command: ${testCommandText(task.testCommand)}`);
+    if (task.setupCommand !== '') output.out(`setup command: ${task.setupCommand}`);
     if (task.acceptanceTests.length > 0) output.out(`tests: ${testEditsText(task.testEdits, plan)}`);
     for (const gate of approvals) {
       const decided = gate.decision === ApprovalDecision.APPROVAL_DECISION_PENDING ? 'PENDING' : `${gate.decision === ApprovalDecision.APPROVAL_DECISION_APPROVED ? 'approved' : 'rejected'} by ${gate.approver}${gate.comment ? `: ${gate.comment}` : ''}`;

@@ -53,6 +53,7 @@ export async function runInSandbox(directory: string, command: readonly string[]
       language: languageToProto(language),
       files,
       dataFiles: [],
+      setupCommand: '',
       commands: [{ name: command.length > 0 ? 'command' : 'tests', argv, workingDirectory: '', timeout: undefined }],
       env: {},
       limits: undefined,

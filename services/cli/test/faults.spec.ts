@@ -53,7 +53,7 @@ async function tasksOf(suite = 'faults', through = client): Promise<Task[]> {
 async function submitAll(goals: readonly ScriptedGoal[], suite: string): Promise<void> {
   for (const [index, { goal }] of goals.entries()) {
     await whileUp(() =>
-      client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], dataFiles: [], acceptanceTests: [], approvalPolicy: undefined, labels: { suite }, requestId: `${suite}-${index}`, testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 }),
+      client.submitTask({ goal, language: Language.LANGUAGE_PYTHON, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: { suite }, requestId: `${suite}-${index}`, testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 }),
     );
   }
 }

@@ -81,6 +81,7 @@ describe('distributed Ratchet when a service dies mid-task', () => {
       budget: undefined,
       workspace: [],
       dataFiles: [],
+      setupCommand: '',
       acceptanceTests: [],
       approvalPolicy: undefined,
       labels: { suite: 'restart' },

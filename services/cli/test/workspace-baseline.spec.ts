@@ -94,6 +94,28 @@ const fixtureTurns: ScriptedTurn[] = [
   { role: 'coder', expect: ['1 passed'], toolCalls: [{ name: 'finish', arguments: { summary: 'split at semicolons' } }] },
 ];
 
+/** A project that cannot be imported as it is in git: its version module is made by a build step and gitignored. */
+async function generatedModuleProject(dir: string, projectFile?: string): Promise<void> {
+  await mkdir(path.join(dir, 'shout'), { recursive: true });
+  await mkdir(path.join(dir, 'tools'));
+  await mkdir(path.join(dir, 'tests'));
+  await writeFile(path.join(dir, 'tools', 'make_version.py'), 'from pathlib import Path\n\nPath("shout/_version.py").write_text("VERSION = \\"1.2.dev3\\"\\n")\n');
+  await writeFile(path.join(dir, 'shout', '__init__.py'), 'from shout._version import VERSION\n\n\ndef shout(text):\n    return text.lower() + "!"\n');
+  await writeFile(path.join(dir, '.gitignore'), 'shout/_version.py\n');
+  await writeFile(path.join(dir, 'tests', 'test_shout.py'), 'from shout import VERSION, shout\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n\n\ndef test_version():\n    assert VERSION.startswith("1.2")\n');
+  if (projectFile !== undefined) await writeFile(path.join(dir, '.ratchet.yaml'), projectFile);
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-q', '-m', 'shout');
+}
+
+const shoutTurns: ScriptedTurn[] = [
+  { role: 'planner', reply: planReply('shout/__init__.py', 'tests/test_shout.py', { changesTests: false }) },
+  { role: 'coder', toolCalls: [{ name: 'edit_file', arguments: { path: 'shout/__init__.py', search: 'text.lower()', replace: 'text.upper()' } }] },
+  { role: 'coder', expect: ['edited shout/__init__.py'], toolCalls: [{ name: 'run', arguments: { command: 'python3 -m pytest -q' } }] },
+  { role: 'coder', expect: ['2 passed'], toolCalls: [{ name: 'finish', arguments: { summary: 'shout() upper-cases now' } }] },
+];
+
 describe('a one-line fix in a module with pre-existing findings (embedded)', () => {
   let dir: string;
   let remove: () => Promise<void>;
@@ -163,6 +185,38 @@ describe('a one-line fix in a module with pre-existing findings (embedded)', () 
     const coderPrompt = model.calls.find((call) => call.request.role === 'coder')?.request.messages.map((message) => message.content).join('\n') ?? '';
     expect(coderPrompt).toContain('pre-existing failures');
     expect(coderPrompt).toContain('- tests.test_remote::test_reaches_the_registry');
+  });
+
+  it("runs the project's setup from .ratchet.yaml before the baseline, the coder and the tests; what it made stays out of the patch", async () => {
+    const workspace = path.join(dir, 'shout');
+    await generatedModuleProject(workspace, 'setup: python3 tools/make_version.py\n');
+    const { model, models } = scripted(shoutTurns);
+    const output = new RecordedOutput();
+    const out = path.join(dir, 'shout-out');
+    const result = await runGoal('shout("hi") must return "HI!"', { lang: 'python', out, dataDir: path.join(dir, 'data'), models, workspace }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(model.remaining).toBe(0);
+    expect(output.all).toContain('project file .ratchet.yaml: setup');
+    // The baseline ran after the setup: the version test passed before any change, only the goal's test failed.
+    expect(output.all).toMatch(/baseline: before any change 1 of 2 test\(s\) fail \(tests\.test_shout::test_shout\)/);
+    const patch = await readFile(path.join(out, patchFileName), 'utf8');
+    expect(patch).toContain('+    return text.upper() + "!"');
+    expect(patch).not.toContain('_version');
+    const shown = new RecordedOutput();
+    await showTask(result.task.id, { dataDir: path.join(dir, 'data') }, shown);
+    expect(shown.all).toContain('setup command: python3 tools/make_version.py');
+  });
+
+  it('ends the task before any model call when the setup fails, with its output and exit code', async () => {
+    const workspace = path.join(dir, 'shout-broken-setup');
+    await generatedModuleProject(workspace);
+    const { model, models } = scripted(shoutTurns);
+    const output = new RecordedOutput();
+    const result = await runGoal('shout("hi") must return "HI!"', { lang: 'python', out: path.join(dir, 'broken-setup-out'), dataDir: path.join(dir, 'data'), models, workspace, setupCommand: 'python3 tools/make_versions.py' }, output);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_FAILED);
+    expect(model.calls).toHaveLength(0);
+    expect(result.task.statusReason).toMatch(/SETUP_FAILED: the setup command "python3 tools\/make_versions\.py" exited with code 2/);
+    expect(result.task.statusReason).toContain("can't open file");
   });
 
   it('runs twice in a row in one directory without --out: each task writes its patch under the data directory, nothing into the workspace', async () => {

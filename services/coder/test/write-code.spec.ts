@@ -17,6 +17,7 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     goal: 'add two numbers',
     language: Language.LANGUAGE_PYTHON,
     dataFiles: [],
+    setupCommand: '',
     preExistingFailures: [],
     earlierChanges: [],
     plan: { summary: 'calc.py with add()', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: 1, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' },

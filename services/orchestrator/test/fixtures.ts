@@ -82,6 +82,7 @@ export function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
     questions: [],
     phases: { reprompt: false, questions: true, review: false, audit: false },
     testCommand: [],
+    setupCommand: '',
     testEdits: TestEdits.TEST_EDITS_UNSPECIFIED,
     project: '',
     memory: MemoryUse.MEMORY_USE_UNSPECIFIED,

@@ -9,6 +9,7 @@ const request = (overrides: Partial<SubmitTaskRequest> = {}): SubmitTaskRequest 
   budget: undefined,
   workspace: [],
   dataFiles: [],
+  setupCommand: '',
   acceptanceTests: [],
   approvalPolicy: undefined,
   labels: {},

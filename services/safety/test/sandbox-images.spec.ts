@@ -54,6 +54,7 @@ describe(`the packages config/dependencies.yaml lists for ${dataImage}`, () => {
           language: Language.LANGUAGE_PYTHON,
           files: [],
           dataFiles: [],
+          setupCommand: '',
           commands: [{ name: 'list', argv: ['python3', '-c', script], workingDirectory: '', timeout: undefined }],
           env: {},
           limits: undefined,

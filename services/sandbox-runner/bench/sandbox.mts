@@ -38,6 +38,7 @@ function job(argv: readonly string[]): SandboxJob {
     language: Language.LANGUAGE_PYTHON,
     files: Object.entries(files).map(([file, content]) => ({ path: file, content })),
     dataFiles: [],
+    setupCommand: '',
     commands: [{ name: 'run', argv: [...argv], workingDirectory: '', timeout: undefined }],
     env: {},
     limits: undefined,

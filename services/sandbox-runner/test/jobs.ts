@@ -12,6 +12,7 @@ export function sandboxJob(jobId: string, argv: readonly string[], files: Readon
     language: Language.LANGUAGE_PYTHON,
     files: Object.entries(files).map(([path, content]) => ({ path, content })),
     dataFiles: [],
+    setupCommand: '',
     commands: [{ name: 'run', argv: [...argv], workingDirectory: '', timeout: undefined }],
     env: {},
     limits: undefined,

@@ -20,6 +20,7 @@ function openRequest(overrides: Partial<OpenSessionRequest> = {}): OpenSessionRe
     iteration: 1,
     language: Language.LANGUAGE_PYTHON,
     dataFiles: [],
+    setupCommand: '',
     files: [
       { path: 'calc.py', content: 'def add(a, b):\n    return a - b\n' },
       { path: 'tests/test_calc.py', content: 'from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n' },

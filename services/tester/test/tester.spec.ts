@@ -95,7 +95,7 @@ describe('tester over the in-process bus', () => {
 
   it('refuses a run without test paths (unless a test command decides), a test path that was not sent, or a malformed test command', async () => {
     const { client } = serve([]);
-    const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], dataFiles: [], limits: undefined, dependencies: [], testCommand: [] };
+    const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], dataFiles: [], setupCommand: '', limits: undefined, dependencies: [], testCommand: [] };
     await expect(client.runTests({ ...base, testPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_paths is empty') });
     await expect(client.runTests({ ...base, testPaths: [], testCommand: ['', 'test'] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('test_command names no program') });
     await expect(client.runTests({ ...base, testPaths: [], testCommand: ['npm', 'te\0st'] })).rejects.toMatchObject({ message: expect.stringContaining('NUL') });

@@ -369,6 +369,7 @@ class PassRunner {
       },
       requestId: '',
       testCommand: [...task.testCommand],
+      setupCommand: '',
       // The suite's tests judge the task: the model never edits them, whatever the goal says.
       testEdits: TestEdits.TEST_EDITS_PROTECTED,
       project: pass.project,
@@ -517,6 +518,7 @@ function localSandbox(config: CliConfig): { run: RunJob; close(): Promise<void> 
         testReportPath: reportPath,
         protectedPaths: [],
         dependencies: [],
+        setupCommand: '',
         enqueuedAt: new Date(),
         deadline: undefined,
       }),

@@ -92,7 +92,7 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
 
     const sessionId = `coder-${request.taskId.slice(0, 40)}-${request.iteration}-${randomUUID().slice(0, 8)}`.replace(/[^A-Za-z0-9_-]/g, '-');
     const opened = await sandbox.openSession(
-      { sessionId, taskId: request.taskId, iteration: request.iteration, language: request.language, files, env: {}, limits: undefined, driver: 0, image: '', idleTimeout: undefined, dataFiles: request.dataFiles },
+      { sessionId, taskId: request.taskId, iteration: request.iteration, language: request.language, files, env: {}, limits: undefined, driver: 0, image: '', idleTimeout: undefined, dataFiles: request.dataFiles, setupCommand: request.setupCommand },
       call(),
     );
     const pinned = createClient(transport, SandboxRunnerServiceDefinition, { instance: opened.runnerId, maxAttempts: 1, defaultTimeoutMs: 60_000 });

@@ -200,4 +200,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // A workspace task's tests on the original workspace, before any change: its failures are pre-existing.
     sql: `ALTER TABLE tasks ADD COLUMN baseline_report jsonb;`,
   },
+  {
+    id: '0018_setup_command',
+    // A workspace task's setup command (a shell line), set at submit, never changed.
+    sql: `ALTER TABLE tasks ADD COLUMN setup_command text NOT NULL DEFAULT '';`,
+  },
 ];

@@ -16,5 +16,7 @@ export const IterationErrorCode = {
   AUDIT_FINDINGS: 'AUDIT_FINDINGS',
   /** The install step of the task's dependencies failed; the tests did not run. */
   DEPENDENCY_INSTALL_FAILED: 'DEPENDENCY_INSTALL_FAILED',
+  /** The workspace's setup command failed (or was refused a host); nothing else ran. */
+  SETUP_FAILED: 'SETUP_FAILED',
 } as const;
 export type IterationErrorCode = (typeof IterationErrorCode)[keyof typeof IterationErrorCode];

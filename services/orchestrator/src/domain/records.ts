@@ -80,6 +80,8 @@ export interface TaskRecord {
   readonly dependencyDecisions: readonly DependencyDecision[];
   /** The workspace's own test command, program and arguments; empty runs the acceptance tests with the language's runner. */
   readonly testCommand: readonly string[];
+  /** The workspace's setup command, a shell line run before coding and every test run; empty for none. */
+  readonly setupCommand: string;
   /** Whether the model may edit the acceptance tests, as submitted (unspecified: the planner judges the goal). */
   readonly testEdits: TestEdits;
   /** Project key: the scope its lessons are stored in and retrieved from (with the global one); empty for global only. */
@@ -191,6 +193,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     resultFiles: full ? [...record.resultFiles] : [],
     lessons: full ? [...record.lessons] : [],
     testCommand: [...record.testCommand],
+    setupCommand: record.setupCommand,
     testEdits: record.testEdits,
     project: record.project,
     memory: record.memory,

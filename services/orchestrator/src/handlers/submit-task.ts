@@ -57,6 +57,7 @@ export function submitTask(context: HandlerContext) {
       phases: phasesOf(request, context.policy.phases),
       ...(profile === undefined ? {} : { profile }),
       testCommand: [...request.testCommand],
+      setupCommand: request.setupCommand.trim(),
       testEdits: request.testEdits,
       project: request.project.trim(),
       memory: request.memory,

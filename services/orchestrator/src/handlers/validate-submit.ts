@@ -4,6 +4,8 @@ import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 
 /** Longest goal accepted, in characters. */
 export const maxGoalChars = 10_000;
+/** Longest setup command accepted, characters: a line or two; longer steps belong in a script. */
+const maxSetupCommandChars = 4_000;
 /** Most files in a workspace or acceptance-test set: what `ratchet run --workspace` sends at most by default (workspace.maxFiles). */
 export const maxFiles = 20_000;
 /** Largest total size of a request's files, in bytes (UTF-8): the CLI's workspace.maxBytes default, 50 MiB. */
@@ -49,6 +51,12 @@ export function validateSubmit(request: SubmitTaskRequest): void {
   if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_command ${problem}; give the program and its arguments, e.g. ["npm", "test"]`);
   if (request.testCommand.length > 0 && request.workspace.length === 0 && request.acceptanceTests.length === 0) {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, "test_command needs a workspace: it runs the project's own tests; without one, leave it empty and the tests are written for the goal");
+  }
+  const setup = request.setupCommand.trim();
+  if (setup !== '') {
+    if (request.workspace.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, "setup_command needs a workspace: it prepares an existing project (e.g. \"pip install -e .\"); without one, leave it empty");
+    if (setup.length > maxSetupCommandChars) throw new AppError(ErrorCode.INVALID_ARGUMENT, `setup_command is ${setup.length} characters; keep it under ${maxSetupCommandChars} and put longer steps in a script of the workspace`);
+    checkText('setup_command', setup);
   }
   checkEnum('test_edits', TestEdits, request.testEdits, { required: false, unset: 'the goal decides' });
   checkEnum('memory', MemoryUse, request.memory, { required: false, unset: 'lessons are retrieved and stored' });

@@ -157,14 +157,21 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
     // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
     const all = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, files, state.task.generatedTests) : mergeFiles(files, tests);
     return clients.tester.runTests(
-      { taskId: state.task.id, iteration, language: state.task.language, files: all, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles] },
+      { taskId: state.task.id, iteration, language: state.task.language, files: all, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles], setupCommand: state.task.setupCommand },
       { timeoutMs: settings.testRunTimeoutMs, signal },
     );
   };
-  /** The baseline: the tests on the workspace as sent. A run that could not report is no baseline (every failure then counts, as before). */
-  const runBaseline = async (state: TaskState, signal: AbortSignal): Promise<TestReport | undefined> => {
+  /**
+   * The baseline: the tests on the workspace as sent, after the workspace's
+   * setup. A run that could not report is no baseline (every failure then
+   * counts, as before); a setup that failed is `setupFailed`, with its reason
+   * and the end of its output.
+   */
+  const runBaseline = async (state: TaskState, signal: AbortSignal): Promise<{ report?: TestReport; setupFailed?: string }> => {
     const run = await runTestsOn(state, state.task.workspace, 0, signal);
-    return run.report?.parsed === true ? run.report : undefined;
+    const setup = run.result?.setup;
+    if (setup !== undefined && setup.error !== '') return { setupFailed: setupFailureText(setup.error, setup.log) };
+    return run.report?.parsed === true ? { report: run.report } : {};
   };
 
   return {
@@ -244,6 +251,11 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const { task } = state;
       const startedAt = phase.enteredAt;
       const previous = iterationOf(state, task.currentIteration);
+      // The project's tests on the original workspace, once per task, before the planner's model call: what fails before any
+      // change is pre-existing, never the attempt's failure; a setup that fails ends the task here, with nothing spent.
+      const runsTests = testsOf(state).length > 0 || (task.setupCommand !== '' && task.testCommand.length > 0);
+      const baseline = task.workspace.length > 0 && task.baselineReport === undefined && runsTests ? await runBaseline(state, signal) : {};
+      if (baseline.setupFailed !== undefined) return { kind: InputKind.ERRORED, at: now(), code: IterationErrorCode.SETUP_FAILED, message: baseline.setupFailed };
       const response = await clients.planner.createPlan(
         {
           taskId: task.id,
@@ -268,8 +280,6 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       );
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
-      // The project's tests on the original workspace, once per task: what fails before any change is pre-existing, never the attempt's failure.
-      const baseline = task.workspace.length > 0 && task.baselineReport === undefined && testsOf(state).length > 0 ? await runBaseline(state, signal) : undefined;
       const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
       // The packages the plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
       const dependencies =
@@ -277,7 +287,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           ? []
           : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
               .decisions;
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID(), ...(baseline === undefined ? {} : { baseline }) };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID(), ...(baseline.report === undefined ? {} : { baseline: baseline.report }) };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {
@@ -323,6 +333,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             dataFiles: [...task.dataFiles],
             preExistingFailures: baselineFailures(task.baselineReport),
             earlierChanges: previous === undefined || task.workspace.length === 0 ? [] : changedPaths(task, previous),
+            setupCommand: task.setupCommand,
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );
@@ -655,4 +666,14 @@ function uniqueLessons(lessons: readonly Lesson[]): Lesson[] {
 function outputOf(stdout: Buffer | undefined, stderr: Buffer | undefined): string {
   const text = [stdout?.toString('utf8') ?? '', stderr?.toString('utf8') ?? ''].filter((part) => part !== '').join('\n--- stderr ---\n');
   return text.length > maxOutputChars ? `${text.slice(0, maxOutputChars / 2)}\n...\n${text.slice(-maxOutputChars / 2)}` : text;
+}
+
+/** How much of a failed setup's output a task's error keeps: its end. */
+const setupLogChars = 3_000;
+
+/** A failed setup as the task's error: why, then the end of its output. */
+function setupFailureText(error: string, log: string): string {
+  const output = log.trim();
+  if (output === '') return error;
+  return `${error}\nIts output ended with:\n${output.length > setupLogChars ? `...${output.slice(-setupLogChars)}` : output}`;
 }

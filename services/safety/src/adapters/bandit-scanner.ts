@@ -54,6 +54,7 @@ export async function runBandit(sandbox: SandboxJobs, files: readonly SourceText
           language: Language.LANGUAGE_PYTHON,
           files: files.map((file) => ({ path: file.path, content: file.content })),
           dataFiles: [],
+          setupCommand: '',
           commands: [{ name: 'bandit', argv: banditCommand([...sources.keys()]), workingDirectory: '', timeout: undefined }],
           env: {},
           limits: { ...banditLimits, timeout: { seconds: Math.ceil(timeoutMs / 1_000), nanos: 0 } },

@@ -3,7 +3,7 @@ import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { durationFromMs } from '@ratchet/agent';
-import { Language, SandboxDriver, type DependencyInstall, type SandboxJob, type SandboxJobResult, type SandboxLimits } from '@ratchet/contracts';
+import { Language, SandboxDriver, type DataFile, type DependencyInstall, type SandboxJob, type SandboxJobResult, type SandboxLimits } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import {
   Ecosystem,
@@ -28,6 +28,8 @@ import {
   type RegistrySettings,
 } from '../domain/dependencies';
 import { effectiveLimits, maximumLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
+import { maxSetupFiles, outputsBeside, setupDirectory, setupEnvironment, setupFailure, setupKey, setupOutputsDirectory, setupPlan } from '../domain/setup';
+import { bytesOf } from '../domain/work-files';
 import { parseJUnit } from '../domain/junit';
 import { stripControlSequences } from '../domain/terminal-text';
 import { extractLayer, LayerTooLarge } from './layer-archive';
@@ -70,6 +72,15 @@ interface LayerOutcome {
   readonly install: DependencyInstall;
 }
 
+/** A setup's files, ready to copy into a job, or why there are none. */
+interface SetupOutcome {
+  readonly outputs?: DataFile[];
+  readonly install: DependencyInstall;
+}
+
+/** Setup layers whose files a runner keeps in memory. */
+const keptSetups = 4;
+
 /** How much of the installer's output `install.log` keeps: its end. */
 const logTailBytes = 8 * 1024;
 /** Memory the installer gets on top of the size limit (tmpfs pages count as the sandbox's memory). */
@@ -95,6 +106,8 @@ const installerMemoryBytes = 512 << 20;
 export class DependencySandbox {
   readonly cache: LayerCache;
   private readonly building = new Map<string, Promise<LayerOutcome>>();
+  /** The files of the setup layers used last, by key. */
+  private readonly setupOutputs = new Map<string, DataFile[]>();
   private readonly closing = new AbortController();
 
   constructor(
@@ -141,6 +154,139 @@ export class DependencySandbox {
    * driver cannot start throws as a job would.
    */
   async run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
+    if (job.setupCommand === '') return this.runWithDependencies(job, signal);
+    const startedAt = new Date();
+    validateJob(job, effectiveLimits(job.limits, this.context.defaults));
+    const prepared = await this.setup(job, signal);
+    if (prepared.outputs === undefined) return { ...this.notRun(job, startedAt, prepared.setup, 'its setup command failed'), install: undefined, setup: prepared.setup };
+    const result = await this.runWithDependencies({ ...job, setupCommand: '', dataFiles: [...job.dataFiles, ...outputsBeside(prepared.outputs, [...job.files, ...job.dataFiles])], env: setupEnvironment(job.env) }, signal);
+    return { ...result, setup: prepared.setup };
+  }
+
+  /**
+   * What a job or session with `request.setupCommand` starts from: the files
+   * the setup made (from the cache, or built now in an install sandbox), or,
+   * when it failed, why (`setup.error`, no outputs).
+   */
+  async setup(request: Pick<SandboxJob, 'jobId' | 'taskId' | 'iteration' | 'language' | 'files' | 'dataFiles' | 'image' | 'setupCommand'>, signal?: AbortSignal): Promise<{ setup: DependencyInstall; outputs?: DataFile[] }> {
+    const registries = { python: registryOf(Ecosystem.PYTHON, this.options), npm: registryOf(Ecosystem.NPM, this.options) };
+    const image = await this.driver.imageIdentity(request.image);
+    const key = setupKey({ command: request.setupCommand, files: [...request.files, ...request.dataFiles], registries: [registries.python, registries.npm], image });
+    let pending = this.building.get(key) as Promise<SetupOutcome> | undefined;
+    if (pending === undefined) {
+      pending = this.ensureSetup(key, request, registries, image).finally(() => this.building.delete(key));
+      this.building.set(key, pending as Promise<LayerOutcome>);
+    }
+    const outcome = await untilAborted(pending, signal, request.jobId);
+    return outcome.outputs === undefined ? { setup: outcome.install } : { setup: outcome.install, outputs: outcome.outputs };
+  }
+
+  private async ensureSetup(key: string, request: Pick<SandboxJob, 'taskId' | 'iteration' | 'language' | 'files' | 'dataFiles' | 'image' | 'setupCommand'>, registries: { python: RegistrySettings; npm: RegistrySettings }, image: string): Promise<SetupOutcome> {
+    await this.prepareCache();
+    const cached = await this.cache.read(key);
+    if (cached !== undefined) {
+      const outputs = await this.outputsOf(key);
+      if (outputs !== undefined) return { install: installOf(cached, true, 0, ''), outputs };
+    }
+    return this.buildSetup(key, request, registries, image);
+  }
+
+  /** The files of setup layer `key`, read once per runner process (the few most recent kept). */
+  private async outputsOf(key: string): Promise<DataFile[] | undefined> {
+    const kept = this.setupOutputs.get(key);
+    if (kept !== undefined) return kept;
+    const outputs = await readTree(path.join(this.cache.layerDirectory(key), setupOutputsDirectory)).catch(() => undefined);
+    if (outputs === undefined) return undefined;
+    this.setupOutputs.set(key, outputs);
+    for (const old of [...this.setupOutputs.keys()].slice(0, Math.max(0, this.setupOutputs.size - keptSetups))) this.setupOutputs.delete(old);
+    return outputs;
+  }
+
+  /** Runs the setup command in an install sandbox and commits what it made to the cache as layer `key`. */
+  private async buildSetup(key: string, request: Pick<SandboxJob, 'taskId' | 'iteration' | 'language' | 'files' | 'dataFiles' | 'image' | 'setupCommand'>, registries: { python: RegistrySettings; npm: RegistrySettings }, image: string): Promise<SetupOutcome> {
+    const started = performance.now();
+    const layerBytes = this.options.maxLayerMegabytes * 1024 * 1024;
+    const plan = setupPlan(request.setupCommand, registries, { timeoutSeconds: this.options.timeoutSeconds });
+    const workspaceBytes = [...request.files, ...request.dataFiles].reduce((sum, file) => sum + bytesOf(file).length, 0);
+    const limits: SandboxLimits = {
+      memoryBytes: Math.min(maximumLimits.memoryBytes, layerBytes * 2 + workspaceBytes + installerMemoryBytes),
+      pids: 256,
+      cpus: Math.min(maximumLimits.cpus, Math.max(1, this.context.defaults?.cpus ?? 1)),
+      timeout: { seconds: this.options.timeoutSeconds + 60, nanos: 0 },
+      outputLimitBytes: 1 << 20,
+      // The workspace, what the setup makes, and its copy in the exported directory.
+      workDirBytes: Math.min(maximumLimits.workDirBytes, workspaceBytes + layerBytes * 2),
+    };
+    const setupJob: SandboxJob = {
+      jobId: `setup-${key.slice(0, 16)}-${randomUUID().slice(0, 8)}`,
+      taskId: request.taskId,
+      iteration: request.iteration,
+      language: request.language,
+      files: [...request.files],
+      dataFiles: [...request.dataFiles],
+      commands: plan.commands,
+      env: plan.env,
+      limits,
+      driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+      image: request.image,
+      testReportPath: '',
+      protectedPaths: [],
+      dependencies: [],
+      setupCommand: '',
+      enqueuedAt: undefined,
+      deadline: undefined,
+    };
+    const { result, archive, archived, overflow, writeError, refusedHosts } = await this.runExporting(setupJob, [...new Set([...registries.python.hosts, ...registries.npm.hosts])], layerBytes);
+    const log = tail(stripControlSequences(Buffer.concat([result.stdout, result.stderr])).toString('utf8'), logTailBytes);
+    const failed = result.commandResults.find((command) => command.exitCode !== 0);
+    const failure = (tooLarge: boolean) =>
+      setupFailure({
+        command: request.setupCommand,
+        exitCode: failed?.exitCode ?? result.exitCode,
+        timedOut: result.timedOut,
+        oomKilled: result.oomKilled,
+        failedStep: failed?.name ?? 'setup',
+        refusedHosts,
+        timeoutSeconds: this.options.timeoutSeconds,
+        tooLarge,
+        maxLayerMegabytes: this.options.maxLayerMegabytes,
+      });
+    const elapsed = () => durationFromMs(performance.now() - started);
+    // A setup that reached for another host is not used even when it went on without it.
+    if (result.exitCode !== 0 || result.timedOut || result.oomKilled || refusedHosts.length > 0 || overflow || writeError !== undefined) {
+      await rm(archive, { force: true });
+      return { install: { ...failedInstall(key, failure(overflow)), duration: elapsed(), log, refusedHosts } };
+    }
+    const staged = await this.cache.stage(key);
+    try {
+      if (archived > 0) await extractLayer(archive, staged, installedDirectory, layerBytes);
+      const outputs = await readTree(path.join(staged, setupOutputsDirectory));
+      if (outputs.length > maxSetupFiles) throw new LayerTooLarge();
+      const manifest: LayerManifest = {
+        layout: layerLayout,
+        key,
+        ecosystem: ecosystemOf(request.language) ?? Ecosystem.PYTHON,
+        requirements: [request.setupCommand],
+        resolved: outputs.map((file) => file.path).filter((file) => !file.startsWith(`${setupDirectory}/`)),
+        sizeBytes: outputs.reduce((sum, file) => sum + file.content.length, 0),
+        image,
+        registry: registries.python.url,
+        createdAt: new Date().toISOString(),
+      };
+      const committed = await this.cache.commit(staged, manifest);
+      this.setupOutputs.set(key, outputs);
+      return { install: installOf(committed, false, performance.now() - started, log), outputs };
+    } catch (error) {
+      await rm(staged, { recursive: true, force: true });
+      const reason = error instanceof LayerTooLarge ? failure(true) : `the files the setup made could not be read back into the layer cache: ${(error as Error).message}`;
+      return { install: { ...failedInstall(key, reason), duration: elapsed(), log } };
+    } finally {
+      await rm(archive, { force: true });
+    }
+  }
+
+  /** `run` for a job whose setup, if any, is done: its dependencies installed first (or taken from the cache). */
+  private async runWithDependencies(job: SandboxJob, signal?: AbortSignal): Promise<SandboxJobResult> {
     if (job.dependencies.length === 0) return this.driver.run(job, signal);
     const startedAt = new Date();
     validateJob(job, effectiveLimits(job.limits, this.context.defaults));
@@ -208,58 +354,13 @@ export class DependencySandbox {
       testReportPath: '',
       protectedPaths: [],
       dependencies: [],
+      setupCommand: '',
       enqueuedAt: undefined,
       deadline: undefined,
     };
-    // The tar the supervisor streams goes to a file as it comes (no layer in memory), up to a cap that leaves room for tar's headers.
-    const archive = this.cache.temporaryFile('.tar');
-    const maxArchiveBytes = layerBytes * 2 + (16 << 20);
-    let archived = 0;
-    let overflow = false;
-    const proxyDirectory = await this.cache.proxyDirectory();
-    const socketPath = path.join(proxyDirectory, proxySocketName);
-    const proxy = await RegistryProxy.start(socketPath, registry.hosts).catch(async (error: unknown) => {
-      await rm(proxyDirectory, { recursive: true, force: true });
-      // sun_path holds 108 bytes with its NUL.
-      if (Buffer.byteLength(socketPath) > 107) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the install proxy's socket ${socketPath} is longer than a Unix socket path may be (107 bytes); choose a shorter sandbox.dependencies.cacheDirectory`, { cause: error });
-      throw error;
-    });
-    let descriptor: number | undefined;
-    let writeError: NodeJS.ErrnoException | undefined;
-    let result: SandboxJobResult;
-    try {
-      descriptor = openSync(archive, 'wx', 0o600);
-      const file = descriptor;
-      result = await this.driver.run(installJob, this.closing.signal, {
-        mounts: [{ source: proxyDirectory, target: proxyMountPoint }],
-        relay: { port: relayPort, socket: `${proxyMountPoint}/${proxySocketName}` },
-        exportDirectory: installedDirectory,
-        onExport: (chunk) => {
-          if (overflow || writeError !== undefined) return;
-          if (archived + chunk.length > maxArchiveBytes) {
-            overflow = true;
-            return;
-          }
-          try {
-            writeSync(file, chunk);
-            archived += chunk.length;
-          } catch (error) {
-            writeError = error as NodeJS.ErrnoException;
-          }
-        },
-      });
-    } catch (error) {
-      await rm(archive, { force: true });
-      throw error;
-    } finally {
-      if (descriptor !== undefined) closeSync(descriptor);
-      await proxy.close();
-      await rm(proxyDirectory, { recursive: true, force: true }).catch(() => undefined);
-    }
+    const { result, archive, archived, overflow, writeError, refusedHosts, unreachable } = await this.runExporting(installJob, registry.hosts, layerBytes);
     const output = stripControlSequences(Buffer.concat([result.stdout, result.stderr])).toString('utf8');
     const log = tail(output, logTailBytes);
-    const refusedHosts = [...proxy.refused];
-    const unreachable = [...proxy.unreachable].map(([host, reason]) => ({ host, reason }));
     const exitCode = result.commandResults.at(-1)?.exitCode ?? result.exitCode;
     const failure = (tooLarge: boolean) =>
       installFailure({
@@ -313,6 +414,62 @@ export class DependencySandbox {
     }
   }
 
+  /**
+   * Runs `installJob` in its own sandbox whose only way out is a
+   * RegistryProxy to `hosts`, streaming the exported layer directory into a
+   * temporary tar of the cache's (the caller removes `archive`), up to a cap
+   * that leaves room for tar's headers.
+   */
+  private async runExporting(installJob: SandboxJob, hosts: readonly string[], layerBytes: number) {
+    const archive = this.cache.temporaryFile('.tar');
+    const maxArchiveBytes = layerBytes * 2 + (16 << 20);
+    let archived = 0;
+    let overflow = false;
+    const proxyDirectory = await this.cache.proxyDirectory();
+    const socketPath = path.join(proxyDirectory, proxySocketName);
+    const proxy = await RegistryProxy.start(socketPath, hosts).catch(async (error: unknown) => {
+      await rm(proxyDirectory, { recursive: true, force: true });
+      // sun_path holds 108 bytes with its NUL.
+      if (Buffer.byteLength(socketPath) > 107) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the install proxy's socket ${socketPath} is longer than a Unix socket path may be (107 bytes); choose a shorter sandbox.dependencies.cacheDirectory`, { cause: error });
+      throw error;
+    });
+    let descriptor: number | undefined;
+    let writeError: NodeJS.ErrnoException | undefined;
+    let result: SandboxJobResult;
+    try {
+      descriptor = openSync(archive, 'wx', 0o600);
+      const file = descriptor;
+      result = await this.driver.run(installJob, this.closing.signal, {
+        mounts: [{ source: proxyDirectory, target: proxyMountPoint }],
+        relay: { port: relayPort, socket: `${proxyMountPoint}/${proxySocketName}` },
+        exportDirectory: installedDirectory,
+        onExport: (chunk) => {
+          if (overflow || writeError !== undefined) return;
+          if (archived + chunk.length > maxArchiveBytes) {
+            overflow = true;
+            return;
+          }
+          try {
+            writeSync(file, chunk);
+            archived += chunk.length;
+          } catch (error) {
+            writeError = error as NodeJS.ErrnoException;
+          }
+        },
+      });
+    } catch (error) {
+      await rm(archive, { force: true });
+      throw error;
+    } finally {
+      if (descriptor !== undefined) closeSync(descriptor);
+      await proxy.close();
+      await rm(proxyDirectory, { recursive: true, force: true }).catch(() => undefined);
+    }
+    const refusedHosts = [...proxy.refused];
+    const unreachable = [...proxy.unreachable].map(([host, reason]) => ({ host, reason }));
+    return { result, archive, archived, overflow, writeError: writeError as NodeJS.ErrnoException | undefined, refusedHosts, unreachable };
+  }
+
   /** The configured CA bundle's text, or undefined. */
   private async caBundle(): Promise<string | undefined> {
     if (this.options.caFile === undefined) return undefined;
@@ -322,20 +479,20 @@ export class DependencySandbox {
   }
 
   /** The result of a job whose dependencies could not be installed: no command ran, no report, the reason in `install.error` and stderr. */
-  private notRun(job: SandboxJob, startedAt: Date, install: DependencyInstall): SandboxJobResult {
+  private notRun(job: SandboxJob, startedAt: Date, install: DependencyInstall, why = 'its dependencies could not be installed'): SandboxJobResult {
     const framework = job.language === Language.LANGUAGE_PYTHON ? 'pytest' : 'node:test';
     return {
       jobId: job.jobId,
       taskId: job.taskId,
       exitCode: -1,
       stdout: Buffer.alloc(0),
-      stderr: Buffer.from(`ratchet: the job's dependencies could not be installed, so none of its commands ran: ${install.error}\n`),
+      stderr: Buffer.from(`ratchet: none of the job's commands ran because ${why}: ${install.error}\n`),
       stdoutTruncated: false,
       stderrTruncated: false,
       timedOut: false,
       oomKilled: false,
       resourceUsage: undefined,
-      testReport: { ...parseJUnit(undefined, framework), parseError: `no tests ran: the dependencies could not be installed (${install.error})` },
+      testReport: { ...parseJUnit(undefined, framework), parseError: `no tests ran: ${why} (${install.error})` },
       commandResults: [],
       driver: this.context.driverKind,
       runnerId: this.driver.runnerId,
@@ -395,6 +552,22 @@ async function resolvedIn(layer: string, ecosystem: Ecosystem): Promise<string[]
     found.push({ directory: entry.name, ...(readable ? { metadata: await readFile(metadata, 'utf8') } : {}) });
   }
   return resolvedFromDistInfo(found);
+}
+
+/** The regular files under `directory` as data files, by their paths below it (links and others left out); none when it does not exist. */
+async function readTree(directory: string): Promise<DataFile[]> {
+  if ((await lstat(directory).catch(() => undefined))?.isDirectory() !== true) return [];
+  const files: DataFile[] = [];
+  const pending = [''];
+  while (pending.length > 0) {
+    const relative = pending.pop() as string;
+    for (const entry of await readdir(path.join(directory, relative), { withFileTypes: true })) {
+      const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      if (entry.isDirectory()) pending.push(child);
+      else if (entry.isFile()) files.push({ path: child, content: await readFile(path.join(directory, child)) });
+    }
+  }
+  return files.sort((left, right) => (left.path < right.path ? -1 : 1));
 }
 
 /** Bytes of the regular files under `directory`, links not followed. */

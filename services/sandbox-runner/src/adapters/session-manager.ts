@@ -5,6 +5,8 @@ import { checkWorkspacePath, durationFromMs, msOf, workspacePathProblem } from '
 import type {
   CloseSessionRequest,
   CloseSessionResponse,
+  DataFile,
+  DependencyInstall,
   OpenSessionRequest,
   OpenSessionResponse,
   SessionDiffRequest,
@@ -24,6 +26,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, maximumLimits, maxSandboxFiles, validateSandboxInput, type EffectiveLimits } from '../domain/job-limits';
 import type { SessionAnswer } from '../domain/session-channel';
 import { packFiles, readOutputs } from '../domain/supervisor-protocol';
+import { outputsBeside, setupDirectory, setupEnvironment } from '../domain/setup';
 import { bytesOf } from '../domain/work-files';
 import { stripControlSequences } from '../domain/terminal-text';
 import type { SessionLaunch, SessionSandbox } from './session-sandbox';
@@ -31,6 +34,8 @@ import type { SessionLaunch, SessionSandbox } from './session-sandbox';
 /** A driver that can start session sandboxes: DockerDriver and BubblewrapDriver both can. */
 export interface SessionDriver {
   openSession(launch: SessionLaunch): Promise<SessionSandbox>;
+  /** The files a workspace's setup made (see DependencySandbox.setup); a driver without it refuses sessions with a setup. */
+  setup?(request: Pick<OpenSessionRequest, 'taskId' | 'iteration' | 'language' | 'files' | 'dataFiles' | 'image' | 'setupCommand'> & { jobId: string }, signal?: AbortSignal): Promise<{ setup: DependencyInstall; outputs?: DataFile[] }>;
 }
 
 export interface SessionManagerOptions {
@@ -56,7 +61,7 @@ const answerGraceMs = 5_000;
  * What running tests and tools leaves behind and a diff does not carry:
  * caches and build output, never the user's change.
  */
-const generatedPrefixes = ['.pytest_cache/', '__pycache__/', 'node_modules/', '.ratchet-report/', '.mypy_cache/', '.ruff_cache/'];
+const generatedPrefixes = ['.pytest_cache/', '__pycache__/', 'node_modules/', '.ratchet-report/', '.mypy_cache/', '.ruff_cache/', `${setupDirectory}/`];
 
 interface LiveSession {
   readonly id: string;
@@ -279,10 +284,11 @@ export class SessionManager {
   private async start(request: OpenSessionRequest, limits: EffectiveLimits): Promise<LiveSession> {
     const started = performance.now();
     const idleMs = msOf(request.idleTimeout) || this.idleMs;
+    const setupFiles = await this.setupFiles(request);
     const sandbox = await this.driver.openSession({
       sessionId: request.sessionId,
-      files: [...request.files, ...request.dataFiles],
-      env: request.env,
+      files: [...request.files, ...request.dataFiles, ...setupFiles],
+      env: request.setupCommand === '' ? request.env : setupEnvironment(request.env),
       limits,
       image: request.image,
       // The sandbox's own bound, should this runner die: a minute past the idle close.
@@ -293,8 +299,9 @@ export class SessionManager {
       taskId: request.taskId,
       sandbox,
       limits,
-      // Data files are part of the start: the diff reports them only when the session changed them.
-      initial: new Map([...request.files, ...request.dataFiles].map((file) => [file.path, sha256(bytesOf(file))])),
+      // Data files and what the setup made are part of the start: the diff reports them only when the session changed them.
+      // (The setup's installs are build output, which the diff never looks at.)
+      initial: new Map([...request.files, ...request.dataFiles, ...setupFiles].filter((file) => !generated(file.path)).map((file) => [file.path, sha256(bytesOf(file))])),
       response: { sessionId: request.sessionId, runnerId: this.runnerId, driver: sandbox.driver, startup: durationFromMs(performance.now() - started) },
       idleMs,
       timer: undefined,
@@ -305,6 +312,15 @@ export class SessionManager {
     });
     this.touch(session);
     return session;
+  }
+
+  /** The files the request's setup made, beside its own; none without a setup. @throws AppError FAILED_PRECONDITION when the setup failed. */
+  private async setupFiles(request: OpenSessionRequest): Promise<DataFile[]> {
+    if (request.setupCommand === '') return [];
+    if (this.driver.setup === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `runner ${this.runnerId} cannot run a workspace's setup command; open the session without one`);
+    const prepared = await this.driver.setup({ ...request, jobId: `session-${request.sessionId}` });
+    if (prepared.outputs === undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `the session's workspace could not be set up: ${prepared.setup.error}`);
+    return outputsBeside(prepared.outputs, [...request.files, ...request.dataFiles]);
   }
 
   private async forget(session: LiveSession): Promise<void> {

@@ -23,6 +23,7 @@ const job = (overrides: Partial<SandboxJob> = {}): SandboxJob => ({
   iteration: 1,
   language: Language.LANGUAGE_PYTHON,
   dataFiles: [],
+  setupCommand: '',
   files: [
     { path: 'calc.py', content: 'x = 1\n' },
     { path: 'tests/test_calc.py', content: 'def test(): pass\n' },

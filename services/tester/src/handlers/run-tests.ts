@@ -56,6 +56,8 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           // The code under test must not edit its tests; the runner checks them after the run.
           protectedPaths: request.testPaths,
           dependencies: request.dependencies,
+          // The workspace's setup runs (or comes from the runner's cache) before the tests.
+          setupCommand: request.setupCommand,
           enqueuedAt: new Date(),
           deadline: new Date(context.deadline),
         },

@@ -201,6 +201,7 @@ export interface TaskRow {
   labels: Record<string, string>;
   workspace: unknown;
   data_files?: unknown;
+  setup_command?: string | null;
   baseline_report?: unknown;
   acceptance_tests: unknown;
   generated_tests: unknown;
@@ -277,6 +278,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     ...(row.answer_deadline === undefined || row.answer_deadline === null ? {} : { answerDeadline: date(row.answer_deadline) }),
     approvalTimeoutMs: Number(row.approval_timeout_ms ?? 0),
     testCommand: Array.isArray(row.test_command) ? row.test_command.map(String) : [],
+    setupCommand: row.setup_command ?? '',
     testEdits: testEditsFromJSON(row.test_edits ?? 'TEST_EDITS_UNSPECIFIED') as TestEdits,
     project: row.project ?? '',
     memory: memoryUseFromJSON(row.memory_use ?? 'MEMORY_USE_UNSPECIFIED'),

@@ -69,8 +69,8 @@ export class TaskRepository {
       await tx.query(
         `INSERT INTO ${schema}.tasks (id, goal, language, status, status_reason, stop_reason, current_iteration, replan_count, replan_reason, budget, usage, labels,
            workspace, acceptance_tests, generated_tests, result_files, plan, lessons, request_id, created_at, updated_at, started_at, completed_at,
-           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use, team, submitted_by, trace_context, profile, phases, data_files)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37,$38)`,
+           last_event_sequence, owner, lease_expires_at, approval_kinds, approval_timeout_ms, test_command, test_edits, project, memory_use, team, submitted_by, trace_context, profile, phases, data_files, setup_command)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,now() + make_interval(secs => $26::double precision / 1000),$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37,$38,$39)`,
         [
           ...taskParams(task),
           events.length,
@@ -88,6 +88,7 @@ export class TaskRepository {
           task.profile === undefined ? null : json(ProjectProfile.toJSON(task.profile)),
           json(TaskPhases.toJSON(task.phases)),
           json(task.dataFiles.map((file) => DataFile.toJSON(file))),
+          task.setupCommand,
         ],
       );
       const stored = numbered(task.id, events.map((event) => ({ ...event, iteration: event.iteration || task.currentIteration })), 1);

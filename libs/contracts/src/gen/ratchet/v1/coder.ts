@@ -177,6 +177,12 @@ export interface WriteCodeRequest {
    * task): their edits are already in `files`, and the coder goes on from them.
    */
   earlierChanges: string[];
+  /**
+   * The workspace's setup command (a shell line; see
+   * SubmitTaskRequest.setup_command): the coder's session starts from its
+   * result. Empty for none.
+   */
+  setupCommand: string;
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -265,6 +271,7 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     dataFiles: [],
     preExistingFailures: [],
     earlierChanges: [],
+    setupCommand: "",
   };
 }
 
@@ -347,6 +354,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     for (const v of message.earlierChanges) {
       writer.uint32(210).string(v!);
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(218).string(message.setupCommand);
     }
     return writer;
   },
@@ -572,6 +582,14 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.earlierChanges.push(reader.string());
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -678,6 +696,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : globalThis.Array.isArray(object?.earlier_changes)
         ? object.earlier_changes.map((e: any) => globalThis.String(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -761,6 +784,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.earlierChanges?.length) {
       obj.earlierChanges = message.earlierChanges;
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -801,6 +827,7 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     message.preExistingFailures = object.preExistingFailures?.map((e) => e) || [];
     message.earlierChanges = object.earlierChanges?.map((e) => e) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };

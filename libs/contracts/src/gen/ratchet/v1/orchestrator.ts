@@ -173,6 +173,15 @@ export interface SubmitTaskRequest {
    * to the model.
    */
   dataFiles: DataFile[];
+  /**
+   * A shell line run once per task in the sandbox before coding, from the
+   * workspace root (for example "pip install -e ." or "python -m build"),
+   * with the registries of the dependency policy as its only network. Every
+   * test run and the coder's session start from its result; files it creates
+   * never enter the patch. A setup that fails ends the task before the
+   * planner's model call. Needs a workspace; empty for none.
+   */
+  setupCommand: string;
 }
 
 export interface SubmitTaskRequest_LabelsEntry {
@@ -368,6 +377,7 @@ function createBaseSubmitTaskRequest(): SubmitTaskRequest {
     review: 0,
     audit: 0,
     dataFiles: [],
+    setupCommand: "",
   };
 }
 
@@ -426,6 +436,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(146).fork()).join();
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(154).string(message.setupCommand);
     }
     return writer;
   },
@@ -590,6 +603,14 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -661,6 +682,11 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -726,6 +752,9 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -764,6 +793,7 @@ export const SubmitTaskRequest: MessageFns<SubmitTaskRequest> = {
     message.review = object.review ?? 0;
     message.audit = object.audit ?? 0;
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };

@@ -222,6 +222,18 @@ export interface SandboxJob {
    * directory beside `files`; they count toward the same limits.
    */
   dataFiles: DataFile[];
+  /**
+   * A shell line that prepares the workspace (installs the project, builds
+   * generated modules). The runner runs it once in an install sandbox (the
+   * registries its only network), with `files` and `data_files` in place,
+   * and caches what it created, keyed by the command, the project's
+   * lockfiles, the registries and the image. Every job with the same setup
+   * starts from that result: the files it created are written into the work
+   * directory where `files` has none of its own, and packages it installed
+   * as a user (pip's user scheme) are found. A setup that fails runs no
+   * command; `setup.error` says why. Empty for none.
+   */
+  setupCommand: string;
 }
 
 export interface SandboxJob_EnvEntry {
@@ -407,7 +419,14 @@ export interface SandboxJobResult {
     | Duration
     | undefined;
   /** The install step for the job's dependencies; unset when it had none. */
-  install?: DependencyInstall | undefined;
+  install?:
+    | DependencyInstall
+    | undefined;
+  /**
+   * The setup step (SandboxJob.setup_command); unset when the job had none.
+   * `resolved` lists the files the setup created.
+   */
+  setup?: DependencyInstall | undefined;
 }
 
 /** RunJobRequest asks a runner to run one job. */
@@ -465,6 +484,12 @@ export interface OpenSessionRequest {
    * reports them unless the session changed them.
    */
   dataFiles: DataFile[];
+  /**
+   * The workspace's setup command (see SandboxJob.setup_command): the session
+   * starts from its result, and its diff never reports the files it created.
+   * A setup that fails fails the open (FAILED_PRECONDITION, with its output).
+   */
+  setupCommand: string;
 }
 
 export interface OpenSessionRequest_EnvEntry {
@@ -928,6 +953,7 @@ function createBaseSandboxJob(): SandboxJob {
     protectedPaths: [],
     dependencies: [],
     dataFiles: [],
+    setupCommand: "",
   };
 }
 
@@ -980,6 +1006,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(130).fork()).join();
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(138).string(message.setupCommand);
     }
     return writer;
   },
@@ -1128,6 +1157,14 @@ export const SandboxJob: MessageFns<SandboxJob> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1199,6 +1236,11 @@ export const SandboxJob: MessageFns<SandboxJob> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -1258,6 +1300,9 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -1292,6 +1337,7 @@ export const SandboxJob: MessageFns<SandboxJob> = {
     message.protectedPaths = object.protectedPaths?.map((e) => e) || [];
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };
@@ -2277,6 +2323,7 @@ function createBaseSandboxJobResult(): SandboxJobResult {
     rejectedOutputs: [],
     startup: undefined,
     install: undefined,
+    setup: undefined,
   };
 }
 
@@ -2344,6 +2391,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     }
     if (message.install !== undefined) {
       DependencyInstall.encode(message.install, writer.uint32(170).fork()).join();
+    }
+    if (message.setup !== undefined) {
+      DependencyInstall.encode(message.setup, writer.uint32(178).fork()).join();
     }
     return writer;
   },
@@ -2529,6 +2579,14 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
             message.install = DependencyInstall.decode(reader, reader.uint32());
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.setup = DependencyInstall.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2624,6 +2682,7 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
         : [],
       startup: isSet(object.startup) ? Duration.fromJSON(object.startup) : undefined,
       install: isSet(object.install) ? DependencyInstall.fromJSON(object.install) : undefined,
+      setup: isSet(object.setup) ? DependencyInstall.fromJSON(object.setup) : undefined,
     };
   },
 
@@ -2692,6 +2751,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
     if (message.install !== undefined) {
       obj.install = DependencyInstall.toJSON(message.install);
     }
+    if (message.setup !== undefined) {
+      obj.setup = DependencyInstall.toJSON(message.setup);
+    }
     return obj;
   },
 
@@ -2730,6 +2792,9 @@ export const SandboxJobResult: MessageFns<SandboxJobResult> = {
       : undefined;
     message.install = (object.install !== undefined && object.install !== null)
       ? DependencyInstall.fromPartial(object.install)
+      : undefined;
+    message.setup = (object.setup !== undefined && object.setup !== null)
+      ? DependencyInstall.fromPartial(object.setup)
       : undefined;
     return message;
   },
@@ -2884,6 +2949,7 @@ function createBaseOpenSessionRequest(): OpenSessionRequest {
     image: "",
     idleTimeout: undefined,
     dataFiles: [],
+    setupCommand: "",
   };
 }
 
@@ -2921,6 +2987,9 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(90).fork()).join();
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(98).string(message.setupCommand);
     }
     return writer;
   },
@@ -3029,6 +3098,14 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3083,6 +3160,11 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -3127,6 +3209,9 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -3158,6 +3243,7 @@ export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
       ? Duration.fromPartial(object.idleTimeout)
       : undefined;
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };

@@ -797,6 +797,8 @@ export interface Task {
   traceId: string;
   /** The workspace's files that are not text (see SubmitTaskRequest.data_files). */
   dataFiles: DataFile[];
+  /** The workspace's setup command (see SubmitTaskRequest.setup_command). */
+  setupCommand: string;
 }
 
 export interface Task_LabelsEntry {
@@ -1510,6 +1512,7 @@ function createBaseTask(): Task {
     phases: undefined,
     traceId: "",
     dataFiles: [],
+    setupCommand: "",
   };
 }
 
@@ -1625,6 +1628,9 @@ export const Task: MessageFns<Task> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(298).fork()).join();
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(306).string(message.setupCommand);
     }
     return writer;
   },
@@ -1941,6 +1947,14 @@ export const Task: MessageFns<Task> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 38: {
+            if (tag !== 306) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2091,6 +2105,11 @@ export const Task: MessageFns<Task> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -2213,6 +2232,9 @@ export const Task: MessageFns<Task> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -2274,6 +2296,7 @@ export const Task: MessageFns<Task> = {
       : undefined;
     message.traceId = object.traceId ?? "";
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };

@@ -120,6 +120,11 @@ export interface RunTestsRequest {
    * written into the sandbox beside `files`.
    */
   dataFiles: DataFile[];
+  /**
+   * The workspace's setup command, run before the tests (its result cached
+   * by the runner); empty for none.
+   */
+  setupCommand: string;
 }
 
 /** RunTestsResponse is the outcome of a test run. */
@@ -565,6 +570,7 @@ function createBaseRunTestsRequest(): RunTestsRequest {
     dependencies: [],
     testCommand: [],
     dataFiles: [],
+    setupCommand: "",
   };
 }
 
@@ -596,6 +602,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     }
     for (const v of message.dataFiles) {
       DataFile.encode(v!, writer.uint32(74).fork()).join();
+    }
+    if (message.setupCommand !== "") {
+      writer.uint32(82).string(message.setupCommand);
     }
     return writer;
   },
@@ -685,6 +694,14 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
             message.dataFiles.push(DataFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.setupCommand = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -726,6 +743,11 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
         : globalThis.Array.isArray(object?.data_files)
         ? object.data_files.map((e: any) => DataFile.fromJSON(e))
         : [],
+      setupCommand: isSet(object.setupCommand)
+        ? globalThis.String(object.setupCommand)
+        : isSet(object.setup_command)
+        ? globalThis.String(object.setup_command)
+        : "",
     };
   },
 
@@ -758,6 +780,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     if (message.dataFiles?.length) {
       obj.dataFiles = message.dataFiles.map((e) => DataFile.toJSON(e));
     }
+    if (message.setupCommand !== "") {
+      obj.setupCommand = message.setupCommand;
+    }
     return obj;
   },
 
@@ -777,6 +802,7 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     message.dependencies = object.dependencies?.map((e) => Dependency.fromPartial(e)) || [];
     message.testCommand = object.testCommand?.map((e) => e) || [];
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
+    message.setupCommand = object.setupCommand ?? "";
     return message;
   },
 };
