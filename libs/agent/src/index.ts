@@ -3,6 +3,7 @@ export { failureSignature } from './failure-signature';
 export { blockingSafetyFindings, citedLessonIds, defaultGoalTokens, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatProfile, formatReflections, formatReviewFindings, formatSpec, formatTestReport, goalForPrompt, isBlockingFinding, specParts } from './format';
 export type { SpecPart } from './format';
 export { languageFromProto, LanguageName, languageToProto, parseLanguageName, testConvention } from './language';
+export { projectGuide } from './project-layout';
 export type { TestConvention } from './language';
 export { assertPlaceholders, loadPrompts, renderTemplate } from './prompts';
 export type { Prompts, RolePrompt } from './prompts';

@@ -285,6 +285,7 @@ function request(files: SourceFile[], size: number): WriteCodeRequest {
     reviewFindings: [],
     dataFiles: [],
     setupCommand: '',
+    existingProject: true,
     preExistingFailures: [],
     earlierChanges: [],
   };

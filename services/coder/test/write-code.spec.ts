@@ -18,6 +18,7 @@ function request(overrides: Partial<WriteCodeRequest> = {}): WriteCodeRequest {
     language: Language.LANGUAGE_PYTHON,
     dataFiles: [],
     setupCommand: '',
+    existingProject: false,
     preExistingFailures: [],
     earlierChanges: [],
     plan: { summary: 'calc.py with add()', steps: [{ number: 1, description: 'write add', paths: ['calc.py'] }], files: [], testStrategy: 'pytest', language: 1, dependencies: [], appliedLessonIds: [], changesTests: false, changesTestsReason: '' },

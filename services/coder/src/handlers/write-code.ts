@@ -10,6 +10,7 @@ import {
   formatSpec,
   formatTestReport,
   languageFromProto,
+  projectGuide,
   testConvention,
   type LanguageName,
   type RolePrompt,
@@ -78,7 +79,8 @@ export function taskPromptValues(request: WriteCodeRequest, language: LanguageNa
     spec: formatSpec(request.spec),
     profile: formatProfile(request.profile),
     language,
-    languageGuide: testConvention(language).guide,
+    // An existing project is described as it is laid out; a new one gets the language's conventions.
+    languageGuide: request.existingProject ? projectGuide(language, [...request.files, ...request.acceptanceTests]) : testConvention(language).guide,
     plan: formatPlan(request.plan),
     reviewFindings: formatReviewFindings(request.reviewFindings),
     lessons: formatLessons(request.lessons),

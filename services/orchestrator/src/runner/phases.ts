@@ -334,6 +334,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
             preExistingFailures: baselineFailures(task.baselineReport),
             earlierChanges: previous === undefined || task.workspace.length === 0 ? [] : changedPaths(task, previous),
             setupCommand: task.setupCommand,
+            existingProject: task.workspace.length > 0,
           },
           agent ? { timeoutMs: settings.agentPhaseTimeoutMs, signal } : model(signal),
         );

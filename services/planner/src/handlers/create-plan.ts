@@ -12,6 +12,7 @@ import {
   languageFromProto,
   replySchemaTokens,
   rolePromptOptions,
+  projectGuide,
   testConvention,
   type DefinitionExtractorLoader,
   type PromptSection,
@@ -98,7 +99,8 @@ export function planPromptValues(request: CreatePlanRequest, prompt: RolePrompt,
     { name: 'profile', text: formatProfile(request.profile) },
     { name: 'language', text: language, fixed: true },
     { name: 'testFramework', text: testConvention(language).framework, fixed: true },
-    { name: 'languageGuide', text: testConvention(language).guide, fixed: true },
+    // An existing project is described as it is laid out (its test directories and runner configuration), not by the greenfield convention.
+    { name: 'languageGuide', text: request.workspace.length === 0 ? testConvention(language).guide : projectGuide(language, [...request.workspace, ...request.acceptanceTests]), fixed: true },
     // Whole while they fit (a greenfield task's files); else the files most relevant to the goal and a map of the rest.
     codeSection('workspace', { ...source, files: request.workspace }, 4),
     codeSection('acceptanceTests', { ...source, files: request.acceptanceTests }, 2),

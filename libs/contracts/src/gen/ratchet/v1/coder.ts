@@ -183,6 +183,12 @@ export interface WriteCodeRequest {
    * result. Empty for none.
    */
   setupCommand: string;
+  /**
+   * Whether `files` are an existing project's (a workspace task), not a new
+   * one's: the prompt then describes the project's own layout and test
+   * conventions instead of the greenfield ones.
+   */
+  existingProject: boolean;
 }
 
 /** CommandDecision is a person's answer about one command line. */
@@ -272,6 +278,7 @@ function createBaseWriteCodeRequest(): WriteCodeRequest {
     preExistingFailures: [],
     earlierChanges: [],
     setupCommand: "",
+    existingProject: false,
   };
 }
 
@@ -357,6 +364,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     }
     if (message.setupCommand !== "") {
       writer.uint32(218).string(message.setupCommand);
+    }
+    if (message.existingProject !== false) {
+      writer.uint32(224).bool(message.existingProject);
     }
     return writer;
   },
@@ -590,6 +600,14 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
             message.setupCommand = reader.string();
             continue;
           }
+          case 28: {
+            if (tag !== 224) {
+              break;
+            }
+
+            message.existingProject = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -701,6 +719,11 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
         : isSet(object.setup_command)
         ? globalThis.String(object.setup_command)
         : "",
+      existingProject: isSet(object.existingProject)
+        ? globalThis.Boolean(object.existingProject)
+        : isSet(object.existing_project)
+        ? globalThis.Boolean(object.existing_project)
+        : false,
     };
   },
 
@@ -787,6 +810,9 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     if (message.setupCommand !== "") {
       obj.setupCommand = message.setupCommand;
     }
+    if (message.existingProject !== false) {
+      obj.existingProject = message.existingProject;
+    }
     return obj;
   },
 
@@ -828,6 +854,7 @@ export const WriteCodeRequest: MessageFns<WriteCodeRequest> = {
     message.preExistingFailures = object.preExistingFailures?.map((e) => e) || [];
     message.earlierChanges = object.earlierChanges?.map((e) => e) || [];
     message.setupCommand = object.setupCommand ?? "";
+    message.existingProject = object.existingProject ?? false;
     return message;
   },
 };
