@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ScriptedTurn } from '@ratchet/llm';
 import { startFakeOpenAiServer } from '@ratchet/testing';
@@ -294,6 +294,23 @@ describe('ratchet bench', () => {
       ['fix-median', true, 1],
     ]);
     expect(report.results.find((result) => result.task === 'fix-median')!.byRole).toMatchObject({ planner: { modelCalls: 1 }, coder: { modelCalls: 3 } });
+  });
+
+  it('refuses the approval gates of the tasks it drives instead of waiting for an answer nobody gives', async () => {
+    const suite = path.join(dir, 'gate-suite');
+    await cp(path.join(workspaceSuite, 'fix-median'), path.join(suite, 'fix-median'), { recursive: true });
+    // A plan that needs a package config/dependencies.yaml asks a person about.
+    const needsPackage = JSON.stringify({ ...JSON.parse(plan), summary: 'fix median with a package', dependencies: [{ name: 'statistics-plus', versionSpec: '>=1' }] });
+    const script = path.join(dir, 'gate.script.json');
+    await writeTurns(script, [{ role: 'planner', reply: needsPackage, times: 5 }]);
+    const out = path.join(dir, 'gate-run');
+    const run = await bench([suite, '--out', out, '--json'], { RATCHET_MODEL_SCRIPT: script });
+    const report = JSON.parse(run.stdout) as BenchJson;
+    expect(report.results.map((result) => [result.task, result.passed])).toEqual([['fix-median', false]]);
+    // The pass's own history, named on the pass's first line.
+    const dataDir = /== pass fresh: .*, embedded \((.+)\)/.exec(run.stderr)?.[1];
+    const shown = await runRatchet(['show', report.results[0]!.taskId, '--data-dir', dataDir ?? ''], { cwd: dir, env: environment({}), timeoutMs: 60_000 });
+    expect(shown.stdout).toContain('ratchet bench answers no approval gate');
   });
 
   it('judges a SWE-style task by hidden tests the agent never sees: an oracle fix is resolved, a change that passes the visible tests but not the hidden ones is not', async () => {
