@@ -206,7 +206,8 @@ export class DependencySandbox {
   private async buildSetup(key: string, request: Pick<SandboxJob, 'taskId' | 'iteration' | 'language' | 'files' | 'dataFiles' | 'image' | 'setupCommand'>, registries: { python: RegistrySettings; npm: RegistrySettings }, image: string): Promise<SetupOutcome> {
     const started = performance.now();
     const layerBytes = this.options.maxLayerMegabytes * 1024 * 1024;
-    const plan = setupPlan(request.setupCommand, registries, { timeoutSeconds: this.options.timeoutSeconds });
+    const caBundle = await this.caBundle();
+    const plan = setupPlan(request.setupCommand, registries, { timeoutSeconds: this.options.timeoutSeconds, ...(caBundle === undefined ? {} : { caBundle }) });
     const workspaceBytes = [...request.files, ...request.dataFiles].reduce((sum, file) => sum + bytesOf(file).length, 0);
     const limits: SandboxLimits = {
       memoryBytes: Math.min(maximumLimits.memoryBytes, layerBytes * 2 + workspaceBytes + installerMemoryBytes),
@@ -217,25 +218,7 @@ export class DependencySandbox {
       // The workspace, what the setup makes, and its copy in the exported directory.
       workDirBytes: Math.min(maximumLimits.workDirBytes, workspaceBytes + layerBytes * 2),
     };
-    const setupJob: SandboxJob = {
-      jobId: `setup-${key.slice(0, 16)}-${randomUUID().slice(0, 8)}`,
-      taskId: request.taskId,
-      iteration: request.iteration,
-      language: request.language,
-      files: [...request.files],
-      dataFiles: [...request.dataFiles],
-      commands: plan.commands,
-      env: plan.env,
-      limits,
-      driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
-      image: request.image,
-      testReportPath: '',
-      protectedPaths: [],
-      dependencies: [],
-      setupCommand: '',
-      enqueuedAt: undefined,
-      deadline: undefined,
-    };
+    const setupJob = installSandboxJob(`setup-${key.slice(0, 16)}`, request, { files: [...request.files, ...plan.files], dataFiles: [...request.dataFiles], commands: plan.commands, env: plan.env, limits });
     const { result, archive, archived, overflow, writeError, refusedHosts } = await this.runExporting(setupJob, [...new Set([...registries.python.hosts, ...registries.npm.hosts])], layerBytes);
     const log = tail(stripControlSequences(Buffer.concat([result.stdout, result.stderr])).toString('utf8'), logTailBytes);
     const failed = result.commandResults.find((command) => command.exitCode !== 0);
@@ -339,25 +322,7 @@ export class DependencySandbox {
       outputLimitBytes: 1 << 20,
       workDirBytes: layerBytes,
     };
-    const installJob: SandboxJob = {
-      jobId: `deps-${key.slice(0, 16)}-${randomUUID().slice(0, 8)}`,
-      taskId: job.taskId,
-      iteration: job.iteration,
-      language: job.language,
-      files: plan.files,
-      dataFiles: [],
-      commands: plan.commands,
-      env: plan.env,
-      limits,
-      driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
-      image: job.image,
-      testReportPath: '',
-      protectedPaths: [],
-      dependencies: [],
-      setupCommand: '',
-      enqueuedAt: undefined,
-      deadline: undefined,
-    };
+    const installJob = installSandboxJob(`deps-${key.slice(0, 16)}`, job, { files: plan.files, dataFiles: [], commands: plan.commands, env: plan.env, limits });
     const { result, archive, archived, overflow, writeError, refusedHosts, unreachable } = await this.runExporting(installJob, registry.hosts, layerBytes);
     const output = stripControlSequences(Buffer.concat([result.stdout, result.stderr])).toString('utf8');
     const log = tail(output, logTailBytes);
@@ -505,6 +470,29 @@ export class DependencySandbox {
       install,
     };
   }
+}
+
+/** A job of an install sandbox (a dependency install or a setup) for `owner`'s task: never pooled, no report, nothing protected. */
+function installSandboxJob(
+  name: string,
+  owner: Pick<SandboxJob, 'taskId' | 'iteration' | 'language' | 'image'>,
+  work: Pick<SandboxJob, 'files' | 'dataFiles' | 'commands' | 'env' | 'limits'>,
+): SandboxJob {
+  return {
+    jobId: `${name}-${randomUUID().slice(0, 8)}`,
+    taskId: owner.taskId,
+    iteration: owner.iteration,
+    language: owner.language,
+    ...work,
+    driver: SandboxDriver.SANDBOX_DRIVER_UNSPECIFIED,
+    image: owner.image,
+    testReportPath: '',
+    protectedPaths: [],
+    dependencies: [],
+    setupCommand: '',
+    enqueuedAt: undefined,
+    deadline: undefined,
+  };
 }
 
 function failedInstall(key: string, error: string): DependencyInstall {

@@ -161,6 +161,18 @@ export interface InstallPlan {
 /** Where the install sandbox finds the CA bundle, relative to its work directory. */
 const caPath = '.ratchet/ca.pem';
 
+/** Where the install sandbox's tools find the registry proxy (relayed on loopback), temporary files and, when one is configured, the CA bundle. */
+export function installSandboxEnvironment(caBundle: string | undefined): Record<string, string> {
+  const proxy = `http://127.0.0.1:${relayPort}`;
+  const ca: Record<string, string> = caBundle === undefined ? {} : { SSL_CERT_FILE: `/work/${caPath}`, NODE_EXTRA_CA_CERTS: `/work/${caPath}`, PIP_CERT: `/work/${caPath}`, npm_config_cafile: `/work/${caPath}` };
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: '', no_proxy: '', TMPDIR: '/work/.tmp', npm_config_proxy: proxy, npm_config_https_proxy: proxy, npm_config_noproxy: '', ...ca };
+}
+
+/** The CA bundle as a file of the install sandbox (see installSandboxEnvironment); none without one. */
+export function caBundleFiles(caBundle: string | undefined): SourceFile[] {
+  return caBundle === undefined ? [] : [{ path: caPath, content: caBundle }];
+}
+
 /**
  * The install sandbox's job for `lines`: pip into `layer/python` (a
  * --target directory) or npm into `layer/npm/node_modules`, from the
@@ -169,19 +181,8 @@ const caPath = '.ratchet/ca.pem';
  * size limit covers all of it.
  */
 export function installPlan(ecosystem: Ecosystem, lines: readonly string[], registry: RegistrySettings, options: { readonly timeoutSeconds: number; readonly caBundle?: string }): InstallPlan {
-  const proxy = `http://127.0.0.1:${relayPort}`;
-  const ca: Record<string, string> = options.caBundle === undefined ? {} : { SSL_CERT_FILE: `/work/${caPath}`, NODE_EXTRA_CA_CERTS: `/work/${caPath}` };
-  const env: Record<string, string> = {
-    HTTP_PROXY: proxy,
-    HTTPS_PROXY: proxy,
-    http_proxy: proxy,
-    https_proxy: proxy,
-    NO_PROXY: '',
-    no_proxy: '',
-    TMPDIR: '/work/.tmp',
-    ...ca,
-  };
-  const files: SourceFile[] = options.caBundle === undefined ? [] : [{ path: caPath, content: options.caBundle }];
+  const env = installSandboxEnvironment(options.caBundle);
+  const files = caBundleFiles(options.caBundle);
   const mkdir: SandboxCommand = { name: 'prepare', argv: ['mkdir', '-p', '.tmp', `${installedDirectory}/${ecosystem}`], workingDirectory: '', timeout: undefined };
   if (ecosystem === Ecosystem.PYTHON) {
     files.push({ path: 'requirements.txt', content: `${lines.join('\n')}\n` });
@@ -199,7 +200,7 @@ export function installPlan(ecosystem: Ecosystem, lines: readonly string[], regi
     return {
       files,
       commands: [mkdir, { name: 'install', argv, workingDirectory: '', timeout: undefined }],
-      env: { ...env, PIP_NO_INPUT: '1', PIP_ROOT_USER_ACTION: 'ignore', ...(options.caBundle === undefined ? {} : { PIP_CERT: `/work/${caPath}` }) },
+      env: { ...env, PIP_NO_INPUT: '1', PIP_ROOT_USER_ACTION: 'ignore' },
     };
   }
   const dependencies: Record<string, string> = {};
@@ -216,15 +217,7 @@ export function installPlan(ecosystem: Ecosystem, lines: readonly string[], regi
   return {
     files,
     commands: [mkdir, { name: 'install', argv, workingDirectory: `${installedDirectory}/npm`, timeout: undefined }],
-    env: {
-      ...env,
-      npm_config_proxy: proxy,
-      npm_config_https_proxy: proxy,
-      npm_config_noproxy: '',
-      npm_config_cache: '/work/.npm-cache',
-      npm_config_update_notifier: 'false',
-      ...(options.caBundle === undefined ? {} : { npm_config_cafile: `/work/${caPath}` }),
-    },
+    env: { ...env, npm_config_cache: '/work/.npm-cache', npm_config_update_notifier: 'false' },
   };
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataFile, SandboxCommand, SourceFile } from '@ratchet/contracts';
-import { installedDirectory, relayPort, type RegistrySettings } from './dependencies';
+import { caBundleFiles, installedDirectory, installSandboxEnvironment, type RegistrySettings } from './dependencies';
 
 /**
  * A workspace's setup command (SandboxJob.setup_command): run once in an
@@ -85,8 +85,11 @@ const startMarker = '.tmp/setup-started';
  * or changed since the command began into `layer/workspace/`, the part the
  * runner exports. Caches and the sandbox's own directories are left out.
  */
-export function setupPlan(command: string, registries: { readonly python: RegistrySettings; readonly npm: RegistrySettings }, options: { readonly timeoutSeconds: number }): { commands: SandboxCommand[]; env: Record<string, string> } {
-  const proxy = `http://127.0.0.1:${relayPort}`;
+export function setupPlan(
+  command: string,
+  registries: { readonly python: RegistrySettings; readonly npm: RegistrySettings },
+  options: { readonly timeoutSeconds: number; readonly caBundle?: string },
+): { files: SourceFile[]; commands: SandboxCommand[]; env: Record<string, string> } {
   const pythonIndex = new URL(registries.python.url);
   const out = `${installedDirectory}/${setupOutputsDirectory}`;
   const skip = ['./.tmp', `./${installedDirectory}`, './.git', './.npm-cache']
@@ -101,16 +104,11 @@ export function setupPlan(command: string, registries: { readonly python: Regist
       { name: 'setup', argv: ['sh', '-c', command], workingDirectory: '', timeout: { seconds: options.timeoutSeconds, nanos: 0 } },
       { name: 'collect', argv: ['sh', '-c', collect], workingDirectory: '', timeout: undefined },
     ],
+    files: caBundleFiles(options.caBundle),
     env: {
+      ...installSandboxEnvironment(options.caBundle),
       ...setupEnvironment({}),
       HOME: '/work/.tmp/home',
-      TMPDIR: '/work/.tmp',
-      HTTP_PROXY: proxy,
-      HTTPS_PROXY: proxy,
-      http_proxy: proxy,
-      https_proxy: proxy,
-      NO_PROXY: '',
-      no_proxy: '',
       // pip: the configured index only, installs to the user scheme (Debian's pip refuses that without the override).
       PIP_INDEX_URL: registries.python.url,
       ...(pythonIndex.protocol === 'http:' ? { PIP_TRUSTED_HOST: pythonIndex.hostname } : {}),
@@ -122,9 +120,6 @@ export function setupPlan(command: string, registries: { readonly python: Regist
       PIP_PROGRESS_BAR: 'off',
       PIP_ROOT_USER_ACTION: 'ignore',
       npm_config_registry: registries.npm.url,
-      npm_config_proxy: proxy,
-      npm_config_https_proxy: proxy,
-      npm_config_noproxy: '',
       npm_config_cache: '/work/.npm-cache',
       npm_config_update_notifier: 'false',
       npm_config_audit: 'false',
