@@ -264,7 +264,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           language: task.language,
           workspace: [...task.workspace],
           acceptanceTests: [...task.acceptanceTests],
-          lessons: [...task.lessons],
+          // A re-plan sees the lessons the reflector was shown for the failure, as the next coder does.
+          lessons: uniqueLessons([...task.lessons, ...(previous?.reflectionLessons ?? [])]),
           previousPlan: task.plan,
           reflection: previous?.reflection,
           replanReason: task.replanReason,

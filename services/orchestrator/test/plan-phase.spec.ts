@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { Language, Lesson, SandboxJobResult, TaskStatus, type CreatePlanRequest, type RunTestsRequest, type RunTestsResponse } from '@ratchet/contracts';
+import { InputKind } from '../src/domain/inputs';
+import { Effect } from '../src/domain/next-action';
+import type { TaskState } from '../src/domain/records';
+import { phaseRunners, type AgentClients, type PhaseRunner } from '../src/runner/phases';
+import { iteration, phaseSettings, plan, reflection, task } from './fixtures';
+
+// What the PLAN phase sends and when it stops: the lessons a re-plan sees,
+// and a workspace whose setup fails ending the task before the planner's call.
+
+const lesson = (id: string, title: string): Lesson => Lesson.fromPartial({ id, title, body: `${title}.`, language: Language.LANGUAGE_PYTHON });
+
+/** Runs PLAN on `state` with a planner and a tester that record what they were sent. */
+async function plan_(state: TaskState, testRun?: Partial<RunTestsResponse>) {
+  const plans: CreatePlanRequest[] = [];
+  const runs: RunTestsRequest[] = [];
+  const planner = {
+    createPlan: async (request: CreatePlanRequest) => {
+      plans.push(request);
+      return { plan, usage: undefined, replyFailure: undefined };
+    },
+  };
+  const tester = {
+    runTests: async (request: RunTestsRequest) => {
+      runs.push(request);
+      return { report: undefined, result: undefined, passed: false, ...testRun };
+    },
+  };
+  const runners = phaseRunners({ planner, coder: {}, tester, reflector: {}, safety: {}, memory: {} } as unknown as AgentClients, phaseSettings, () => new Date(0));
+  const input = await (runners[Effect.PLAN] as PhaseRunner)(state, new AbortController().signal, { enteredAt: new Date(0), progress: async () => undefined });
+  return { input, plans, runs };
+}
+
+describe('the PLAN phase', () => {
+  it('gives a re-plan the lessons the reflector was shown for the failure, besides the task\'s own, each once', async () => {
+    const own = lesson('lesson-own', 'Check the operator first');
+    const seen = lesson('lesson-seen', 'Round half to even with decimal');
+    const state: TaskState = {
+      task: task({ status: TaskStatus.TASK_STATUS_PLANNING, currentIteration: 1, plan, lessons: [own], replanReason: 'the reflector recommended a new plan' }),
+      iterations: [iteration(1, { reflection: reflection(), reflectionLessons: [seen, own] })],
+    };
+    const { plans } = await plan_(state);
+    expect(plans[0]?.lessons.map((offered) => offered.id)).toEqual(['lesson-own', 'lesson-seen']);
+  });
+
+  it('ends a workspace task whose setup fails before the planner is called, with the reason and the end of its output', async () => {
+    const state: TaskState = {
+      task: task({
+        status: TaskStatus.TASK_STATUS_PLANNING,
+        workspace: [{ path: 'shout/__init__.py', content: 'from shout._version import VERSION\n' }],
+        acceptanceTests: [{ path: 'tests/test_shout.py', content: 'def test_x():\n    pass\n' }],
+        setupCommand: 'python3 tools/make_version.py',
+      }),
+      iterations: [],
+    };
+    const setup = { layerKey: 'k', cached: false, duration: undefined, resolved: [], error: 'the setup command "python3 tools/make_version.py" exited with code 2; fix the command', log: "python3: can't open file 'tools/make_version.py'", refusedHosts: [], sizeBytes: 0 };
+    const { input, plans, runs } = await plan_(state, { result: SandboxJobResult.fromPartial({ setup }) });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.setupCommand).toBe('python3 tools/make_version.py');
+    expect(plans).toHaveLength(0);
+    expect(input).toMatchObject({ kind: InputKind.ERRORED, code: 'SETUP_FAILED', message: expect.stringMatching(/exited with code 2; fix the command\nIts output ended with:\npython3: can't open file/) });
+  });
+});
