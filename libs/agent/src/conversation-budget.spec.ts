@@ -26,6 +26,28 @@ describe('fitConversation', () => {
     expect(fitted).toEqual({ messages, tokens: conversationTokens(messages), elided: 0, taskTruncated: false });
   });
 
+  it('with keepObservations, summarises older tool outputs and the long arguments before them even under the budget', () => {
+    const content = output(120, 'file');
+    const messages: ConversationMessage[] = [{ role: 'system', content: 'You are the coder.' }, { role: 'user', content: 'Task: fix calc.py.' }];
+    for (let round = 0; round < 4; round += 1) {
+      messages.push({ role: 'assistant', content: '', toolCalls: [{ id: `call-${round}`, name: 'write_file', arguments: JSON.stringify({ path: `calc${round}.py`, content }) }] });
+      messages.push({ role: 'tool', toolCallId: `call-${round}`, content: output(100, `round ${round}`) });
+    }
+    const fitted = fitConversation(messages, 1_000_000, { keepObservations: 2 });
+    expect(fitted.elided).toBe(2);
+    expect(fitted.tokens).toBe(conversationTokens(fitted.messages));
+    expect(fitted.tokens).toBeLessThan(conversationTokens(messages) * 0.6);
+    // The two oldest rounds: outputs summarised, the file content in the call replaced, the call still JSON with its path.
+    expect(fitted.messages[3]!.content).toMatch(/^\[output of write_file elided: 100 lines, \d+ tokens; run it again if needed\]$/);
+    expect(JSON.parse(fitted.messages[2]!.toolCalls![0]!.arguments)).toEqual({ path: 'calc0.py', content: expect.stringMatching(/^\[write_file's content elided: 120 lines, \d+ tokens; what it did is in the workspace\]$/) });
+    expect(fitted.messages[5]!.content).toMatch(/elided/);
+    // The last two rounds, the system message and the task as they were.
+    expect(fitted.messages.slice(6)).toEqual(messages.slice(6));
+    expect(fitted.messages.slice(0, 2)).toEqual(messages.slice(0, 2));
+    // Without the option, a conversation under the budget is untouched.
+    expect(fitConversation(messages, 1_000_000).messages).toEqual(messages);
+  });
+
   it('elides the oldest tool outputs first and keeps the system message, the task and the last messages', () => {
     const messages = conversation(4);
     const total = conversationTokens(messages);

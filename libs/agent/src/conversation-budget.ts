@@ -33,6 +33,15 @@ export interface FitConversationOptions<M extends ConversationMessage = Conversa
   readonly isObservation?: (message: M) => boolean;
   /** The setting named when the conversation cannot fit. Default `coder.promptBudgetTokens`. */
   readonly budgetKey?: string;
+  /**
+   * Only the last this many tool outputs are kept whole, even under the
+   * budget; older ones are summarised, and string arguments of more than
+   * `argumentTokens` in the tool calls before them are replaced by a note
+   * (the edit is in the workspace already). Default: all, as the budget allows.
+   */
+  readonly keepObservations?: number;
+  /** With `keepObservations`: the longest string argument of an old tool call kept whole, tokens. Default 200. */
+  readonly argumentTokens?: number;
 }
 
 /** A conversation that fits its budget, and what was shortened to get there. */
@@ -50,6 +59,7 @@ export interface FittedConversation<M extends ConversationMessage> {
 const defaultKeepLast = 2;
 const defaultPerMessageTokens = 4;
 const defaultBudgetKey = 'coder.promptBudgetTokens';
+const defaultArgumentTokens = 200;
 
 /**
  * Tokens a conversation takes: each message's content, its tool calls' names
@@ -82,27 +92,47 @@ export function fitConversation<M extends ConversationMessage>(messages: readonl
   const result = [...messages];
   const costs = result.map((message) => messageTokens(message, perMessage));
   let total = costs.reduce((sum, cost) => sum + cost, 0);
-  if (total <= budget) return { messages: result, tokens: total, elided: 0, taskTruncated: false };
-
   const taskIndex = result.findIndex((message) => message.role === 'user');
   const firstKept = result.length - keepLast;
-  const elidable = (message: M, index: number) =>
-    index !== taskIndex && index < firstKept && (message.role === 'tool' || (message.role === 'user' && isObservation(message)));
+  const observation = (message: M, index: number) => index !== taskIndex && (message.role === 'tool' || (message.role === 'user' && isObservation(message)));
+  const elidable = (message: M, index: number) => index < firstKept && observation(message, index);
 
   let elided = 0;
-  for (let index = 0; index < result.length && total > budget; index += 1) {
-    const message = result[index] as M;
-    if (!elidable(message, index)) continue;
-    const contentTokens = countTokens(message.content);
-    const summary = `[output of ${toolNameOf(result, index)} elided: ${lineCount(message.content)} lines, ${contentTokens} tokens; run it again if needed]`;
-    const shortened = { ...message, content: summary };
+  /** Replaces message `index` by `shortened` when that is shorter; true when it did. */
+  const replace = (index: number, shortened: M): boolean => {
     const cost = messageTokens(shortened, perMessage);
     // A short output stays as it is: its summary would be no shorter.
-    if (cost >= (costs[index] ?? 0)) continue;
+    if (cost >= (costs[index] ?? 0)) return false;
     total -= (costs[index] ?? 0) - cost;
     result[index] = shortened;
     costs[index] = cost;
-    elided += 1;
+    return true;
+  };
+  const summarise = (message: M, index: number): M => ({
+    ...message,
+    content: `[output of ${toolNameOf(result, index)} elided: ${lineCount(message.content)} lines, ${countTokens(message.content)} tokens; run it again if needed]`,
+  });
+
+  // Old turns go whatever the budget: every call would pay for them again, and the model acts on the recent ones.
+  if (options.keepObservations !== undefined) {
+    const observations = result.map((message, index) => (observation(message, index) ? index : -1)).filter((index) => index >= 0);
+    const oldest = observations.length > options.keepObservations ? (observations[observations.length - options.keepObservations] ?? 0) : -1;
+    for (let index = 0; index < oldest && index < firstKept; index += 1) {
+      const message = result[index] as M;
+      if (observation(message, index)) {
+        if (replace(index, summarise(message, index))) elided += 1;
+      } else if (message.role === 'assistant' && (message.toolCalls?.length ?? 0) > 0 && index + 1 < oldest) {
+        // A call whose output is summarised (its outputs follow it); the calls of the kept outputs stay whole.
+        replace(index, { ...message, toolCalls: message.toolCalls!.map((call) => shortenArguments(call, options.argumentTokens ?? defaultArgumentTokens)) });
+      }
+    }
+  }
+  if (total <= budget) return { messages: result, tokens: total, elided, taskTruncated: false };
+
+  for (let index = 0; index < result.length && total > budget; index += 1) {
+    const message = result[index] as M;
+    if (!elidable(message, index)) continue;
+    if (replace(index, summarise(message, index))) elided += 1;
   }
 
   let taskTruncated = false;
@@ -131,6 +161,32 @@ export function fitConversation<M extends ConversationMessage>(messages: readonl
     );
   }
   return { messages: result, tokens: total, elided, taskTruncated };
+}
+
+/**
+ * A tool call with each string argument of more than `maxTokens` replaced by
+ * a note (`[write_file's content elided: 230 lines, 3400 tokens; it is in the
+ * workspace]`); arguments that are not a JSON object stay as they are, so
+ * the call is still valid JSON for the provider.
+ */
+function shortenArguments(call: ConversationToolCall, maxTokens: number): ConversationToolCall {
+  if (countTokens(call.arguments) <= maxTokens) return call;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(call.arguments);
+  } catch {
+    return call;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return call;
+  let changed = false;
+  const shortened = Object.fromEntries(
+    Object.entries(parsed as Record<string, unknown>).map(([key, value]) => {
+      if (typeof value !== 'string' || countTokens(value) <= maxTokens) return [key, value];
+      changed = true;
+      return [key, `[${call.name}'s ${key} elided: ${lineCount(value)} lines, ${countTokens(value)} tokens; what it did is in the workspace]`];
+    }),
+  );
+  return changed ? { ...call, arguments: JSON.stringify(shortened) } : call;
 }
 
 function messageTokens(message: ConversationMessage, perMessage: number): number {

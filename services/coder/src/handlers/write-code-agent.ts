@@ -21,6 +21,9 @@ import { runAgent } from '../domain/agent-loop';
 import { toolDefinitions } from '../domain/agent-tools';
 import { feedbackOf, taskPromptValues } from './write-code';
 
+/** Tool results a coder turn sees whole: the ones it is acting on (SWE-agent keeps the last five). */
+const keptToolResults = 8;
+
 const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'feedback', 'reviewFindings', 'lessons'] as const;
 
 export interface AgentCoderOptions {
@@ -145,7 +148,10 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
           },
           execute: (valid) => tools.execute(valid),
           record: (step) => sendStep(transport, request.progressSubject, step),
-          fit: (messages) => fitConversation(messages, messageBudget, { keepLast: 2, isObservation: (message) => message.role === 'user' && message.content.startsWith('<tool_result') }).messages,
+          // The last few tool results stay whole; older ones (and the file contents the calls before them wrote) are summarised
+          // even under the budget: each call would pay for them again, while the workspace holds what they did.
+          fit: (messages) =>
+            fitConversation(messages, messageBudget, { keepLast: 2, keepObservations: keptToolResults, isObservation: (message) => message.role === 'user' && message.content.startsWith('<tool_result') }).messages,
           now: Date.now,
         },
         { maxSteps: settings.maxSteps, maxModelCalls: request.maxModelCalls, maxTokens: request.maxTokens > 0 ? Number(request.maxTokens) : 0, wallTimeMs: Math.max(0, phaseDeadline - started) },
