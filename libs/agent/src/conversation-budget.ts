@@ -121,9 +121,9 @@ export function fitConversation<M extends ConversationMessage>(messages: readonl
       const message = result[index] as M;
       if (observation(message, index)) {
         if (replace(index, summarise(message, index))) elided += 1;
-      } else if (message.role === 'assistant' && (message.toolCalls?.length ?? 0) > 0 && index + 1 < oldest) {
+      } else if (message.role === 'assistant' && message.toolCalls !== undefined && message.toolCalls.length > 0 && index + 1 < oldest) {
         // A call whose output is summarised (its outputs follow it); the calls of the kept outputs stay whole.
-        replace(index, { ...message, toolCalls: message.toolCalls!.map((call) => shortenArguments(call, options.argumentTokens ?? defaultArgumentTokens)) });
+        replace(index, { ...message, toolCalls: message.toolCalls.map((call) => shortenArguments(call, options.argumentTokens ?? defaultArgumentTokens)) });
       }
     }
   }
