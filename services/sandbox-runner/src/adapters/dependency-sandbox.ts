@@ -106,6 +106,8 @@ const installerMemoryBytes = 512 << 20;
 export class DependencySandbox {
   readonly cache: LayerCache;
   private readonly building = new Map<string, Promise<LayerOutcome>>();
+  /** Setup layers being built in this process, by key: jobs that need one at the same time wait for the same build. */
+  private readonly buildingSetups = new Map<string, Promise<SetupOutcome>>();
   /** The files of the setup layers used last, by key. */
   private readonly setupOutputs = new Map<string, DataFile[]>();
   private readonly closing = new AbortController();
@@ -143,7 +145,7 @@ export class DependencySandbox {
   /** Stops installs under way, then closes the driver. */
   async close(): Promise<void> {
     this.closing.abort();
-    await Promise.allSettled([...this.building.values()]);
+    await Promise.allSettled([...this.building.values(), ...this.buildingSetups.values()]);
     await this.driver.close();
   }
 
@@ -172,10 +174,10 @@ export class DependencySandbox {
     const registries = { python: registryOf(Ecosystem.PYTHON, this.options), npm: registryOf(Ecosystem.NPM, this.options) };
     const image = await this.driver.imageIdentity(request.image);
     const key = setupKey({ command: request.setupCommand, files: [...request.files, ...request.dataFiles], registries: [registries.python, registries.npm], image });
-    let pending = this.building.get(key) as Promise<SetupOutcome> | undefined;
+    let pending = this.buildingSetups.get(key);
     if (pending === undefined) {
-      pending = this.ensureSetup(key, request, registries, image).finally(() => this.building.delete(key));
-      this.building.set(key, pending as Promise<LayerOutcome>);
+      pending = this.ensureSetup(key, request, registries, image).finally(() => this.buildingSetups.delete(key));
+      this.buildingSetups.set(key, pending);
     }
     const outcome = await untilAborted(pending, signal, request.jobId);
     return outcome.outputs === undefined ? { setup: outcome.install } : { setup: outcome.install, outputs: outcome.outputs };
