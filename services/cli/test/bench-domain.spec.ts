@@ -85,7 +85,7 @@ describe('bench: hidden tests (SWE-bench style)', () => {
       cases: cases.map(([suite, name, status]) => ({ suite, name, status, file: '', duration: undefined, failureMessage: '', failureDetail: '' })),
     });
     const judged = judgeHidden(
-      { failToPass: ['tests/test_x.py::TestY::test_fixed', 'tests/test_x.py::test_missing'], passToPass: ['tests/test_x.py::test_kept', 'tests/test_x.py::test_skipped'] },
+      { language: 'python', failToPass: ['tests/test_x.py::TestY::test_fixed', 'tests/test_x.py::test_missing'], passToPass: ['tests/test_x.py::test_kept', 'tests/test_x.py::test_skipped'] },
       report([
         ['tests.test_x.TestY', 'test_fixed', TestCaseStatus.TEST_CASE_STATUS_PASSED],
         ['tests.test_x', 'test_kept', TestCaseStatus.TEST_CASE_STATUS_PASSED],
@@ -98,9 +98,39 @@ describe('bench: hidden tests (SWE-bench style)', () => {
       ['tests.test_x', 'test_p[b]', TestCaseStatus.TEST_CASE_STATUS_FAILED],
       ['tests.test_x', 'test_q[a]', TestCaseStatus.TEST_CASE_STATUS_PASSED],
     ]);
-    expect(judgeHidden({ failToPass: ['tests/test_x.py::test_p', 'tests/test_x.py::test_q'], passToPass: ['tests/test_x.py::test_p[a]'] }, parametrized)).toMatchObject({ failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_x.py::test_p'] });
+    expect(judgeHidden({ language: 'python', failToPass: ['tests/test_x.py::test_p', 'tests/test_x.py::test_q'], passToPass: ['tests/test_x.py::test_p[a]'] }, parametrized)).toMatchObject({ failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_x.py::test_p'] });
     // A hidden test that did not run, or was skipped, is not passing.
     expect(judged).toEqual({ resolved: false, failToPass: { passed: 1, total: 2 }, passToPass: { passed: 1, total: 2 }, notPassing: ['tests/test_x.py::test_missing', 'tests/test_x.py::test_skipped'] });
+  });
+
+  it("matches node's test ids (file::describe > name) to the JUnit cases of node's runner", () => {
+    // As the runner's parser gives node's cases: the describe blocks joined as the suite, the file where the sandbox ran it.
+    const nodeCase = (file: string, suite: string, name: string, status: TestCaseStatus) => ({ suite, name, status, file, duration: undefined, failureMessage: '', failureDetail: '' });
+    const report: TestReport = {
+      framework: 'node:test', total: 5, passed: 0, failed: 0, errored: 0, skipped: 0, duration: undefined, parsed: true, parseError: '',
+      cases: [
+        nodeCase('/work/test/index.test.js', 'node', 'avoids pool break', TestCaseStatus.TEST_CASE_STATUS_PASSED),
+        nodeCase('/work/test/index.test.js', 'browser', 'avoids pool break', TestCaseStatus.TEST_CASE_STATUS_FAILED),
+        nodeCase('/work/test/index.test.js', 'node > sizes', 'zero', TestCaseStatus.TEST_CASE_STATUS_PASSED),
+        nodeCase('/work/test/index.test.js', 'node > sizes', 'negative', TestCaseStatus.TEST_CASE_STATUS_PASSED),
+        nodeCase('/work/test/other.test.js', '', 'top level', TestCaseStatus.TEST_CASE_STATUS_PASSED),
+      ],
+    };
+    const judged = judgeHidden(
+      {
+        language: 'javascript',
+        // A describe block's id stands for every test inside it; the same name in another block or file is another test.
+        failToPass: ['test/index.test.js::node > avoids pool break', 'test/index.test.js::node > sizes', './test/other.test.js::top level'],
+        passToPass: ['test/index.test.js::browser > avoids pool break', 'test/index.test.js::top level', 'test/index.test.js::node > size'],
+      },
+      report,
+    );
+    expect(judged).toEqual({
+      resolved: false,
+      failToPass: { passed: 3, total: 3 },
+      passToPass: { passed: 0, total: 3 },
+      notPassing: ['test/index.test.js::browser > avoids pool break', 'test/index.test.js::top level', 'test/index.test.js::node > size'],
+    });
   });
 
   it('keeps hidden files out of what the agent gets, and names a task.yaml that lists hidden files without fail_to_pass, or ids in no file', async () => {
@@ -118,8 +148,20 @@ describe('bench: hidden tests (SWE-bench style)', () => {
       const { tasks } = await loadDirectorySuite(dir, defaultWorkspaceSettings);
       const good = tasks.find((entry) => entry.id === 'good')!;
       expect([...good.workspace, ...good.acceptanceTests].map((file) => file.path).sort()).toEqual(['mod.py', 'tests/test_mod.py']);
-      expect(good.hidden).toEqual({ files: [{ path: 'tests/test_hidden.py', content: 'def test_h():\n    pass\n' }], failToPass: ['tests/test_hidden.py::test_h'], passToPass: ['tests/test_mod.py::test_x'] });
+      expect(good.hidden).toEqual({ language: 'python', files: [{ path: 'tests/test_hidden.py', content: 'def test_h():\n    pass\n' }], failToPass: ['tests/test_hidden.py::test_h'], passToPass: ['tests/test_mod.py::test_x'] });
       expect(tasks.find((entry) => entry.id === 'stray-id')!.inputError).toBe('test tests/test_other.py::test_h is in no file of the task (hidden or sent); use a pytest node id, e.g. tests/test_x.py::test_y');
+
+      // node's runner: ids name the file and the test's describe path.
+      await mkdir(path.join(dir, 'js', 'test'), { recursive: true });
+      await writeFile(path.join(dir, 'js', 'index.js'), 'export const x = 1\n');
+      await writeFile(path.join(dir, 'js', 'test', 'hidden.test.js'), "import { test } from 'node:test'\ntest('h', () => {})\n");
+      await writeFile(path.join(dir, 'js', 'task.yaml'), 'goal: g\nlanguage: javascript\ntest_command: node --test\nhidden_tests: [test/hidden.test.js]\nfail_to_pass: ["test/hidden.test.js::h"]\npass_to_pass: [test/hidden.test.js]\n');
+      const js = (await loadDirectorySuite(dir, defaultWorkspaceSettings)).tasks.find((entry) => entry.id === 'js')!;
+      expect(js.inputError).toBe("test test/hidden.test.js names no test; use the file, '::' and the test's describe blocks and name joined by ' > ', e.g. test/x.test.js::parse > rejects empty input");
+      await writeFile(path.join(dir, 'js', 'task.yaml'), 'goal: g\nlanguage: javascript\ntest_command: node --test\nhidden_tests: [test/hidden.test.js]\nfail_to_pass: ["test/hidden.test.js::h"]\n');
+      const fixed = (await loadDirectorySuite(dir, defaultWorkspaceSettings)).tasks.find((entry) => entry.id === 'js')!;
+      expect(fixed.hidden).toMatchObject({ language: 'javascript', failToPass: ['test/hidden.test.js::h'], passToPass: [] });
+      expect(fixed.workspace.map((file) => file.path)).toEqual(['index.js']);
 
       await task('no-f2p', 'goal: g\nhidden_tests: [tests/test_hidden.py]\n');
       await expect(loadDirectorySuite(dir, defaultWorkspaceSettings)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('no-f2p/task.yaml: fail_to_pass: hidden_tests needs fail_to_pass') });
@@ -130,10 +172,11 @@ describe('bench: hidden tests (SWE-bench style)', () => {
 });
 
 describe('bench/swe', () => {
-  it('is a suite of real bug fixes from at least 8 projects, each naming its repository, commits and licence; without clones each task says what to pass', async () => {
+  it('is a suite of real bug fixes from at least 8 projects in Python and JavaScript, each naming its repository, commits and licence; without clones each task says what to pass', async () => {
     const suite = path.resolve(__dirname, '../../../bench/swe');
     const { tasks } = await loadDirectorySuite(suite, defaultWorkspaceSettings);
     expect(tasks.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(tasks.map((task) => task.language))).toEqual(new Set(['python', 'javascript']));
     const sources = await Promise.all(tasks.map(async (task) => (parseYaml(await readFile(path.join(suite, task.id, 'task.yaml'), 'utf8')) as { source: { repo: string; licence?: string } }).source));
     expect(new Set(sources.map((source) => source.repo)).size).toBeGreaterThanOrEqual(8);
     expect(sources.every((source) => typeof source.licence === 'string' && source.licence.length > 0)).toBe(true);

@@ -338,34 +338,64 @@ describe('ratchet bench', () => {
     await writeFile(path.join(suite, 'missing-hidden', 'tests', 'test_calc.py'), 'from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n');
     await writeFile(path.join(suite, 'missing-hidden', 'task.yaml'), 'goal: add subtraction\nhidden_tests: [tests/test_sub.py]\nfail_to_pass: [tests/test_sub.py::test_sub]\n');
 
+    // The same bug in JavaScript, judged by node's test runner: ids are the file and the test's describe path.
+    const jsProject = path.join(suite, 'even-median-js');
+    await mkdir(path.join(jsProject, 'test'), { recursive: true });
+    await writeFile(path.join(jsProject, 'package.json'), '{ "type": "module" }\n');
+    await writeFile(path.join(jsProject, 'stats.js'), 'export function middle(values) {\n  const ordered = [...values].sort((a, b) => a - b)\n  const half = Math.floor(ordered.length / 2)\n  return ordered[half]\n}\n');
+    const jsTest = (name: string, call: string, expected: string) => `import { equal } from 'node:assert'\nimport { describe, test } from 'node:test'\nimport { middle } from '../stats.js'\n\ndescribe('middle', () => {\n  test('${name}', () => equal(${call}, ${expected}))\n})\n`;
+    await writeFile(path.join(jsProject, 'test', 'stats.test.js'), jsTest('odd count', 'middle([3, 1, 2])', '2'));
+    await writeFile(path.join(jsProject, 'test', 'regression.test.js'), jsTest('even count', 'middle([4, 1, 3, 2])', '2.5'));
+    await writeFile(
+      path.join(jsProject, 'task.yaml'),
+      [
+        'goal: middle([4, 1, 3, 2]) returns 3, but the middle of an even count is the mean of the two middle values (2.5)',
+        'language: javascript',
+        'hidden_tests: [test/regression.test.js]',
+        'fail_to_pass: ["test/regression.test.js::middle > even count"]',
+        'pass_to_pass: ["test/stats.test.js::middle"]',
+        'max_iterations: 1',
+        '',
+      ].join('\n'),
+    );
+
     const goal = 'Goal: median([4, 1, 3, 2]) returns 3';
+    const jsGoal = 'Goal: middle([4, 1, 3, 2]) returns 3';
     const fix = { name: 'edit_file', arguments: { path: 'stats.py', search: '    return ordered[middle]\n', replace: '    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle]) / 2\n    return ordered[middle]\n' } };
     const harmless = { name: 'edit_file', arguments: { path: 'stats.py', search: 'def median(values):\n', replace: 'def median(values):\n    """The middle value of values."""\n' } };
-    const runWith = async (name: string, edit: typeof fix) => {
+    const jsFix = { name: 'edit_file', arguments: { path: 'stats.js', search: '  return ordered[half]\n', replace: '  if (ordered.length % 2 === 0) return (ordered[half - 1] + ordered[half]) / 2\n  return ordered[half]\n' } };
+    const jsHarmless = { name: 'edit_file', arguments: { path: 'stats.js', search: 'export function middle(values) {\n', replace: '/** The middle value of values. */\nexport function middle(values) {\n' } };
+    const jsPlan = JSON.stringify({ ...JSON.parse(plan), steps: [{ description: 'fix stats.js', paths: ['stats.js'] }], files: [{ path: 'stats.js', purpose: 'code', isTest: false }], testStrategy: 'node --test' });
+    const runWith = async (name: string, edit: typeof fix, jsEdit: typeof fix) => {
       const script = path.join(dir, `${name}.script.json`);
       await writeTurns(script, [
         { role: 'planner', expect: [goal], reply: JSON.stringify({ ...JSON.parse(plan), summary: name }) },
         { role: 'coder', expect: [goal, 'edited stats.py'], toolCalls: [{ name: 'finish', arguments: { summary: name } }] },
         { role: 'coder', expect: [goal], toolCalls: [edit] },
+        { role: 'planner', expect: [jsGoal], reply: JSON.stringify({ ...JSON.parse(jsPlan), summary: name }) },
+        { role: 'coder', expect: [jsGoal, 'edited stats.js'], toolCalls: [{ name: 'finish', arguments: { summary: name } }] },
+        { role: 'coder', expect: [jsGoal], toolCalls: [jsEdit] },
       ]);
       const run = await bench([suite, '--out', path.join(dir, `${name}-run`), '--json'], { RATCHET_MODEL_SCRIPT: script });
       exited(run, 65);
       return { run, report: JSON.parse(run.stdout) as BenchJson & { passes: { totals: { judged: number; resolved: number } }[] } };
     };
 
-    const oracle = await runWith('oracle', fix);
-    const [resolved] = oracle.report.results;
+    const oracle = await runWith('oracle', fix, jsFix);
+    const [resolved, resolvedJs] = oracle.report.results;
     expect(resolved).toMatchObject({ task: 'even-median', passed: true, hidden: { resolved: true, failToPass: { passed: 1, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: [] } });
-    expect(oracle.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 1 });
+    expect(resolvedJs).toMatchObject({ task: 'even-median-js', passed: true, hidden: { resolved: true, failToPass: { passed: 1, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: [] } });
+    expect(oracle.report.passes[0]!.totals).toMatchObject({ judged: 2, resolved: 2 });
     expect(oracle.report.inputErrors).toEqual([{ task: 'missing-hidden', error: 'hidden test tests/test_sub.py is not a file of the task folder (or its ignore rules leave it out)' }]);
     const markdown = await readFile(path.join(dir, 'oracle-run', 'report.md'), 'utf8');
     expect(markdown).toMatch(/\| even-median \| passed \| yes \| yes \| 1 \|/);
-    expect(markdown).toContain('resolved 1/1 (100%) by the hidden tests');
+    expect(markdown).toContain('resolved 2/2 (100%) by the hidden tests');
 
-    const unchanged = await runWith('null-oracle', harmless);
+    const unchanged = await runWith('null-oracle', harmless, jsHarmless);
     // The loop passes (its visible test passes: it never ran the hidden one, which fails here), but the hidden test says the bug is still there.
     expect(unchanged.report.results[0]).toMatchObject({ task: 'even-median', passed: true, hidden: { resolved: false, failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: ['tests/test_regression.py::test_even_count'] } });
-    expect(unchanged.report.passes[0]!.totals).toMatchObject({ judged: 1, resolved: 0 });
+    expect(unchanged.report.results[1]).toMatchObject({ task: 'even-median-js', passed: true, hidden: { resolved: false, failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 }, notPassing: ['test/regression.test.js::middle > even count'] } });
+    expect(unchanged.report.passes[0]!.totals).toMatchObject({ judged: 2, resolved: 0 });
     expect(unchanged.run.stderr).toMatch(/even-median: passed first time; hidden tests: NOT resolved \(0\/1 fail-to-pass, 1\/1 pass-to-pass\)/);
   });
 

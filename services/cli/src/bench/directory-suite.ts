@@ -29,9 +29,9 @@ const taskFileSchema = z.strictObject({
   max_iterations: z.number().int().min(1).max(100).optional(),
   /** Test files of the folder the agent never sees; they run on the task's result (SWE-bench style). */
   hidden_tests: z.array(z.string().trim().min(1)).optional(),
-  /** pytest node ids that fail before the fix and must pass on the result. */
+  /** Test ids (pytest node ids; `file::describe > name` for node's runner) that fail before the fix and must pass on the result. */
   fail_to_pass: z.array(z.string().trim().min(1)).optional(),
-  /** pytest node ids that pass before the fix and must still pass on the result. */
+  /** Test ids that pass before the fix and must still pass on the result. */
   pass_to_pass: z.array(z.string().trim().min(1)).optional(),
   /** A real project's history instead of the folder's files: the snapshot at `commit` (the parent of `fix`); hidden_tests come from `fix`. */
   source: z
@@ -187,7 +187,6 @@ function hiddenTestsOf(spec: TaskSpec, collected: readonly SourceFile[], sent: r
   const failToPass = spec.fail_to_pass ?? [];
   const passToPass = spec.pass_to_pass ?? [];
   if ((spec.hidden_tests ?? []).length === 0 && failToPass.length === 0 && passToPass.length === 0) return {};
-  if (language !== 'python') return { error: `hidden tests are pytest node ids, so the task must be python, not ${language}` };
   const byPath = new Map(collected.map((file) => [file.path, file]));
   const files: SourceFile[] = [];
   for (const wanted of spec.hidden_tests ?? []) {
@@ -197,6 +196,9 @@ function hiddenTestsOf(spec: TaskSpec, collected: readonly SourceFile[], sent: r
   }
   const known = new Set([...files, ...sent].map((file) => file.path));
   const stray = [...failToPass, ...passToPass].find((nodeId) => !known.has(path.posix.normalize(fileOfNodeId(nodeId))));
-  if (stray !== undefined) return { error: `test ${stray} is in no file of the task (hidden or sent); use a pytest node id, e.g. tests/test_x.py::test_y` };
-  return { tests: { files, failToPass, passToPass } };
+  const example = language === 'python' ? 'a pytest node id, e.g. tests/test_x.py::test_y' : "the file, '::' and the test's describe blocks and name joined by ' > ', e.g. test/x.test.js::parse > rejects empty input";
+  const malformed = [...failToPass, ...passToPass].find((nodeId) => !nodeId.includes('::') || nodeId.endsWith('::'));
+  if (malformed !== undefined) return { error: `test ${malformed} names no test; use ${example}` };
+  if (stray !== undefined) return { error: `test ${stray} is in no file of the task (hidden or sent); use ${example}` };
+  return { tests: { language, files, failToPass, passToPass } };
 }

@@ -512,12 +512,12 @@ async function verifyTask(task: BenchTask, run: RunJob): Promise<string> {
 function localSandbox(config: CliConfig): { run: RunJob; close(): Promise<void> } {
   const driver = createDriver(sandboxRunnerOptionsOf({ ...config.sandbox, warmPool: 0 }, `bench-${process.pid}`));
   return {
-    run: ({ files, dataFiles, argv, jobId }) =>
+    run: ({ language, files, dataFiles, argv, jobId }) =>
       driver.run({
         jobId,
         taskId: jobId,
         iteration: 1,
-        language: languageToProto('python'),
+        language: languageToProto(language),
         files,
         dataFiles,
         commands: [{ name: 'hidden tests', argv, workingDirectory: '', timeout: undefined }],
