@@ -132,6 +132,19 @@ describe('buildCodeContext', () => {
     expect(context.text).toMatch(/\d+ \| def test_discounts\(\):\n\s*\d+ \| {5}assert compute_invoice_total\(\[\]\) == 0/);
   });
 
+  it('shows the function that uses a keyword argument the goal names, beside the definition of the function it calls', () => {
+    // As in a real report: the goal calls the public function; the bug is in a helper it never names.
+    const helper = 'def _format(val, floatfmt):\n    """Format one cell."""\n    try:\n        return format(float(val), floatfmt)\n    except ValueError:\n        return str(val)\n';
+    const entry = 'def tabulate(rows, floatfmt="g"):\n    """Rows as a table."""\n    return "\\n".join(_format(row, floatfmt) for row in rows)\n';
+    const content = `${module('layout', 40)}\n\n${helper}\n\n${module('border', 40)}\n\n${entry}`;
+    const files = [...workspace(50), { path: 'tabulate/__init__.py', content }];
+    const context = buildCodeContext({ files, goal: 'tabulate([[Decimal("1.10")]], floatfmt=".2f") loses precision', budgetTokens: 3_000, extractor });
+    expect(context.tokens).toBeLessThanOrEqual(3_000);
+    expect(context.excerptedFiles).toContain('tabulate/__init__.py');
+    expect(context.text).toMatch(/\d+ \| def _format\(val, floatfmt\):\n(\s*\d+ \| .*\n){2}\s*\d+ \| {9}return format\(float\(val\), floatfmt\)/);
+    expect(context.text).toMatch(/\d+ \| def tabulate\(rows, floatfmt="g"\):/);
+  });
+
   it('shows files through a view: whole while they fit, else the most relevant cut short, and the rest in the map', () => {
     const signatures = (file: CodeFile) => file.content.split('\n').filter((line) => line.startsWith('def ')).join('\n');
     const small = buildCodeContext({ files: workspace(2), goal: 'x', budgetTokens: 5_000, view: signatures });

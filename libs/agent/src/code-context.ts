@@ -85,7 +85,7 @@ const minFileTokens = 80;
  * allows: whole when that is not much more than its excerpt, else as an
  * excerpt: the lines that matter (the changed lines of a file with a
  * `base`, the lines the focus's error text names, `focusLines`, and in
- * other relevant files the definitions of the goal's terms, else the uses
+ * other relevant files the definitions of the goal's terms and the uses
  * of its code-like terms: a test calling the function it names), each inside
  * its enclosing function or class when that is short (at most 60 lines),
  * with `contextLines` of context, numbered, and every gap marked with the
@@ -199,7 +199,7 @@ interface Candidate {
   readonly lines: readonly string[];
   /** Lines that matter (changed, named by the failure, given), sorted. */
   readonly marks: readonly number[];
-  /** Definitions of the goal's terms, else the lines using its code-like terms, sorted; only where there are no marks. */
+  /** Definitions of the goal's terms and the lines using its code-like terms, sorted; only where there are no marks. */
   readonly definitions: readonly number[];
   /** The file shown whole, and its tokens (Infinity when far over any budget). */
   readonly whole: string;
@@ -241,8 +241,9 @@ function analyse(source: CodeContextSource, views: FileViews): Analysis {
     const marks = views.marks(file);
     let definitions: number[] = [];
     if (!viewed && marks.length === 0) {
-      definitions = termDefinitionLines(file.content, allTerms);
-      if (definitions.length === 0) definitions = termMentionLines(file.content, codeTerms);
+      // The definitions of the goal's terms, and the code that uses its code-like terms (inside its function when
+      // that is short): the fix is often in a helper the goal never names (`_format` for a goal about `floatfmt=`).
+      definitions = [...new Set([...termDefinitionLines(file.content, allTerms), ...termMentionLines(file.content, codeTerms)])].sort((left, right) => left - right);
     }
     const whole = views.whole(file);
     const anchors = marks.length > 0 ? marks : definitions;

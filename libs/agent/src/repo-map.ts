@@ -493,7 +493,8 @@ const stopWords = new Set(
  * Words worth looking for, each with whether it looks like code: words of
  * three or more characters that are not common English or keywords, from the
  * text with its paths taken out (they are matched as paths). Code-like means
- * snake_case, camelCase, with digits, dotted, backquoted or called; test
+ * snake_case, camelCase, with digits, dotted, backquoted, called or given
+ * as a keyword argument (`floatfmt=".6f"`); test
  * names (`test_add_two`) also give their subject and its underscore
  * prefixes (`add_two`, `add`), which are code-like.
  */
@@ -509,7 +510,9 @@ function termsOf(text: string, testText: string): Map<string, boolean> {
     const word = match[0];
     const before = words[match.index - 1] ?? '';
     const after = words[match.index + word.length] ?? '';
-    note(word, /_|\d|[a-z][A-Z]/.test(word) || '.`'.includes(before) && before !== '' || '.`('.includes(after) && after !== '');
+    // A keyword argument (`floatfmt=".6f"`) is code too; a comparison (`x == 1`) says nothing.
+    const keywordArgument = after === '=' && words[match.index + word.length + 1] !== '=';
+    note(word, /_|\d|[a-z][A-Z]/.test(word) || '.`'.includes(before) && before !== '' || '.`('.includes(after) && after !== '' || keywordArgument);
   }
   for (const name of testNamesOf(testText.split('\n'))) {
     const parts = name.replace(/^test_?/i, '').split('_').filter((part) => part !== '');
