@@ -1,6 +1,6 @@
 import { structuredPatch } from 'diff';
 import type { DefinitionExtractor } from './definitions';
-import { buildRepoMap, focusTerms, rankFiles, termDefinitionLines, termMentionLines, type RankedFile, type RepoMapFocus } from './repo-map';
+import { buildRepoMap, focusTerms, looksMinified, rankFiles, termDefinitionLines, termMentionLines, type RankedFile, type RepoMapFocus } from './repo-map';
 import { shareTokens, type PromptSection } from './prompt-budget';
 import { countTokens } from './tokens';
 
@@ -231,6 +231,8 @@ function analyse(source: CodeContextSource, views: FileViews): Analysis {
     const file = byPath.get(ranked.path);
     if (file === undefined) continue;
     if (views.hasMarks(file) && views.marks(file).length > 0) marked.push(file);
+    // A minified bundle holds every word of the goal and shows nothing a model can read: unless it changed, it stays in the map.
+    else if (looksMinified(file.content)) continue;
     else if (ranked.score > 0) relevant.push(file);
     else if (usePattern !== undefined && marked.length + relevant.length + using.length < maxFiles && usePattern.test(file.content.slice(0, maxScannedCharacters))) using.push(file);
   }

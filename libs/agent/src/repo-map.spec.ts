@@ -103,6 +103,14 @@ describe('buildRepoMap', () => {
     expect(map).toMatchObject({ includedFiles: ['calc/ops.py', 'README.md', 'calc/cli.py'], outlinedFiles: ['calc/ops.py', 'README.md', 'calc/cli.py'], omittedFiles: [] });
   });
 
+  it('names a minified bundle without outlining its one-letter definitions', () => {
+    const bundle = Array.from({ length: 40 }, (_, index) => `function f${index}(e,t){return e+t*${index}}var v${index}=f${index}(1,2);`).join('');
+    const map = buildRepoMap({ files: [...files, { path: 'dist/assets/index-Cq4y9.js', content: `${bundle}\n${bundle}\n` }], goal: 'Calculator.add overflows', budgetTokens: 1000, extractor });
+    expect(map.text).toContain('dist/assets/index-Cq4y9.js:\n  (minified: not outlined)');
+    expect(map.text).not.toMatch(/: function f\d+/);
+    expect(map.text).toContain('  1: class Calculator [add, sub]');
+  });
+
   it('cuts the first outline that does not fit, lists paths while they fit, then counts the rest', () => {
     const many = [...files, ...Array.from({ length: 30 }, (_, index) => ({ path: `extra/file_${String(index).padStart(2, '0')}.txt`, content: 'x' }))];
     const map = buildRepoMap({ files: many, goal: 'Calculator.add overflows', budgetTokens: 40, extractor });

@@ -75,6 +75,9 @@ const maxTerms = 200;
 const maxTermLength = 80;
 /** Only the start of a very large file is searched for definitions of terms. */
 const maxScannedCharacters = 256 * 1024;
+/** A file this long whose lines average more characters than this is minified (hand-written code averages under 60). */
+const minifiedMinCharacters = 2_000;
+const minifiedLineCharacters = 250;
 
 /**
  * Ranks workspace files by relevance to a goal and focus, most relevant
@@ -218,7 +221,9 @@ export function buildRepoMap(request: RepoMapRequest): RepoMap {
   // Outlines, in rank order, while they fit; the first that does not fit whole is cut.
   for (; next < ranked.length; next += 1) {
     const path = ranked[next] as string;
-    const outline = request.extractor?.outline(path, contentOf.get(path) ?? '') ?? { definitions: [] };
+    const content = contentOf.get(path) ?? '';
+    // A bundle's definitions are single letters on one line: noise where the map should name the project's code.
+    const outline = looksMinified(content) ? { definitions: [], note: 'minified: not outlined' } : (request.extractor?.outline(path, content) ?? { definitions: [] });
     const { lines: block, headerLines } = outlineLines(path, outline);
     const costs = block.map((line) => countTokens(`${line}\n`));
     const room = budget - used - (next + 1 < ranked.length ? reserve : 0);
@@ -276,6 +281,13 @@ function closingLine(omitted: number): string {
 }
 
 const membersShown: ReadonlySet<string> = new Set([DefinitionKind.CLASS, DefinitionKind.INTERFACE, DefinitionKind.ENUM]);
+
+/** Whether `content` reads like a minified bundle: long, with lines far longer than code is written in. */
+export function looksMinified(content: string): boolean {
+  if (content.length < minifiedMinCharacters) return false;
+  const lines = content.split('\n').length;
+  return content.length / lines > minifiedLineCharacters;
+}
 
 /** The lines of one outline; `headerLines` come before the first definition. */
 function outlineLines(path: string, outline: FileOutline): { readonly lines: string[]; readonly headerLines: number } {
