@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createDefinitionExtractor, type DefinitionExtractor } from './definitions';
-import { buildRepoMap, rankFiles, type RepoFile } from './repo-map';
+import { buildRepoMap, rankFiles, termMentionLines, type RepoFile } from './repo-map';
 import { loadSyntaxParsers } from './syntax-parsers';
 import { countTokens } from './tokens';
 
@@ -101,6 +101,13 @@ describe('buildRepoMap', () => {
     expect(map.text).toBe(['calc/ops.py:', '  1: class Calculator [add, sub]', '  8: def parse(text)', 'README.md:', 'calc/cli.py:'].join('\n'));
     expect(map.tokens).toBe(countTokens(map.text));
     expect(map).toMatchObject({ includedFiles: ['calc/ops.py', 'README.md', 'calc/cli.py'], outlinedFiles: ['calc/ops.py', 'README.md', 'calc/cli.py'], omittedFiles: [] });
+  });
+
+  it("takes the rarest terms' mentions first, not the package name of every import", () => {
+    // As sqlparse's lexer: the package named in every header line, the float rule once, far down.
+    const content = [...Array.from({ length: 20 }, (_, index) => `from sqlparse import tokens  # part ${index}`), ...Array.from({ length: 30 }, (_, index) => `RULE_${index} = ${index}`), "(r'-?\\.\\d+', tokens.Number.Float),"].join('\n');
+    expect(termMentionLines(content, ['sqlparse', 'Float'], 4)).toEqual([1, 2, 3, 51]);
+    expect(termMentionLines(content, ['sqlparse'], 2)).toEqual([1, 2]);
   });
 
   it('names a minified bundle without outlining its one-letter definitions', () => {

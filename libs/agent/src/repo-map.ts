@@ -579,15 +579,17 @@ export function focusTerms(goal: string, focus: RepoMapFocus = {}): FocusTerm[] 
 
 /**
  * 1-based lines of `content` (its first 256 KiB) where one of `terms`
- * appears as a whole word (a call, an import, a use), case-sensitive, in
- * file order, at most `limit` (default 12). A test that uses the function
- * a goal names is found this way.
+ * appears as a whole word (a call, an import, a use), case-sensitive, at
+ * most `limit` (default 12), sorted. The rarest terms' lines are taken
+ * first: a name used twice says more about where to look than the
+ * package's name in every import and comment. A test that uses the
+ * function a goal names is found this way.
  */
 export function termMentionLines(content: string, terms: readonly string[], limit = 12): number[] {
   if (terms.length === 0) return [];
   const pattern = new RegExp(`(?<![\\w$])(?:${[...new Set(terms)].map(escapeRegExp).join('|')})(?![\\w$])`, 'g');
   const text = content.length > maxScannedCharacters ? content.slice(0, maxScannedCharacters) : content;
-  const lines: number[] = [];
+  const linesOf = new Map<string, number[]>();
   let line = 1;
   let counted = 0;
   for (const match of text.matchAll(pattern)) {
@@ -595,10 +597,18 @@ export function termMentionLines(content: string, terms: readonly string[], limi
       line += 1;
       counted = next + 1;
     }
+    const lines = linesOf.get(match[0]) ?? [];
     if (lines[lines.length - 1] !== line) lines.push(line);
-    if (lines.length >= limit) break;
+    linesOf.set(match[0], lines);
   }
-  return lines;
+  const chosen = new Set<number>();
+  for (const lines of [...linesOf.values()].sort((left, right) => left.length - right.length)) {
+    for (const mention of lines) {
+      if (chosen.size >= limit) break;
+      chosen.add(mention);
+    }
+  }
+  return [...chosen].sort((left, right) => left - right);
 }
 
 /**
