@@ -137,6 +137,14 @@ describe('coder over the in-process bus', () => {
     expect(renderTemplate(prompts.coderAgent.user, agentPromptValues(request(), 'calc.py', new Set()))).not.toContain('Spec (');
   });
 
+  it('names the test files in the test command it shows when the task gives none, as the tester runs them', () => {
+    expect(agentPromptValues(request(), '', new Set()).testCommand).toBe('python3 -m pytest -q tests/test_calc.py');
+    const js = (paths: string[]) => request({ language: Language.LANGUAGE_JAVASCRIPT, acceptanceTests: paths.map((path) => ({ path, content: '' })) });
+    expect(agentPromptValues(js(['test/index.test.js', 'test/bin.test.js']), '', new Set()).testCommand).toBe('node --test test/bin.test.js test/index.test.js');
+    expect(agentPromptValues(js(Array.from({ length: 13 }, (_, index) => `test/t${index}.test.js`)), '', new Set()).testCommand).toBe('node --test on the 13 acceptance test files');
+    expect(agentPromptValues(request({ testCommand: ['sh', '-c', 'make check'] }), '', new Set()).testCommand).toBe('make check');
+  });
+
   it('tells a later attempt which files earlier attempts changed and which tests failed before any change', async () => {
     const { model, client } = serve([{ role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) }]);
     await client.writeCode(request({ iteration: 2, earlierChanges: ['calc.py', 'util.py'], preExistingFailures: ['tests.test_io::test_fixture'] }));

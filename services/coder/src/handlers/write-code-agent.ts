@@ -38,6 +38,20 @@ export interface AgentCoderOptions {
 
 /** What the model is told runs the tests when the task names no command (the tester adds its report flags). */
 const defaultTestCommand = { python: 'python3 -m pytest -q', typescript: 'node --test', javascript: 'node --test' } as const;
+/** Test files named in the shown command at most; past them it names the runner only. */
+const maxNamedTestFiles = 12;
+
+/**
+ * The command the tester runs when the task names none: the runner on the
+ * task's tests, named when they are few (a bare `node --test` in a real
+ * project also runs its demos and scripts, which the tester never does).
+ */
+function conventionTestCommand(language: keyof typeof defaultTestCommand, testPaths: readonly string[]): string {
+  const runner = defaultTestCommand[language];
+  if (testPaths.length === 0) return runner;
+  if (testPaths.length > maxNamedTestFiles) return `${runner} on the ${testPaths.length} acceptance test files`;
+  return `${runner} ${[...testPaths].sort().join(' ')}`;
+}
 
 /**
  * The agent prompt's placeholder values: the goal with its spec and profile,
@@ -53,7 +67,7 @@ export function agentPromptValues(request: WriteCodeRequest, repoMap: string, pr
     ...taskPromptValues(request, language),
     repoMap: repoMap === '' ? '(use list_files)' : repoMap,
     tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
-    testCommand: request.testCommand.length === 0 ? defaultTestCommand[language] : testCommandLine(request.testCommand),
+    testCommand: request.testCommand.length === 0 ? conventionTestCommand(language, request.acceptanceTests.map((file) => file.path)) : testCommandLine(request.testCommand),
     feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
   };
 }
