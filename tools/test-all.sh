@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Lint, typecheck, test and build every project, as
+# `nx run-many -t lint typecheck test build` does, in two lanes:
+#   1. the CLI's targets (its end-to-end suite is the longest by far), and
+#   2. every other project's targets, one at a time.
+# One nx run with two workers starts the CLI's tests last (nx runs first the
+# tasks most others depend on, and nothing depends on them), so for the last
+# quarter of the run one worker sat idle while they finished. Two lanes keep
+# the same two tasks at a time and start the CLI's tests as soon as the
+# builds are done. The CLI lane's output is printed when both lanes end, so
+# the log reads one task after another. Exits non-zero when any target failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+nx() { node node_modules/nx/dist/bin/nx.js "$@" --outputStyle=static; }
+
+nx run-many -t build || exit $?
+
+cli_log="$(mktemp)"
+trap 'rm -f "$cli_log"' EXIT
+nx run-many -t test lint typecheck --projects=@ratchet/cli --parallel=1 >"$cli_log" 2>&1 &
+cli_lane=$!
+nx run-many -t lint typecheck test --exclude=@ratchet/cli --parallel=1
+others=$?
+wait "$cli_lane"
+cli=$?
+cat "$cli_log"
+echo "test-all: other projects exited $others, the CLI exited $cli"
+[ "$others" -eq 0 ] && [ "$cli" -eq 0 ]
