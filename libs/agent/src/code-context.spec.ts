@@ -145,6 +145,15 @@ describe('buildCodeContext', () => {
     expect(context.text).toMatch(/\d+ \| def tabulate\(rows, floatfmt="g"\):/);
   });
 
+  it('leaves a minified bundle that holds every goal word to the map, and shows the source', () => {
+    const bundle = Array.from({ length: 200 }, (_, index) => `function f${index}(rows,width){return compute_invoice_total(rows)+width*${index}}`).join(';');
+    const files = [...workspace(20), { path: 'dist/app.min.js', content: `${bundle}\n` }, { path: 'app/billing/invoice.py', content: `${module('line_total', 30)}\n\ndef compute_invoice_total(lines):\n    return sum(line.amount for line in lines)\n` }];
+    const context = buildCodeContext({ files, goal: 'compute_invoice_total ignores discounts', budgetTokens: 2_000, extractor });
+    expect(context.excerptedFiles).toEqual(['app/billing/invoice.py']);
+    expect(context.wholeFiles).not.toContain('dist/app.min.js');
+    expect(context.text).toContain('dist/app.min.js:\n  (minified: not outlined)');
+  });
+
   it('shows files through a view: whole while they fit, else the most relevant cut short, and the rest in the map', () => {
     const signatures = (file: CodeFile) => file.content.split('\n').filter((line) => line.startsWith('def ')).join('\n');
     const small = buildCodeContext({ files: workspace(2), goal: 'x', budgetTokens: 5_000, view: signatures });

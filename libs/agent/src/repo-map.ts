@@ -282,11 +282,22 @@ function closingLine(omitted: number): string {
 
 const membersShown: ReadonlySet<string> = new Set([DefinitionKind.CLASS, DefinitionKind.INTERFACE, DefinitionKind.ENUM]);
 
-/** Whether `content` reads like a minified bundle: long, with lines far longer than code is written in. */
+/**
+ * Whether `content` reads like a minified bundle: long, with lines far
+ * longer than code is written in. Asked of every file of a workspace, so it
+ * counts line breaks without splitting, and stops as soon as there are
+ * enough of them for ordinary code.
+ */
 export function looksMinified(content: string): boolean {
   if (content.length < minifiedMinCharacters) return false;
-  const lines = content.split('\n').length;
-  return content.length / lines > minifiedLineCharacters;
+  // More lines than this and the average line is short enough.
+  const maxLines = content.length / minifiedLineCharacters;
+  let lines = 1;
+  for (let at = content.indexOf('\n'); at >= 0; at = content.indexOf('\n', at + 1)) {
+    lines += 1;
+    if (lines >= maxLines) return false;
+  }
+  return true;
 }
 
 /** The lines of one outline; `headerLines` come before the first definition. */
