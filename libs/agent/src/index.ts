@@ -12,7 +12,7 @@ export type { RoleCallOptions, RoleCallResult } from './role-call';
 export { checkWorkspacePath, mergeFiles, workspacePathProblem } from './workspace-path';
 export { maxTestCommandArgs, maxTestCommandChars, testCommandLine, testCommandProblem, withJunitReport } from './test-command';
 export { auditorConfigSection, coderConfigSection, configDirectoryOf, databaseConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from './settings';
-export type { CoderSettings, RoleBudgetSettings, SandboxSettings } from './settings';
+export type { CoderSettings, PlannerSettings, RoleBudgetSettings, SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';
 export { isTerminal, isWaiting, phaseName, phaseOfStatus, statusName, stopReasonName, terminalStatuses, toIterationView } from './task-status';
 export { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
@@ -31,3 +31,6 @@ export type { ConversationMessage, ConversationToolCall, FitConversationOptions,
 export { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactStrings, redactText } from './redact';
 export type { EntropySettings, RedactionFinding, RedactionResult, RedactionRule, RedactionRules, Redactor } from './redact';
 export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';
+export { capText, numberLines } from './text-lines';
+export { lookupTools, readFileArguments, readFileTool, WorkspaceLookup } from './workspace-lookup';
+export type { LookupLimits } from './workspace-lookup';

@@ -1,5 +1,5 @@
 import type { ReplyFailure, Usage } from '@ratchet/contracts';
-import { completeStructured, costOf, StructuredReplyError, type ChatRole, type RoleModel, type TokenUsage } from '@ratchet/llm';
+import { completeStructured, costOf, StructuredReplyError, type ChatRole, type RoleModel, type StructuredLookups, type TokenUsage } from '@ratchet/llm';
 import type { z } from 'zod';
 import { renderTemplate, type RolePrompt } from './prompts';
 
@@ -12,6 +12,8 @@ export interface RoleCallOptions<T> {
   /** The caller's remaining token budget; the call asks for at most this many completion tokens. */
   readonly maxTokens?: number;
   readonly signal?: AbortSignal;
+  /** Read-only tools the model may call before it replies (see `completeStructured`). */
+  readonly lookups?: StructuredLookups;
 }
 
 /** A usable reply, or why the reply could not be used; either way, what every call used (rejected replies and the repair round included). */
@@ -47,7 +49,7 @@ export async function callRole<T>(options: RoleCallOptions<T>): Promise<RoleCall
       temperature: roleModel.temperature,
     },
     options.schema,
-    { schemaName: `${options.role}_reply`, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+    { schemaName: `${options.role}_reply`, ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.lookups === undefined ? {} : { lookups: options.lookups }) },
   ).catch((error: unknown) => {
     if (error instanceof StructuredReplyError) return error;
     throw error;

@@ -113,8 +113,21 @@ function promptBudgetSection(defaultTokens: number) {
   });
 }
 
-/** The `planner` section: its prompt budget (the workspace as a map plus the files most relevant to the goal). */
-export const plannerConfigSection = promptBudgetSection(12_000);
+/**
+ * The `planner` section: its prompt budget (the workspace as a map plus the
+ * files most relevant to the goal), and the read-only lookups (read_file,
+ * search) the planner of a workspace task may make before it plans, whose
+ * results come out of that budget.
+ */
+export const plannerConfigSection = configSection({
+  promptBudgetTokens: z.number().int().min(2_000).max(1_000_000).default(16_000),
+  /** Lookups one plan may make in all (a reply may ask for several at once); 0 turns them off. */
+  lookupCalls: z.number().int().min(0).max(50).default(8),
+  /** Of the prompt budget, what the lookups' results may take together; at most half the budget is used. */
+  lookupTokens: z.number().int().min(0).max(500_000).default(4_000),
+});
+
+export type PlannerSettings = Readonly<z.infer<typeof plannerConfigSection>>;
 /** The `reprompter` section: its prompt budget (goal, workspace map, answers). */
 export const reprompterConfigSection = promptBudgetSection(6_000);
 /** The `tester` section: its prompt budget (goal, plan, the interface of the code under test, a map). */

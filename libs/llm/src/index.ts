@@ -23,6 +23,6 @@ export type { ParseTextToolCallOptions, TextToolCallParse, TextToolProtocolOptio
 export { addUsage, costOf } from './domain/cost';
 export type { ModelPrice } from './domain/cost';
 export { completeStructured, StructuredReplyError } from './structured';
-export type { StructuredOptions, StructuredResult } from './structured';
+export type { StructuredLookups, StructuredOptions, StructuredResult } from './structured';
 export { createRoleModel, createRoleModels, modelConfigSection, scriptedRoleModels, pricesConfigSection, resolveRoleEndpoint } from './models-config';
 export type { ModelConfig, RoleEndpoint, RoleModel, RoleModels } from './models-config';

@@ -120,4 +120,61 @@ describe('completeStructured', () => {
     ]);
     await expect(completeStructured(twice, { ...request, maxTokens: 50 }, planSchema)).rejects.toMatchObject({ truncated: true, message: expect.stringContaining('larger maxTokens') as unknown });
   });
+
+  describe('with lookups', () => {
+    const tools = [{ name: 'search', description: 'search the files', parameters: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] } }];
+    const answered: string[] = [];
+    const lookups = (maxRounds: number) => ({ tools, maxRounds, run: (call: { name: string; arguments: string }) => Promise.resolve(`${call.name} ${call.arguments}: hit ${answered.push(call.arguments)}`) });
+
+    it('runs the calls of each round, sends their results back, and asks for the reply once the rounds are used up', async () => {
+      answered.length = 0;
+      const model = new ScriptedModel([
+        { role: 'planner', toolCalls: [{ name: 'search', arguments: { pattern: 'def total' } }, { name: 'search', arguments: { pattern: 'test_total' } }], usage },
+        { role: 'planner', expect: 'hit 2', toolCalls: [{ name: 'search', arguments: { pattern: 'rounding' } }], usage },
+        { role: 'planner', expect: ['hit 3', 'That was the last lookup'], reply: '{"steps":["fix total"],"done":false}', usage },
+      ]);
+
+      const result = await completeStructured(model, request, planSchema, { lookups: lookups(2) });
+
+      expect(result).toEqual({ value: { steps: ['fix total'], done: false }, usage: { promptTokens: 30, completionTokens: 12 }, rounds: 3 });
+      expect(answered).toEqual(['{"pattern":"def total"}', '{"pattern":"test_total"}', '{"pattern":"rounding"}']);
+      const [first, second, last] = model.calls.map((call) => call.request);
+      expect(first!.toolChoice).toBe('auto');
+      expect(first!.responseFormat?.name).toBe('response');
+      // Each tool result answers its call by id, after the assistant message that made the calls.
+      expect(second!.messages.slice(2).map((message) => message.role)).toEqual(['assistant', 'tool', 'tool']);
+      expect(second!.messages[3]).toMatchObject({ role: 'tool', name: 'search', content: expect.stringContaining('hit 1') as unknown });
+      // The last call still declares the tools (the history holds calls of them) but lets the model call none.
+      expect(last!.tools).toEqual(tools);
+      expect(last!.toolChoice).toBe('none');
+    });
+
+    it('takes a reply that calls no tool at once, as a model that needs no lookup sends', async () => {
+      answered.length = 0;
+      const model = new ScriptedModel([{ role: 'planner', reply: '{"steps":["write it"],"done":true}', usage }]);
+      const result = await completeStructured(model, request, planSchema, { lookups: lookups(3) });
+      expect(result).toEqual({ value: { steps: ['write it'], done: true }, usage, rounds: 1 });
+      expect(answered).toEqual([]);
+    });
+
+    it('repairs a bad reply after lookups with the whole conversation, and counts every call of a failure', async () => {
+      const model = new ScriptedModel([
+        { role: 'planner', toolCalls: [{ name: 'search', arguments: { pattern: 'x' } }], usage },
+        { role: 'planner', reply: '{"steps":[]}', usage },
+        { role: 'planner', reply: 'no', usage },
+      ]);
+      const error = await completeStructured(model, request, planSchema, { lookups: lookups(1) }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ usage: { promptTokens: 30, completionTokens: 12 }, rounds: 3 });
+      const repair = model.calls[2]!.request;
+      expect(repair.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user', 'assistant', 'user']);
+      expect(repair.toolChoice).toBe('none');
+    });
+
+    it('counts the lookup rounds when a later call fails', async () => {
+      const model = new ScriptedModel([{ role: 'planner', toolCalls: [{ name: 'search', arguments: { pattern: 'x' } }], usage }]);
+      const error = await completeStructured(model, request, planSchema, { lookups: lookups(2) }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StructuredReplyError);
+      expect(error).toMatchObject({ usage, rounds: 1 });
+    });
+  });
 });

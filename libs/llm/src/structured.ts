@@ -1,6 +1,6 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
-import type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUsage } from './domain/chat-model';
+import type { ChatCallOptions, ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUsage, ToolCall, ToolDefinition } from './domain/chat-model';
 import { addUsage } from './domain/cost';
 
 export interface StructuredOptions extends ChatCallOptions {
@@ -8,13 +8,29 @@ export interface StructuredOptions extends ChatCallOptions {
   readonly maxReplyBytes?: number;
   /** `responseFormat.name` when the request has none. Default `response`. */
   readonly schemaName?: string;
+  /** Tools the model may call to look things up before it replies (native tool calling only). */
+  readonly lookups?: StructuredLookups;
+}
+
+/**
+ * Read-only tools offered alongside the response format: a reply that calls
+ * them gets their results and is asked again, at most `maxRounds` times;
+ * the call after the last round offers them no more (tool choice `none`)
+ * and asks for the reply.
+ */
+export interface StructuredLookups {
+  readonly tools: readonly ToolDefinition[];
+  /** Model calls that may call tools; 0 offers none. */
+  readonly maxRounds: number;
+  /** What the model is told for one call, its own mistakes included; calls run in order. */
+  run(call: ToolCall): Promise<string>;
 }
 
 export interface StructuredResult<T> {
   readonly value: T;
   /** Summed over all rounds. */
   readonly usage: TokenUsage;
-  /** 1, or 2 when a repair round was needed. */
+  /** Model calls made: the lookup rounds, the reply and a repair round when one was needed. */
   readonly rounds: number;
 }
 
@@ -32,7 +48,7 @@ export class StructuredReplyError extends AppError {
     message: string,
     /** Every round's tokens, the rejected replies included. */
     readonly usage: TokenUsage,
-    /** Model calls made: 1 or 2. */
+    /** Model calls made, lookup rounds included. */
     readonly rounds: number,
     /** The last reply stopped at the token limit (finish_reason "length"). */
     readonly truncated: boolean,
@@ -65,31 +81,74 @@ export async function completeStructured<T>(
     responseFormat: request.responseFormat ?? { name: schemaName, schema: jsonSchemaOf(schema) },
   };
 
-  const first = await model.complete(firstRequest, callOptions);
-  const firstAttempt = parseReply(first, schema, maxReplyBytes, 1);
-  if (firstAttempt.ok) return { value: firstAttempt.value, usage: first.usage, rounds: 1 };
+  const { response: first, messages, usage: firstUsage, rounds: firstRounds } = await replyAfterLookups(model, firstRequest, options.lookups, callOptions);
+  const firstAttempt = parseReply(first, schema, maxReplyBytes, firstRounds, firstRounds > 1 ? subtractUsage(firstUsage, first.usage) : undefined);
+  if (firstAttempt.ok) return { value: firstAttempt.value, usage: firstUsage, rounds: firstRounds };
 
   // A reply cut at the token limit is not a schema mistake: the model is asked for a shorter one.
   const repair = firstAttempt.truncated
     ? `Your reply was cut off at the length limit (${request.maxTokens ?? 'the'} tokens) before the JSON was complete. ` +
       'Reply again with a complete JSON object that fits: shorter text, and fewer or smaller files (leave out files that do not need to change).'
     : 'Your reply did not match the required JSON schema:\n' + firstAttempt.problems.map((problem) => `- ${problem}`).join('\n') + '\nReply again with only the corrected JSON object.';
-  const repairMessages: ChatMessage[] = [...firstRequest.messages, { role: 'assistant', content: first.content }, { role: 'user', content: repair }];
-  const second = await model.complete({ ...firstRequest, messages: repairMessages }, callOptions).catch((error: unknown) => {
-    throw new StructuredReplyError(AppError.from(error).message, first.usage, 1, firstAttempt.truncated === true);
+  const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: first.content }, { role: 'user', content: repair }];
+  const second = await model.complete({ ...firstRequest, ...noMoreTools(options.lookups), messages: repairMessages }, callOptions).catch((error: unknown) => {
+    throw new StructuredReplyError(AppError.from(error).message, firstUsage, firstRounds, firstAttempt.truncated === true);
   });
-  const usage = addUsage(first.usage, second.usage);
-  const secondAttempt = parseReply(second, schema, maxReplyBytes, 2, first.usage);
-  if (secondAttempt.ok) return { value: secondAttempt.value, usage, rounds: 2 };
+  const usage = addUsage(firstUsage, second.usage);
+  const rounds = firstRounds + 1;
+  const secondAttempt = parseReply(second, schema, maxReplyBytes, rounds, firstUsage);
+  if (secondAttempt.ok) return { value: secondAttempt.value, usage, rounds };
 
   throw new StructuredReplyError(
     secondAttempt.truncated === true
       ? `the ${request.role} model's reply was cut off at the length limit (${request.maxTokens ?? '?'} tokens) twice; give the role a larger maxTokens in config/models.yaml, or a smaller task`
       : `the ${request.role} model's reply did not match the schema "${firstRequest.responseFormat?.name ?? schemaName}" after one repair round: ${secondAttempt.problems.join('; ')}`,
     usage,
-    2,
+    rounds,
     secondAttempt.truncated === true,
   );
+}
+
+const lastLookup = 'That was the last lookup: reply now with the JSON object.';
+
+/**
+ * The first usable-looking reply: one call, or, with `lookups`, the calls
+ * until the model stops calling tools or the rounds are used up. Returns it
+ * with the conversation that led to it and what every call used.
+ *
+ * @throws StructuredReplyError when a call after the first fails (so the
+ *   tokens already spent are counted); whatever the first call throws.
+ */
+async function replyAfterLookups(
+  model: ChatModel,
+  request: ChatRequest,
+  lookups: StructuredLookups | undefined,
+  callOptions: ChatCallOptions,
+): Promise<{ response: ChatResponse; messages: ChatMessage[]; usage: TokenUsage; rounds: number }> {
+  const messages: ChatMessage[] = [...request.messages];
+  const maxRounds = lookups === undefined || lookups.tools.length === 0 ? 0 : lookups.maxRounds;
+  let usage: TokenUsage = { promptTokens: 0, completionTokens: 0 };
+  for (let round = 0; ; round += 1) {
+    const offer = round < maxRounds ? { tools: lookups?.tools ?? [], toolChoice: 'auto' as const } : noMoreTools(maxRounds > 0 ? lookups : undefined);
+    const call = model.complete({ ...request, ...offer, messages: [...messages] }, callOptions);
+    const response = round === 0 ? await call : await call.catch((error: unknown) => {
+      throw new StructuredReplyError(AppError.from(error).message, usage, round, false);
+    });
+    usage = addUsage(usage, response.usage);
+    if (round >= maxRounds || response.toolCalls.length === 0 || lookups === undefined) return { response, messages, usage, rounds: round + 1 };
+    messages.push({ role: 'assistant', content: response.content, toolCalls: response.toolCalls });
+    for (const toolCall of response.toolCalls) messages.push({ role: 'tool', toolCallId: toolCall.id, name: toolCall.name, content: await lookups.run(toolCall) });
+    if (round + 1 === maxRounds) messages.push({ role: 'user', content: lastLookup });
+  }
+}
+
+/** The tools of a conversation that used them, no longer callable: a history with tool calls needs its tools declared. */
+function noMoreTools(lookups: StructuredLookups | undefined): Pick<ChatRequest, 'tools' | 'toolChoice'> {
+  return lookups === undefined || lookups.tools.length === 0 ? {} : { tools: lookups.tools, toolChoice: 'none' };
+}
+
+function subtractUsage(total: TokenUsage, part: TokenUsage): TokenUsage {
+  return { promptTokens: total.promptTokens - part.promptTokens, completionTokens: total.completionTokens - part.completionTokens };
 }
 
 /** Converting a schema takes about a millisecond, and roles reuse theirs on every call. */

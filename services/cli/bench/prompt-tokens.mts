@@ -53,6 +53,7 @@ import {
   reviewerConfigSection,
   sandboxLimitsOf,
   testerConfigSection,
+  type PlannerSettings,
 } from '@ratchet/agent';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { extendConfigSchema, loadConfig } from '@ratchet/config';
@@ -296,7 +297,7 @@ const otherRoles = [ChatRole.REPROMPTER, ChatRole.PLANNER, ChatRole.TESTER, Chat
 type OtherRole = (typeof otherRoles)[number];
 
 /** Each role's promptBudgetTokens as its service process reads it: ratchet.yaml, then config/<service>.yaml, then RATCHET_* variables. */
-function roleBudgets(): Record<OtherRole, number> {
+function roleBudgets(): Record<OtherRole, number> & { plannerSettings: PlannerSettings } {
   const read = <T extends Parameters<typeof extendConfigSchema>[0]>(service: string, sections: T) => loadConfig({ schema: extendConfigSchema(sections), service, configDir });
   const planner = read('planner', { planner: plannerConfigSection, reprompter: reprompterConfigSection });
   const tester = read('tester', { tester: testerConfigSection });
@@ -308,6 +309,7 @@ function roleBudgets(): Record<OtherRole, number> {
     reflector: reflector.reflector.promptBudgetTokens,
     reviewer: reflector.reviewer.promptBudgetTokens,
     auditor: reflector.auditor.promptBudgetTokens,
+    plannerSettings: planner.planner,
   };
 }
 
@@ -427,6 +429,10 @@ function roleRequests(files: readonly SourceFile[], size: number) {
 function roleTurns(): ScriptedTurn[] {
   return [
     { role: 'reprompter', reply: specReply({ summary: 'reject long keys' }) },
+    // The planner of a workspace task looks at the project first, in every round it may: its later calls carry the results.
+    { role: 'planner', toolCalls: [{ name: 'read_file', arguments: { path: smallFile } }, { name: 'read_file', arguments: { path: engineTest } }] },
+    { role: 'planner', toolCalls: [{ name: 'search', arguments: { pattern: 'def validate_' } }] },
+    { role: 'planner', toolCalls: [{ name: 'read_file', arguments: { path: smallFile, start_line: 1, end_line: 300 } }] },
     { role: 'planner', reply: planReply(smallFile, engineTest) },
     { role: 'tester', reply: testsReply('tests/core/test_engine_keys.py', 'def test_keys():\n    assert True\n') },
     { role: 'reflector', reply: reflectionReply('validate_0 still cuts the key') },
@@ -453,7 +459,7 @@ const budgets = roleBudgets();
 const roleModel = new ScriptedModel(sizes.flatMap(() => roleTurns()), { name: 'bench-role-prompts' });
 const scripted = { model: roleModel, modelName: 'scripted:bench', temperature: 0, maxTokens: 4096 };
 const extractor = definitionExtractorLoader();
-const planner = createPlannerService({ roleModel: scripted, reprompterModel: scripted, prompts, settings: { planner: { promptBudgetTokens: budgets.planner }, reprompter: { promptBudgetTokens: budgets.reprompter } }, extractor });
+const planner = createPlannerService({ roleModel: scripted, reprompterModel: scripted, prompts, settings: { planner: budgets.plannerSettings, reprompter: { promptBudgetTokens: budgets.reprompter } }, extractor });
 const tester = createTesterService({
   roleModel: scripted,
   prompts,
@@ -507,7 +513,9 @@ async function measure(role: OtherRole, size: number, call: () => Promise<{ read
   const calls = roleModel.calls.slice(before);
   const first = calls[0];
   if (first === undefined || first.request.role !== role) throw new Error(`the ${role} did not call its model for ${size} files`);
-  roleRows.get(role)?.set(size, { tokens: conversationTokens(first.request.messages), schemaTokens: countTokens(JSON.stringify(first.request.responseFormat?.schema ?? {})), calls: calls.length, wallMs });
+  // The largest prompt of the role's calls (the planner's grow with its lookups), the tools sent with it included.
+  const tokens = Math.max(...calls.map((sent) => conversationTokens(sent.request.messages) + (sent.request.tools === undefined ? 0 : countTokens(JSON.stringify(sent.request.tools)))));
+  roleRows.get(role)?.set(size, { tokens, schemaTokens: countTokens(JSON.stringify(first.request.responseFormat?.schema ?? {})), calls: calls.length, wallMs });
   const dump = process.env['RATCHET_BENCH_PROMPTS'];
   if (dump !== undefined && dump !== '') {
     mkdirSync(dump, { recursive: true });
@@ -563,7 +571,7 @@ console.log('| files | workspace bytes | phase | coder calls | prompt tokens min
 for (const row of rows) console.log(row);
 
 const number = (value: number) => value.toLocaleString('en');
-console.log(`\nPrompt tokens of one call per role (conversationTokens of the system and user message), by workspace size in files; the role's budget holds them and the reply schema sent beside them\n`);
+console.log(`\nPrompt tokens of the largest call per role (conversationTokens of its messages, with the tools sent beside them: the planner's last call carries its lookups' results), by workspace size in files; the role's budget holds them and the reply schema sent beside them\n`);
 console.log(`| role | budget (promptBudgetTokens) | ${sizes.map((size) => `${number(size)} files`).join(' | ')} | max + reply schema | <= budget | model calls | slowest call ms |`);
 console.log(`|---|---|${sizes.map(() => '---|').join('')}---|---|---|---|`);
 for (const role of otherRoles) {

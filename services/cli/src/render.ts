@@ -97,7 +97,9 @@ export function renderEvent(event: TaskEvent): string | undefined {
     }
     case 'toolCalled': {
       const step = payload.toolCalled.step;
-      return step === undefined ? undefined : `${prefix}  ${renderToolStep(step)}`;
+      if (step === undefined) return undefined;
+      // The planner's lookups are made before its plan: shown under the planning phase, not as the coder's steps.
+      return payload.toolCalled.phase === Phase.PHASE_PLANNING ? `${prefix}  planner lookup ${renderToolStep(step)}` : `${prefix}  ${renderToolStep(step)}`;
     }
     case 'questionsAsked':
       return [`${prefix}QUESTIONS before planning (answer: ratchet answer ${event.taskId}):`, ...payload.questionsAsked.questions.map((question) => `    ${questionText(question)}`)].join('\n');
@@ -111,7 +113,7 @@ export function renderEvent(event: TaskEvent): string | undefined {
 }
 
 /**
- * One line for a tool call of the agentic coder: `#3 run pytest -q [allow] -> exit code 1 ...`,
+ * One line for a tool call (the agentic coder's, or a planner's lookup): `#3 run pytest -q [allow] -> exit code 1 ...`,
  * the arguments shortened to what identifies the call.
  */
 export function renderToolStep(step: ToolStep): string {

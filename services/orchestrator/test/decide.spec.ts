@@ -86,6 +86,18 @@ describe('decide: the loop', () => {
     expect((states.at(-1) as TaskState).task.status).toBe(TaskStatus.TASK_STATUS_SAFETY_CHECK);
   });
 
+  it("shows the planner's lookups as events of the planning phase, kept off the iteration's coder steps", () => {
+    const retrieved = run({ task: task(), iterations: [] }, [sampleInput(InputKind.START, at(1)), sampleInput(InputKind.LESSONS_RETRIEVED, at(2))]).at(-1) as TaskState;
+    const lookup = (sampleInput(InputKind.TOOL_STEP, at(3)) as Extract<TaskInput, { kind: 'tool-step' }>).step;
+    const decision = decide(retrieved, { ...(sampleInput(InputKind.PLANNED, at(3)) as InputOf<'planned'>), lookups: [lookup, { ...lookup, number: 2, tool: 'search' }] }, policy);
+    expect(decision.events.map((event) => event.payload?.$case).slice(0, 3)).toEqual(['toolCalled', 'toolCalled', 'phaseCompleted']);
+    expect(decision.events.slice(0, 2).map((event) => (event.payload?.$case === 'toolCalled' ? [event.payload.toolCalled.phase, event.payload.toolCalled.step?.tool] : undefined))).toEqual([
+      [Phase.PHASE_PLANNING, 'read_file'],
+      [Phase.PHASE_PLANNING, 'search'],
+    ]);
+    expect(decision.iterations[0]?.toolSteps).toEqual([]);
+  });
+
   it('waits on a command gate with the change so far, and goes on coding from it once a person decides', () => {
     const planned = run({ task: task(), iterations: [] }, [sampleInput(InputKind.START, at(1)), sampleInput(InputKind.LESSONS_RETRIEVED, at(2)), sampleInput(InputKind.PLANNED, at(3))]).at(-1) as TaskState;
     const asked = run(planned, [sampleInput(InputKind.COMMAND_ASKED, at(4))]).at(-1) as TaskState;

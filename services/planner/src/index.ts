@@ -1,6 +1,6 @@
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse, RepromptRequest, RepromptResponse } from '@ratchet/contracts';
-import { definitionExtractorLoader, plannerConfigSection, reprompterConfigSection, type DefinitionExtractorLoader, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
+import { definitionExtractorLoader, plannerConfigSection, reprompterConfigSection, type DefinitionExtractorLoader, type PlannerSettings, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
 import type { RoleModel } from '@ratchet/llm';
 import { createPlanHandler } from './handlers/create-plan';
 import { repromptHandler } from './handlers/reprompt';
@@ -20,14 +20,14 @@ export interface PlannerServiceOptions {
   /** The clock that stamps new questions; default the system clock. */
   readonly now?: () => Date;
   /** Each role's prompt budget (the `planner` and `reprompter` config sections); default each section's default. */
-  readonly settings?: PlannerSettings;
+  readonly settings?: PlannerServiceSettings;
   /** Outlines files for the repository maps; default the tree-sitter extractor, loaded on first use. */
   readonly extractor?: DefinitionExtractorLoader;
 }
 
-/** The prompt budgets of the roles the planner serves. */
-export interface PlannerSettings {
-  readonly planner?: RoleBudgetSettings;
+/** The settings of the roles the planner serves: prompt budgets, and the planner's lookups. */
+export interface PlannerServiceSettings {
+  readonly planner?: PlannerSettings;
   readonly reprompter?: RoleBudgetSettings;
 }
 

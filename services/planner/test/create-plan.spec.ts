@@ -130,6 +130,35 @@ describe('planner over the in-process bus', () => {
     expect(planWasWrong).not.toContain('What failed in the last attempt');
   });
 
+  it('lets the planner of a workspace task look at the project before it plans, and reports each lookup', async () => {
+    const workspace = [
+      { path: 'tabulate/__init__.py', content: `${'# filler\n'.repeat(5)}def _format(val, floatfmt):\n    return format(float(val), floatfmt)\n` },
+      { path: 'pyproject.toml', content: '[tool.pytest.ini_options]\ntestpaths = ["test"]\n' },
+    ];
+    const { model, client } = serve([
+      {
+        role: 'planner',
+        toolCalls: [
+          { name: 'search', arguments: { pattern: 'float\\(val\\)' } },
+          { name: 'read_file', arguments: { path: 'tabulate/__init__.py', start_line: 6, end_line: 7 } },
+        ],
+        usage: { promptTokens: 900, completionTokens: 40 },
+      },
+      { role: 'planner', expect: ['tabulate/__init__.py:7: return format(float(val), floatfmt)', '6| def _format(val, floatfmt):'], reply: JSON.stringify(validPlan), usage: { promptTokens: 1000, completionTokens: 300 } },
+    ]);
+    const response = await client.createPlan(request({ goal: 'Decimal values lose precision with floatfmt', workspace }));
+    expect(response.plan?.summary).toBe('one module');
+    expect(response.usage).toMatchObject({ promptTokens: 1900, completionTokens: 340, modelCalls: 2 });
+    expect(response.lookups.map((step) => [step.number, step.tool, step.arguments, step.failed])).toEqual([
+      [1, 'search', '{"pattern":"float\\\\(val\\\\)"}', false],
+      [2, 'read_file', '{"path":"tabulate/__init__.py","start_line":6,"end_line":7}', false],
+    ]);
+    const first = model.calls[0]!.request;
+    expect(first.tools?.map((tool) => tool.name)).toEqual(['read_file', 'search']);
+    expect(first.messages[1]!.content).toContain('Before you plan you may look at the project');
+    expect(first.messages[1]!.content).toContain('Up to 8 lookups in all');
+  });
+
   it('sends a plan with a path outside the workspace back for one repair round', async () => {
     const bad = { ...validPlan, files: [{ path: '../etc/passwd', purpose: 'x', isTest: false }] };
     const { model, client } = serve([
@@ -242,20 +271,34 @@ describe('the files the planner sees', () => {
     expect(countTokens(user(values))).toBeLessThan(4_000);
   });
 
-  it('keeps a workspace of many large files under planner.promptBudgetTokens (12,000), with the definition the goal names', async () => {
-    const model = new ScriptedModel([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
+  it('keeps every call of a workspace of many large files under planner.promptBudgetTokens (16,000), lookups included, with the definition the goal names', async () => {
+    // 400 files of about 5,000 tokens each: 2,000,000 tokens of code, 80 of them tests.
+    const workspace = largeWorkspace(400);
+    const tests = workspace.filter((file) => file.path.startsWith('tests/'));
+    const big = workspace.filter((file) => !file.path.startsWith('tests/')).slice(0, 8);
+    // A model that reads whole large files in every round it may: the results are cut to the lookups' share.
+    const reads = (from: number) => big.slice(from, from + 3).map((file) => ({ name: 'read_file', arguments: { path: file.path } }));
+    const model = new ScriptedModel([
+      { role: 'planner', toolCalls: reads(0) },
+      { role: 'planner', toolCalls: reads(3) },
+      { role: 'planner', toolCalls: [{ name: 'search', arguments: { pattern: 'def report_' } }] },
+      { role: 'planner', reply: JSON.stringify(validPlan) },
+    ]);
     const transport = new InProcessTransport();
     const service = createPlannerService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, reprompterModel: unused, prompts });
     const running = hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport });
     try {
-      // 400 files of about 5,000 tokens each: 2,000,000 tokens of code, 80 of them tests.
-      const workspace = largeWorkspace(400);
-      const tests = workspace.filter((file) => file.path.startsWith('tests/'));
-      await createClient(transport, PlannerServiceDefinition, { defaultTimeoutMs: 60_000 }).createPlan(request({ goal: 'report_123_45 must print a TOTALS line first', workspace, acceptanceTests: tests }));
-      const messages = model.calls[0]!.request.messages;
-      // The reply schema travels with the call: it is inside the budget too.
-      expect(conversationTokens(messages) + countTokens(JSON.stringify(model.calls[0]!.request.responseFormat?.schema))).toBeLessThanOrEqual(12_000);
-      const prompt = messages[1]!.content;
+      const response = await createClient(transport, PlannerServiceDefinition, { defaultTimeoutMs: 60_000 }).createPlan(request({ goal: 'report_123_45 must print a TOTALS line first', workspace, acceptanceTests: tests }));
+      expect(response.plan?.summary).toBe('one module');
+      expect(response.lookups.map((step) => step.tool)).toEqual(['read_file', 'read_file', 'read_file', 'read_file', 'read_file', 'read_file', 'search']);
+      expect(response.lookups.at(-1)!.result).toMatch(/^not run: the lookups have used their share/);
+      expect(model.calls).toHaveLength(4);
+      for (const { request: sent } of model.calls) {
+        // The reply schema and the tools travel with every call: they are inside the budget too.
+        const beside = countTokens(JSON.stringify(sent.responseFormat?.schema)) + countTokens(JSON.stringify(sent.tools ?? []));
+        expect(conversationTokens(sent.messages) + beside).toBeLessThanOrEqual(16_000);
+      }
+      const prompt = model.calls[0]!.request.messages[1]!.content;
       expect(prompt).toMatch(/--- app\/pkg_6\/area_3\/records_123\.py \(excerpt: \d+ of 538 lines\)/);
       expect(prompt).toContain('406 | def report_123_45(rows, width=45):\n407 |     """Report 45 of report_123."""');
       expect(prompt).toContain('Map of the other files');
@@ -263,6 +306,30 @@ describe('the files the planner sees', () => {
       expect(prompt).toContain('(80 files');
     } finally {
       await running.stop(100);
+    }
+  });
+
+  it('offers no lookups to a greenfield task, to a model on the text tool protocol, or with planner.lookupCalls 0', async () => {
+    const workspace = [{ path: 'app.py', content: 'def main():\n    pass\n' }];
+    const cases: { workspace: typeof workspace; toolProtocol?: 'text'; lookupCalls?: number }[] = [{ workspace: [] }, { workspace, toolProtocol: 'text' }, { workspace, lookupCalls: 0 }];
+    for (const { workspace: files, toolProtocol, lookupCalls } of cases) {
+      const model = new ScriptedModel([{ role: 'planner', reply: JSON.stringify(validPlan) }]);
+      const transport = new InProcessTransport();
+      const service = createPlannerService({
+        roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000, ...(toolProtocol === undefined ? {} : { toolProtocol }) },
+        reprompterModel: unused,
+        prompts,
+        settings: { planner: { promptBudgetTokens: 16_000, lookupCalls: lookupCalls ?? 8, lookupTokens: 4_000 } },
+      });
+      const running = hostService({ name: 'planner', version: 'test', definition: PlannerServiceDefinition, implementation: service.implementation }, { transport });
+      try {
+        const response = await createClient(transport, PlannerServiceDefinition).createPlan(request({ workspace: files }));
+        expect(response.lookups).toEqual([]);
+        expect(model.calls[0]!.request.tools).toBeUndefined();
+        expect(model.calls[0]!.request.messages[1]!.content).not.toContain('look at the project');
+      } finally {
+        await running.stop(100);
+      }
     }
   });
 });

@@ -1,7 +1,8 @@
+import { capText, numberLines } from '@ratchet/agent';
 import type { CallOptions, ServiceClient } from '@ratchet/bus';
 import { SafetyVerdict, type CommandDecision, type Language, type SafetyServiceDefinition, type SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { applyEdit, capText, numberLines, ToolName, type ValidCall } from '../domain/agent-tools';
+import { applyEdit, ToolName, type ValidCall } from '../domain/agent-tools';
 import type { ToolOutcome } from '../domain/agent-loop';
 
 export interface SessionToolsOptions {

@@ -1,8 +1,8 @@
-import { durationFromMs, sumUsage } from '@ratchet/agent';
+import { capText, durationFromMs, sumUsage } from '@ratchet/agent';
 import type { ToolStep, Usage } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { formatToolResultAsText, parseTextToolCall, ToolProtocol, type ChatMessage, type ChatResponse, type ToolDefinition } from '@ratchet/llm';
-import { capText, parseToolCall, ToolName, toolDefinitions, type ValidCall } from './agent-tools';
+import { parseToolCall, ToolName, toolDefinitions, type ValidCall } from './agent-tools';
 
 /** What running one tool gave. */
 export interface ToolOutcome {

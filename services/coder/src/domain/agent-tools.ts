@@ -1,3 +1,4 @@
+import { readFileArguments, readFileTool } from '@ratchet/agent';
 import type { ToolDefinition } from '@ratchet/llm';
 import { z } from 'zod';
 
@@ -18,7 +19,7 @@ const pathField = z.string().min(1).max(255);
 /** Each tool's arguments, validated before anything runs. */
 export const toolArguments = {
   [ToolName.LIST_FILES]: z.strictObject({ directory: z.string().max(255).optional() }),
-  [ToolName.READ_FILE]: z.strictObject({ path: pathField, start_line: z.number().int().min(1).optional(), end_line: z.number().int().min(1).optional() }),
+  [ToolName.READ_FILE]: readFileArguments,
   [ToolName.SEARCH]: z.strictObject({ pattern: z.string().min(1).max(500), path: z.string().max(255).optional() }),
   [ToolName.EDIT_FILE]: z.strictObject({ path: pathField, search: z.string().min(1), replace: z.string() }),
   [ToolName.WRITE_FILE]: z.strictObject({ path: pathField, content: z.string() }),
@@ -38,16 +39,7 @@ export const toolDefinitions: readonly ToolDefinition[] = [
     description: 'List the files under a directory of the workspace (default: the whole workspace), with their sizes.',
     parameters: { type: 'object', properties: { directory: { type: 'string', description: 'Directory relative to the workspace root; omit for the root.' } }, additionalProperties: false },
   },
-  {
-    name: ToolName.READ_FILE,
-    description: 'Read a text file, with line numbers. Give start_line and end_line to read part of a long file.',
-    parameters: {
-      type: 'object',
-      properties: { path: { type: 'string' }, start_line: { type: 'integer', minimum: 1 }, end_line: { type: 'integer', minimum: 1 } },
-      required: ['path'],
-      additionalProperties: false,
-    },
-  },
+  readFileTool,
   {
     name: ToolName.SEARCH,
     description: 'Search the workspace for a regular expression (POSIX extended, as grep -E); returns file:line: text for each hit.',
@@ -112,28 +104,6 @@ export function applyEdit(path: string, content: string, search: string, replace
   // A common slip: the model kept read_file's line numbers, or changed the indentation.
   const hint = /^\s*\d+[:|]/m.test(search) ? ' (it looks like it includes line numbers from read_file; leave them out)' : countOccurrences(normalise(content), normalise(search)) > 0 ? ' (it matches only when whitespace is ignored: copy the indentation exactly)' : '';
   return { ok: false, error: `the search text was not found in ${path}${hint}; read the file again and copy the text exactly` };
-}
-
-/** `content` with line numbers, lines `start`..`end` (1-based, inclusive), at most `maxLines` of them. */
-export function numberLines(content: string, start = 1, end?: number, maxLines = 400): { text: string; shown: [number, number]; total: number } {
-  const lines = content.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  const total = lines.length;
-  const first = Math.min(Math.max(1, start), Math.max(1, total));
-  const last = Math.min(end ?? total, total, first + maxLines - 1);
-  const width = String(last).length;
-  const text = lines
-    .slice(first - 1, last)
-    .map((line, index) => `${String(first + index).padStart(width)}| ${line}`)
-    .join('\n');
-  return { text, shown: [first, last], total };
-}
-
-/** Text cut to `maxChars`, keeping its head and tail (errors are often at the end), saying what was left out. */
-export function capText(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  const half = Math.floor((maxChars - 60) / 2);
-  return `${text.slice(0, half)}\n[... ${text.length - 2 * half} characters left out ...]\n${text.slice(-half)}`;
 }
 
 function countOccurrences(haystack: string, needle: string): number {

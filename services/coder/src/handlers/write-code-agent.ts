@@ -13,7 +13,7 @@ import {
   type RolePrompt,
 } from '@ratchet/agent';
 import { createClient, type CallContext, type CallOptions, type ServiceClient, type Transport } from '@ratchet/bus';
-import { SafetyServiceDefinition, SandboxRunnerServiceDefinition, ToolCalled, type CommandDecision, type ToolStep, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
+import { Phase, SafetyServiceDefinition, SandboxRunnerServiceDefinition, ToolCalled, type CommandDecision, type ToolStep, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { ChatRole, costOf, describeToolsAsText, ToolProtocol, type ChatMessage, type RoleModel } from '@ratchet/llm';
 import { SessionTools } from '../adapters/session-tools';
@@ -213,7 +213,7 @@ function decisionText(decision: CommandDecision): string {
 async function sendStep(transport: Transport, subject: string, step: ToolStep): Promise<void> {
   if (subject === '') return;
   try {
-    await transport.request(subject, ToolCalled.encode({ step }).finish(), { timeoutMs: progressTimeoutMs });
+    await transport.request(subject, ToolCalled.encode({ step, phase: Phase.PHASE_CODING }).finish(), { timeoutMs: progressTimeoutMs });
   } catch (error) {
     throw new AppError(ErrorCode.UNAVAILABLE, `the orchestrator did not take tool step ${step.number} (${AppError.from(error).message}); the coding phase stops`, { retryable: true, cause: error });
   }

@@ -380,6 +380,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const dependencyDecisions = planDecisions(state.task.dependencyDecisions, input.dependencies);
     const planned = [
       ...(input.baseline === undefined || baseline.baselineReport === undefined ? [] : [baselineEvent(input.baseline, input.at)]),
+      ...(input.lookups ?? []).map((step) => event(input.at, { $case: 'toolCalled', toolCalled: { step, phase: Phase.PHASE_PLANNING } })),
       phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task)),
     ];
     // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
@@ -416,7 +417,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       to: TaskStatus.TASK_STATUS_CODING,
       reason: state.task.statusReason,
       iteration: { ...iteration, toolSteps: [...iteration.toolSteps, input.step] },
-      events: [event(input.at, { $case: 'toolCalled', toolCalled: { step: input.step } }, iteration.number)],
+      events: [event(input.at, { $case: 'toolCalled', toolCalled: { step: input.step, phase: Phase.PHASE_CODING } }, iteration.number)],
     };
   },
 

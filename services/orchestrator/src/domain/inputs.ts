@@ -87,6 +87,8 @@ export type TaskInput =
   | ({
       readonly kind: typeof InputKind.PLANNED;
       readonly plan: Plan;
+      /** The planner's read-only lookups before it planned, shown as events (absent in inputs recorded before they existed). */
+      readonly lookups?: readonly ToolStep[];
       /** The dependency policy's answer for each package the plan declares (empty when it declares none). */
       readonly dependencies: readonly DependencyDecision[];
       /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */

@@ -288,7 +288,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           ? []
           : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
               .decisions;
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, dependencies, gateId: randomUUID(), ...(baseline.report === undefined ? {} : { baseline: baseline.report }) };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, dependencies, gateId: randomUUID(), ...(baseline.report === undefined ? {} : { baseline: baseline.report }) };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {

@@ -8,26 +8,58 @@ import {
   formatPlan,
   formatProfile,
   formatSpec,
+  countTokens,
   goalSection,
   languageFromProto,
+  lookupTools,
   replySchemaTokens,
   rolePromptOptions,
   projectGuide,
   testConvention,
+  WorkspaceLookup,
   type DefinitionExtractorLoader,
+  type PlannerSettings,
   type PromptSection,
   type RepoMapFocus,
-  type RoleBudgetSettings,
   type RolePrompt,
   type RolePromptOptions,
 } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { ChatRole, type RoleModel } from '@ratchet/llm';
+import { ChatRole, ToolProtocol, type RoleModel } from '@ratchet/llm';
 import { planReplySchema, planReplyWithTestEditsSchema, toPlan } from '../domain/plan-reply';
 
-const placeholders = ['goal', 'spec', 'profile', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan'];
+const placeholders = ['goal', 'spec', 'profile', 'language', 'testFramework', 'languageGuide', 'workspace', 'acceptanceTests', 'testEdits', 'lessons', 'replan', 'lookups'];
+
+/** Model calls that may look things up before the plan: a reply may ask for several lookups at once. */
+const lookupRounds = 3;
+/** What one lookup round adds beside its results: the assistant's calls and the message framing, tokens per call. */
+const lookupCallTokens = 60;
+
+/**
+ * Whether the planner may look at the project before it plans, and with
+ * what share of its budget: only for a workspace task (a greenfield one is
+ * shown whole), with lookups on, and for a model offered tools natively
+ * (the text protocol's one-call-per-reply format would clash with a JSON
+ * reply). The share is at most half the budget.
+ */
+export function lookupShare(request: Pick<CreatePlanRequest, 'workspace'>, settings: PlannerSettings, roleModel: Pick<RoleModel, 'toolProtocol'>): { calls: number; tokens: number; reserved: number } | undefined {
+  if (request.workspace.length === 0 || settings.lookupCalls === 0 || settings.lookupTokens === 0) return undefined;
+  if ((roleModel.toolProtocol ?? ToolProtocol.NATIVE) !== ToolProtocol.NATIVE) return undefined;
+  const tokens = Math.min(settings.lookupTokens, Math.floor(settings.promptBudgetTokens / 2));
+  const reserved = tokens + countTokens(JSON.stringify(lookupTools)) + settings.lookupCalls * lookupCallTokens;
+  return { calls: settings.lookupCalls, tokens, reserved };
+}
+
+/** What the planner is told about its lookups; empty when it has none. */
+export function lookupsSection(share: { calls: number } | undefined): string {
+  if (share === undefined) return '';
+  return [
+    `Before you plan you may look at the project: read_file shows a file's lines, search finds a regular expression in every file. The code above is only part of it.`,
+    `Up to ${share.calls} lookups in all, several in one reply, in at most ${lookupRounds} replies; then reply with the plan. Look up what the plan depends on (the function to change, the tests that pin it, how the tests are run), not what is already shown.`,
+  ].join('\n');
+}
 
 /**
  * What the planner is told about changing the acceptance tests: asked to
@@ -56,24 +88,29 @@ export function testEditsSection(request: Pick<CreatePlanRequest, 'judgeTestEdit
  * @throws AppError INVALID_ARGUMENT for an empty goal or unspecified
  *   language; RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt, settings: RoleBudgetSettings, extractor: DefinitionExtractorLoader) {
+export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt, settings: PlannerSettings, extractor: DefinitionExtractorLoader) {
   assertPlaceholders('planner', prompt, placeholders);
   return async (request: CreatePlanRequest, context: CallContext): Promise<CreatePlanResponse> => {
     if (request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'goal is empty; describe what the code should do');
     languageFromProto(request.language);
     const schema = request.judgeTestEdits && request.acceptanceTests.length > 0 ? planReplyWithTestEditsSchema : planReplySchema;
+    const share = lookupShare(request, settings, roleModel);
+    const lookup = share === undefined ? undefined : new WorkspaceLookup([...request.workspace, ...request.acceptanceTests], { maxCalls: share.calls, maxTokens: share.tokens });
+    const options = await rolePromptOptions(settings, replySchemaTokens(schema) + (share?.reserved ?? 0), extractor);
     const reply = await callRole({
       role: ChatRole.PLANNER,
       roleModel,
       prompt,
-      values: planPromptValues(request, prompt, await rolePromptOptions(settings, replySchemaTokens(schema), extractor)),
+      values: planPromptValues(request, prompt, options, lookupsSection(share)),
       schema,
       ...(request.maxTokens > 0 ? { maxTokens: request.maxTokens } : {}),
       signal: context.signal,
+      ...(lookup === undefined ? {} : { lookups: { tools: lookupTools, maxRounds: lookupRounds, run: (call) => lookup.run(call) } }),
     });
-    if (!reply.ok) return { plan: undefined, usage: reply.usage, replyFailure: reply.failure };
+    const lookups = [...(lookup?.steps ?? [])];
+    if (!reply.ok) return { plan: undefined, usage: reply.usage, replyFailure: reply.failure, lookups };
     const plan = toPlan(reply.value, request.language, request.lessons);
-    return { plan, usage: reply.usage, replyFailure: undefined };
+    return { plan, usage: reply.usage, replyFailure: undefined, lookups };
   };
 }
 
@@ -81,13 +118,13 @@ export function createPlanHandler(roleModel: RoleModel, prompt: RolePrompt, sett
  * The planner's prompt values within `budgetTokens`: the goal (at most a
  * quarter of the budget), spec, profile, rules, lessons, a re-plan's
  * evidence, and the workspace and acceptance tests as `codeSection` shows
- * them (on a re-plan, the files and lines the failure names first). What is
- * cut says so.
+ * them (on a re-plan, the files and lines the failure names first), and
+ * what it is told about its lookups (`lookupsSection`). What is cut says so.
  *
  * @throws AppError INVALID_ARGUMENT for an unspecified language;
  *   RESOURCE_EXHAUSTED when the template alone is over the budget.
  */
-export function planPromptValues(request: CreatePlanRequest, prompt: RolePrompt, options: RolePromptOptions): Readonly<Record<string, string>> {
+export function planPromptValues(request: CreatePlanRequest, prompt: RolePrompt, options: RolePromptOptions, lookups = ''): Readonly<Record<string, string>> {
   const { budgetTokens, extractor } = options;
   const language = languageFromProto(request.language);
   const replan = request.replanReason === '' ? '' : replanSection(request);
@@ -107,6 +144,7 @@ export function planPromptValues(request: CreatePlanRequest, prompt: RolePrompt,
     { name: 'testEdits', text: testEditsSection(request), fixed: true },
     { name: 'lessons', text: formatLessons(request.lessons) },
     { name: 'replan', text: replan, fit: (tokens) => cutText(replan, tokens, { label: 'the re-plan evidence' }), weight: 2 },
+    { name: 'lookups', text: lookups, fixed: true },
   ];
   return fitPrompt(prompt, sections, budgetTokens, { budgetKey: 'planner.promptBudgetTokens', reservedTokens: options.reservedTokens ?? 0 }).values;
 }

@@ -73,7 +73,7 @@ export function timelineOf(events: readonly TaskEvent[]): IterationTimeline[] {
         started?.splice(index, 1);
         entry(iteration).steps.push(completed);
       }
-    } else if (event.toolCalled !== undefined) {
+    } else if (event.toolCalled !== undefined && event.toolCalled.phase !== 'PHASE_PLANNING') {
       entry(iteration).toolCalls += 1;
     } else if (event.iterationCompleted !== undefined) {
       const done = event.iterationCompleted;
@@ -156,7 +156,8 @@ function lineOf(event: TaskEvent): Pick<FeedItem, 'text' | 'tone'> | undefined {
   if (event.questionsAsked !== undefined) return { text: `${(event.questionsAsked.questions ?? []).length} question(s) to answer before planning`, tone: 'waiting' };
   if (event.toolCalled !== undefined) {
     const step = event.toolCalled.step;
-    return { text: `tool #${step?.number ?? 0} ${step?.tool ?? ''} ${oneLine(toolDetail(step?.arguments), 80)}${step?.failed ? ' (failed)' : ''}`, tone: step?.failed ? 'bad' : 'info' };
+    const who = event.toolCalled.phase === 'PHASE_PLANNING' ? 'planner lookup' : 'tool';
+    return { text: `${who} #${step?.number ?? 0} ${step?.tool ?? ''} ${oneLine(toolDetail(step?.arguments), 80)}${step?.failed ? ' (failed)' : ''}`, tone: step?.failed ? 'bad' : 'info' };
   }
   if (event.logLine !== undefined) return { text: oneLine(event.logLine.message, 300), tone: event.logLine.level === 'LOG_LEVEL_ERROR' ? 'bad' : 'info' };
   if (event.taskCompleted !== undefined) {

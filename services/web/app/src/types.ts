@@ -239,7 +239,7 @@ export interface TaskEvent {
   readonly lessonsRetrieved?: { readonly lessons?: readonly { readonly lessonId?: string; readonly title?: string; readonly score?: number }[]; readonly phase?: string };
   readonly taskCompleted?: { readonly status?: string; readonly reason?: string; readonly reasonDetail?: string; readonly usage?: Usage; readonly iterations?: number; readonly duration?: Duration };
   readonly logLine?: { readonly level?: string; readonly message?: string; readonly service?: string };
-  readonly toolCalled?: { readonly step?: ToolStep };
+  readonly toolCalled?: { readonly step?: ToolStep; readonly phase?: string };
   readonly questionsAsked?: { readonly questions?: readonly ClarifyingQuestion[] };
 }
 

@@ -324,10 +324,20 @@ export interface LogLine_AttributesEntry {
   value: string;
 }
 
-/** ToolCalled records one tool call of the agentic coder, as it happens. */
+/**
+ * ToolCalled records one tool call: the agentic coder's, as it happens, or
+ * one of the planner's read-only lookups, when its plan is made.
+ */
 export interface ToolCalled {
   /** The call and its result. */
-  step?: ToolStep | undefined;
+  step?:
+    | ToolStep
+    | undefined;
+  /**
+   * PHASE_PLANNING for a planner's lookup; PHASE_CODING (or unspecified, in
+   * events recorded before this field) for the coder's tools.
+   */
+  phase: Phase;
 }
 
 /** QuestionsAsked carries the reprompter's clarifying questions. */
@@ -2541,13 +2551,16 @@ export const LogLine_AttributesEntry: MessageFns<LogLine_AttributesEntry> = {
 };
 
 function createBaseToolCalled(): ToolCalled {
-  return { step: undefined };
+  return { step: undefined, phase: 0 };
 }
 
 export const ToolCalled: MessageFns<ToolCalled> = {
   encode(message: ToolCalled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.step !== undefined) {
       ToolStep.encode(message.step, writer.uint32(10).fork()).join();
+    }
+    if (message.phase !== 0) {
+      writer.uint32(16).int32(message.phase);
     }
     return writer;
   },
@@ -2573,6 +2586,14 @@ export const ToolCalled: MessageFns<ToolCalled> = {
             message.step = ToolStep.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.phase = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2586,13 +2607,19 @@ export const ToolCalled: MessageFns<ToolCalled> = {
   },
 
   fromJSON(object: any): ToolCalled {
-    return { step: isSet(object.step) ? ToolStep.fromJSON(object.step) : undefined };
+    return {
+      step: isSet(object.step) ? ToolStep.fromJSON(object.step) : undefined,
+      phase: isSet(object.phase) ? phaseFromJSON(object.phase) : 0,
+    };
   },
 
   toJSON(message: ToolCalled): unknown {
     const obj: any = {};
     if (message.step !== undefined) {
       obj.step = ToolStep.toJSON(message.step);
+    }
+    if (message.phase !== 0) {
+      obj.phase = phaseToJSON(message.phase);
     }
     return obj;
   },
@@ -2603,6 +2630,7 @@ export const ToolCalled: MessageFns<ToolCalled> = {
   fromPartial<I extends Exact<DeepPartial<ToolCalled>, I>>(object: I): ToolCalled {
     const message = createBaseToolCalled();
     message.step = (object.step !== undefined && object.step !== null) ? ToolStep.fromPartial(object.step) : undefined;
+    message.phase = object.phase ?? 0;
     return message;
   },
 };

@@ -21,7 +21,7 @@ import {
 import { Language, languageFromJSON, languageToJSON, ReplyFailure, SourceFile, Usage } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
-import { ClarifyingQuestion, Plan, ProjectProfile, Reflection, TaskSpec } from "./task";
+import { ClarifyingQuestion, Plan, ProjectProfile, Reflection, TaskSpec, ToolStep } from "./task";
 
 /** CreatePlanRequest is everything the planner needs. */
 export interface CreatePlanRequest {
@@ -83,7 +83,14 @@ export interface CreatePlanResponse {
    * Set when the model's reply could not be used after its repair round;
    * the other fields are then empty, and usage still counts every call.
    */
-  replyFailure?: ReplyFailure | undefined;
+  replyFailure?:
+    | ReplyFailure
+    | undefined;
+  /**
+   * The read-only lookups (read_file, search over the workspace) the
+   * planner made before it planned, in order; empty when it made none.
+   */
+  lookups: ToolStep[];
 }
 
 /** RepromptRequest asks for a spec of a goal. */
@@ -475,7 +482,7 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
 };
 
 function createBaseCreatePlanResponse(): CreatePlanResponse {
-  return { plan: undefined, usage: undefined, replyFailure: undefined };
+  return { plan: undefined, usage: undefined, replyFailure: undefined, lookups: [] };
 }
 
 export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
@@ -488,6 +495,9 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     }
     if (message.replyFailure !== undefined) {
       ReplyFailure.encode(message.replyFailure, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.lookups) {
+      ToolStep.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -529,6 +539,14 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
             message.replyFailure = ReplyFailure.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.lookups.push(ToolStep.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -550,6 +568,7 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
         : isSet(object.reply_failure)
         ? ReplyFailure.fromJSON(object.reply_failure)
         : undefined,
+      lookups: globalThis.Array.isArray(object?.lookups) ? object.lookups.map((e: any) => ToolStep.fromJSON(e)) : [],
     };
   },
 
@@ -564,6 +583,9 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     if (message.replyFailure !== undefined) {
       obj.replyFailure = ReplyFailure.toJSON(message.replyFailure);
     }
+    if (message.lookups?.length) {
+      obj.lookups = message.lookups.map((e) => ToolStep.toJSON(e));
+    }
     return obj;
   },
 
@@ -577,6 +599,7 @@ export const CreatePlanResponse: MessageFns<CreatePlanResponse> = {
     message.replyFailure = (object.replyFailure !== undefined && object.replyFailure !== null)
       ? ReplyFailure.fromPartial(object.replyFailure)
       : undefined;
+    message.lookups = object.lookups?.map((e) => ToolStep.fromPartial(e)) || [];
     return message;
   },
 };
