@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TestCaseStatus, type TestReport } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
@@ -162,6 +162,15 @@ describe('bench: hidden tests (SWE-bench style)', () => {
       const fixed = (await loadDirectorySuite(dir, defaultWorkspaceSettings)).tasks.find((entry) => entry.id === 'js')!;
       expect(fixed.hidden).toMatchObject({ language: 'javascript', failToPass: ['test/hidden.test.js::h'], passToPass: [] });
       expect(fixed.workspace.map((file) => file.path)).toEqual(['index.js']);
+
+      // A setup command goes with the task (and into the suite's hash); an empty one is a mistake to name.
+      await task('setup', 'goal: g\nsetup: python3 -m pip install -e .\n');
+      const withSetup = await loadDirectorySuite(dir, defaultWorkspaceSettings);
+      expect(withSetup.tasks.find((entry) => entry.id === 'setup')!.setupCommand).toBe('python3 -m pip install -e .');
+      expect(good.setupCommand).toBeUndefined();
+      await task('setup', 'goal: g\nsetup: ""\n');
+      await expect(loadDirectorySuite(dir, defaultWorkspaceSettings)).rejects.toMatchObject({ message: expect.stringContaining('setup/task.yaml: setup: setup is empty; leave it out when the project needs none') });
+      await rm(path.join(dir, 'setup'), { recursive: true });
 
       await task('no-f2p', 'goal: g\nhidden_tests: [tests/test_hidden.py]\n');
       await expect(loadDirectorySuite(dir, defaultWorkspaceSettings)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('no-f2p/task.yaml: fail_to_pass: hidden_tests needs fail_to_pass') });

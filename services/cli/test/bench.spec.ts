@@ -319,12 +319,14 @@ describe('ratchet bench', () => {
     const project = path.join(suite, 'even-median');
     await mkdir(path.join(project, 'tests'), { recursive: true });
     await writeFile(path.join(project, 'stats.py'), 'def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n    return ordered[middle]\n');
-    await writeFile(path.join(project, 'tests', 'test_stats.py'), 'from stats import median\n\n\ndef test_odd_count():\n    assert median([3, 1, 2]) == 2\n');
-    await writeFile(path.join(project, 'tests', 'test_regression.py'), 'from stats import median\n\n\ndef test_even_count():\n    assert median([4, 1, 3, 2]) == 2.5\n');
+    // Both tests import a module only the task's setup makes (as a build makes _version.py): without the setup in the task and in the hidden run, nothing passes.
+    await writeFile(path.join(project, 'tests', 'test_stats.py'), 'from stats import median\nfrom _scale import SCALE\n\n\ndef test_odd_count():\n    assert median([3, 1, 2]) * SCALE == 2\n');
+    await writeFile(path.join(project, 'tests', 'test_regression.py'), 'from stats import median\nfrom _scale import SCALE\n\n\ndef test_even_count():\n    assert median([4, 1, 3, 2]) * SCALE == 2.5\n');
     await writeFile(
       path.join(project, 'task.yaml'),
       [
         'goal: median([4, 1, 3, 2]) returns 3, but the median of an even count is the mean of the two middle values (2.5)',
+        `setup: python3 -c "open('_scale.py', 'w').write('SCALE = 1\\n')"`,
         'hidden_tests: [tests/test_regression.py]',
         'fail_to_pass: [tests/test_regression.py::test_even_count]',
         'pass_to_pass: [tests/test_stats.py::test_odd_count]',

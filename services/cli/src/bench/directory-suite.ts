@@ -23,6 +23,8 @@ const taskFileSchema = z.strictObject({
   goal: z.string().trim().min(1, 'goal is empty'),
   /** How the project runs its tests, a shell command line run from its root (as --test-command). */
   test_command: z.string().trim().min(1, 'test_command is empty; leave it out to run the tests by the language convention').optional(),
+  /** Run once in the sandbox before the task's first attempt and before its hidden tests (as --setup-command), e.g. `pip install -e .`. */
+  setup: z.string().trim().min(1, 'setup is empty; leave it out when the project needs none').optional(),
   /** python (default), typescript or javascript. */
   language: z.string().optional(),
   /** Attempts for this task, 1 to 100; --max-iterations overrides it. */
@@ -93,7 +95,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
   const parsed = taskFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : issue.message}`));
-    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass, source)` };
+    return { problem: `${where}: ${issues.join('; ')} (keys: goal, and optionally test_command, setup, language, max_iterations, hidden_tests, fail_to_pass, pass_to_pass, source)` };
   }
   const spec = parsed.data;
   let language;
@@ -128,6 +130,7 @@ async function loadTaskFolder(dir: string, folder: string, settings: WorkspaceSe
     acceptanceTests,
     // A command line as the user would type it in the project's root, as --test-command.
     testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],
+    ...(spec.setup === undefined ? {} : { setupCommand: spec.setup }),
     ...(spec.max_iterations === undefined ? {} : { maxIterations: spec.max_iterations }),
     ...('tests' in hidden ? { hidden: hidden.tests } : {}),
     ...('error' in hidden ? { inputError: hidden.error } : {}),
@@ -164,6 +167,7 @@ async function loadSourceTask(folder: string, spec: TaskSpec, source: TaskSource
       dataFiles: collected.dataFiles,
       acceptanceTests: collected.files.filter((file) => convention.isTestPath(file.path)),
       testCommand: spec.test_command === undefined ? [] : ['sh', '-c', spec.test_command],
+      ...(spec.setup === undefined ? {} : { setupCommand: spec.setup }),
       ...(spec.max_iterations === undefined ? {} : { maxIterations: spec.max_iterations }),
       ...('tests' in hidden ? { hidden: hidden.tests } : {}),
       ...('error' in hidden ? { inputError: hidden.error } : {}),

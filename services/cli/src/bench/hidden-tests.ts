@@ -39,7 +39,7 @@ export interface HiddenOutcome {
 }
 
 /** Runs one sandbox job; the bench's local sandbox driver. */
-export type RunJob = (job: { language: LanguageName; files: SourceFile[]; dataFiles: DataFile[]; argv: string[]; jobId: string }) => Promise<SandboxJobResult>;
+export type RunJob = (job: { language: LanguageName; files: SourceFile[]; dataFiles: DataFile[]; argv: string[]; jobId: string; setupCommand: string }) => Promise<SandboxJobResult>;
 
 /**
  * The junit id of a pytest node id, as `suite::name` (what a parsed report's
@@ -121,13 +121,14 @@ export function unjudged(hidden: Pick<HiddenTests, 'failToPass' | 'passToPass'>,
 /**
  * Runs the hidden tests on a task's result: the result's files, the
  * project's visible tests and data files, with the hidden files laid over
- * them, with a JUnit report: pytest on exactly the listed node ids, node's
+ * them, after the task's setup command (when it has one), with a JUnit
+ * report: pytest on exactly the listed node ids, node's
  * test runner on the files that hold the listed tests (it cannot select
  * tests by describe path; only the listed ones are judged).
  */
 export async function runHiddenTests(
   hidden: HiddenTests,
-  result: { readonly files: readonly SourceFile[]; readonly visibleTests: readonly SourceFile[]; readonly dataFiles: readonly DataFile[] },
+  result: { readonly files: readonly SourceFile[]; readonly visibleTests: readonly SourceFile[]; readonly dataFiles: readonly DataFile[]; readonly setupCommand: string },
   run: RunJob,
   jobId: string,
 ): Promise<HiddenOutcome> {
@@ -138,7 +139,7 @@ export async function runHiddenTests(
   const argv = testCommand(hidden.language, hidden.language === 'python' ? ids : [...new Set(ids.map(fileOfNodeId))]);
   let job: SandboxJobResult;
   try {
-    job = await run({ language: hidden.language, files: [...files.values()], dataFiles: [...result.dataFiles], argv, jobId });
+    job = await run({ language: hidden.language, files: [...files.values()], dataFiles: [...result.dataFiles], argv, jobId, setupCommand: result.setupCommand });
   } catch (error) {
     return unjudged(hidden, `the hidden tests could not run: ${AppError.from(error).message}`);
   }

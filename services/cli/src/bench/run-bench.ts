@@ -347,7 +347,7 @@ class PassRunner {
     this.hiddenSandbox ??= localSandbox(this.config ?? loadCliConfig(configDirectory()));
     // A task that changed nothing (or ended before its first attempt) leaves the project as it was: that is what is judged.
     const files = ended.resultFiles.length > 0 ? ended.resultFiles : task.workspace;
-    return runHiddenTests(task.hidden, { files, visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] }, this.hiddenSandbox.run, `bench-hidden-${ended.id}`);
+    return runHiddenTests(task.hidden, { files, visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [], setupCommand: task.setupCommand ?? '' }, this.hiddenSandbox.run, `bench-hidden-${ended.id}`);
   }
 
   private request(pass: Pass, task: BenchTask): SubmitTaskRequest {
@@ -369,7 +369,7 @@ class PassRunner {
       },
       requestId: '',
       testCommand: [...task.testCommand],
-      setupCommand: '',
+      setupCommand: task.setupCommand ?? '',
       // The suite's tests judge the task: the model never edits them, whatever the goal says.
       testEdits: TestEdits.TEST_EDITS_PROTECTED,
       project: pass.project,
@@ -491,7 +491,7 @@ async function verifyTask(task: BenchTask, run: RunJob): Promise<string> {
   if (task.inputError !== undefined) return `input error: ${task.inputError}`;
   const hidden = task.hidden!;
   if (task.oracle === undefined) return 'no upstream fix to verify against (only tasks with a source have one)';
-  const base = { visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [] };
+  const base = { visibleTests: task.acceptanceTests, dataFiles: task.dataFiles ?? [], setupCommand: task.setupCommand ?? '' };
   const before = await runHiddenTests(hidden, { ...base, files: task.workspace }, run, `bench-verify-${process.pid}-before`);
   const fixedFiles = new Map([...task.workspace, ...task.acceptanceTests, ...task.oracle].map((file) => [file.path, file]));
   const after = await runHiddenTests(hidden, { ...base, files: [...fixedFiles.values()] }, run, `bench-verify-${process.pid}-after`);
@@ -512,7 +512,7 @@ async function verifyTask(task: BenchTask, run: RunJob): Promise<string> {
 function localSandbox(config: CliConfig): { run: RunJob; close(): Promise<void> } {
   const driver = createDriver(sandboxRunnerOptionsOf({ ...config.sandbox, warmPool: 0 }, `bench-${process.pid}`));
   return {
-    run: ({ language, files, dataFiles, argv, jobId }) =>
+    run: ({ language, files, dataFiles, argv, jobId, setupCommand }) =>
       driver.run({
         jobId,
         taskId: jobId,
@@ -528,7 +528,7 @@ function localSandbox(config: CliConfig): { run: RunJob; close(): Promise<void> 
         testReportPath: reportPath,
         protectedPaths: [],
         dependencies: [],
-        setupCommand: '',
+        setupCommand,
         enqueuedAt: new Date(),
         deadline: undefined,
       }),

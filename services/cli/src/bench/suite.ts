@@ -81,7 +81,7 @@ export function suiteHash(tasks: readonly BenchTask[]): string {
   const files = (list: readonly SourceFile[]) => list.map((file) => [file.path, file.content]);
   for (const task of tasks) {
     const hidden = task.hidden === undefined ? [] : [files(task.hidden.files), task.hidden.failToPass, task.hidden.passToPass];
-    hash.update(JSON.stringify([task.id, task.goal, task.language, files(task.workspace), files(task.acceptanceTests), task.testCommand, task.maxIterations ?? 0, task.inputError ?? '', ...hidden]));
+    hash.update(JSON.stringify([task.id, task.goal, task.language, files(task.workspace), files(task.acceptanceTests), task.testCommand, task.maxIterations ?? 0, task.inputError ?? '', ...hidden, ...(task.setupCommand === undefined ? [] : [task.setupCommand])]));
     hash.update('\n');
   }
   return hash.digest('hex');

@@ -16,6 +16,8 @@ export interface BenchTask {
   readonly acceptanceTests: readonly SourceFile[];
   /** A workspace's own test command (`sh -c LINE`), or empty for the language's runner. */
   readonly testCommand: readonly string[];
+  /** A shell command line run once in the sandbox before the first attempt and before the hidden tests; none when unset. */
+  readonly setupCommand?: string;
   /** The task's own budget of attempts; --max-iterations overrides it. */
   readonly maxIterations?: number;
   /** Tests the agent never sees, run on the task's result to tell whether it is resolved (SWE-bench style). */
