@@ -3,14 +3,14 @@
 # and running, and the sandbox images built: the image, and its data variant
 # (Debian's Flask, pandas, ...: what web_app and data_pipeline tasks, and the
 # tests of the project profiles, run in). Idempotent: each step checks first.
-#   RATCHET_SANDBOX_IMAGE       image to build when missing (default ratchet-sandbox:2)
+#   RATCHET_SANDBOX_IMAGE       image to build when missing (default ratchet-sandbox:3)
 #   RATCHET_SANDBOX_DATA_IMAGE  the data variant to build when missing (default
-#                               ratchet-sandbox:2-data; "none" skips it)
+#                               ratchet-sandbox:3-data; "none" skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:2}"
-data_image="${RATCHET_SANDBOX_DATA_IMAGE:-ratchet-sandbox:2-data}"
+image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:3}"
+data_image="${RATCHET_SANDBOX_DATA_IMAGE:-ratchet-sandbox:3-data}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then

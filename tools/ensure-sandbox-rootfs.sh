@@ -5,13 +5,13 @@
 # Idempotent: an export of the same image is kept.
 #   RATCHET_SANDBOX_ROOTFS  where (default /var/lib/ratchet/sandbox-rootfs as
 #                           root, ~/.cache/ratchet/sandbox-rootfs otherwise)
-#   RATCHET_SANDBOX_IMAGE   image to export (default ratchet-sandbox:2)
+#   RATCHET_SANDBOX_IMAGE   image to export (default ratchet-sandbox:3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" -eq 0 ]; then default_dir=/var/lib/ratchet/sandbox-rootfs; else default_dir="$HOME/.cache/ratchet/sandbox-rootfs"; fi
 dir="${RATCHET_SANDBOX_ROOTFS:-$default_dir}"
-image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:2}"
+image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:3}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # As root, bwrap runs sandboxes as uid 10001, which must be able to enter the

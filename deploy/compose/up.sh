@@ -39,7 +39,7 @@ fi
 IFS=: read -r -a overrides <<<"${RATCHET_COMPOSE_OVERRIDE:-}"
 for file in "${overrides[@]}"; do [ -n "$file" ] && files+=(-f "$file"); done
 # The runners start sandboxes from this image on the host's engine.
-image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:2}"
+image="${RATCHET_SANDBOX_IMAGE:-ratchet-sandbox:3}"
 docker image inspect "$image" >/dev/null 2>&1 || bash deploy/sandbox/build-image.sh "$image"
 
 "${compose[@]}" --env-file "$env_file" "${files[@]}" up -d "$@"

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Builds the sandbox image without an image registry: a Debian bookworm
 # root filesystem from debootstrap (--variant=minbase) with python3, pytest,
-# hypothesis, Bandit (the safety service's Python scanner) and pip (the
-# install step), plus Node 24 and npm from the npm registry, then `docker import`.
+# hypothesis, Bandit (the safety service's Python scanner), pip (the
+# install step) and git (a session's work directory is a repository at the
+# task's start), plus Node 24 and npm from the npm registry, then `docker import`.
 # Needs root, debootstrap and a running Docker engine. For hosts with a
 # registry, deploy/sandbox/Dockerfile builds the same image with `docker build`.
 #
-#   deploy/sandbox/build-image.sh [IMAGE]     (default ratchet-sandbox:2)
+#   deploy/sandbox/build-image.sh [IMAGE]     (default ratchet-sandbox:3)
 #   deploy/sandbox/build-image.sh --variant data [IMAGE]
 #       the same plus Debian's Flask, pandas, NumPy, Requests, PyYAML and
 #       SQLAlchemy, for web_app and data_pipeline tasks on sites that would
-#       rather not install them per task (default ratchet-sandbox:2-data);
+#       rather not install them per task (default ratchet-sandbox:3-data);
 #       `images` in config/dependencies.yaml lists its packages and versions,
 #       so the dependency policy installs none of them (a safety test checks
 #       the list against the image: change both together)
@@ -28,13 +29,13 @@ if [ "${1:-}" = "--variant" ]; then
   variant="${2:?usage: build-image.sh --variant data [IMAGE]}"
   [ "$variant" = data ] || { echo "build-image: unknown variant $variant (the one variant is: data)" >&2; exit 2; }
   shift 2
-  set -- "${1:-ratchet-sandbox:2-data}"
+  set -- "${1:-ratchet-sandbox:3-data}"
 fi
 if [ "${1:-}" = "--rootfs-only" ]; then
   rootfs_only="${2:?usage: build-image.sh --rootfs-only DIR}"
-  set -- ratchet-sandbox:2
+  set -- ratchet-sandbox:3
 fi
-image="${1:-ratchet-sandbox:2}"
+image="${1:-ratchet-sandbox:3}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 node_major="${NODE_MAJOR:-24}"
 # The uid the sandbox runner runs jobs as; it owns nothing in the image.
@@ -53,7 +54,7 @@ trap cleanup EXIT
 rootfs="$work/rootfs"
 
 echo "build-image: debootstrap bookworm into $rootfs"
-packages=python3,python3-pytest,python3-hypothesis,python3-bandit,python3-pip,ca-certificates
+packages=python3,python3-pytest,python3-hypothesis,python3-bandit,python3-pip,git,ca-certificates
 [ "$variant" != data ] || packages="$packages,python3-flask,python3-pandas,python3-numpy,python3-requests,python3-yaml,python3-sqlalchemy"
 debootstrap --variant=minbase --include="$packages" \
   bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -30 "$work/debootstrap.log" >&2; exit 1; }

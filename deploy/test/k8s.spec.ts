@@ -461,7 +461,7 @@ describe.each(overlays)('k8s/overlays/%s', (overlay) => {
   it('runs the sandbox runner on the root filesystem its init container copies from the sandbox image, with the bwrap driver', () => {
     const pod = deployment(objects, 'sandbox-runner').spec.template.spec;
     const [init] = pod.initContainers ?? [];
-    expect(init).toMatchObject({ name: 'sandbox-rootfs', image: 'ratchet-sandbox:2' });
+    expect(init).toMatchObject({ name: 'sandbox-rootfs', image: 'ratchet-sandbox:3' });
     const runner = pod.containers[0]!;
     const config = configMapData(objects, runner.envFrom?.[0]?.configMapRef?.name ?? '', namespaces.sandbox);
     expect(config['RATCHET_SANDBOX_DRIVER']).toBe('bwrap');

@@ -20,7 +20,7 @@ export const sandboxConfigSection = configSection({
   /** docker: an OCI runtime registered with the daemon, for example runsc (gVisor); default the daemon's. */
   runtime: z.string().min(1).optional(),
   /** The image deploy/sandbox/build-image.sh builds. */
-  image: z.string().min(1).default('ratchet-sandbox:2'),
+  image: z.string().min(1).default('ratchet-sandbox:3'),
   /** Docker engine socket. */
   dockerSocket: z.string().min(1).default('/var/run/docker.sock'),
   timeoutSeconds: z.number().int().min(1).max(3600).default(120),

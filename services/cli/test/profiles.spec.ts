@@ -11,7 +11,7 @@ import { codeReply, planReply, RecordedOutput, scripted, temporaryDirectory, tes
 // A web_app profile task end to end, embedded, with every real service and
 // a scripted model: the planner, coder and tester get the profile, the
 // coder starts from its files, the dependency policy finds Flask provided by
-// the sandbox's data image (ratchet-sandbox:2-data, built by
+// the sandbox's data image (ratchet-sandbox:3-data, built by
 // tools/ensure-docker.sh), and the books API's tests run through Flask's
 // test client in the sandbox.
 jest.setTimeout(300_000);
@@ -26,7 +26,7 @@ describe('ratchet run -p web_app (embedded)', () => {
 
   beforeAll(async () => {
     ({ dir, remove } = await temporaryDirectory());
-    process.env['RATCHET_SANDBOX_IMAGE'] = 'ratchet-sandbox:2-data';
+    process.env['RATCHET_SANDBOX_IMAGE'] = 'ratchet-sandbox:3-data';
   });
 
   afterAll(async () => {

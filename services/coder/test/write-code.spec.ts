@@ -145,6 +145,14 @@ describe('coder over the in-process bus', () => {
     expect(agentPromptValues(request({ testCommand: ['sh', '-c', 'make check'] }), '', new Set()).testCommand).toBe('make check');
   });
 
+  it('says the work directory is a git repository only when the session made it one', () => {
+    expect(agentPromptValues(request(), '', new Set(), true).repository).toBe(
+      'The work directory is a git repository committed as this attempt started: `git diff` shows your change so far, `git stash` sets it aside to run the tests on the original and `git stash pop` brings it back.',
+    );
+    expect(agentPromptValues(request({ iteration: 2 }), '', new Set(), true).repository).toContain("committed as this attempt started (earlier attempts' changes included)");
+    expect(renderTemplate(prompts.coderAgent.user, agentPromptValues(request(), '', new Set(), false))).not.toContain('git');
+  });
+
   it('tells a later attempt which files earlier attempts changed and which tests failed before any change', async () => {
     const { model, client } = serve([{ role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }]) }]);
     await client.writeCode(request({ iteration: 2, earlierChanges: ['calc.py', 'util.py'], preExistingFailures: ['tests.test_io::test_fixture'] }));

@@ -105,7 +105,7 @@ function imagePackagesSchema(ecosystem: Ecosystem) {
 /** A Docker image reference: [registry/]name[:tag][@digest]. */
 const imageReference = text('the image reference').regex(
   /^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$/,
-  'is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:2-data',
+  'is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:3-data',
 );
 
 const imagesSchema = z

@@ -135,20 +135,20 @@ describe('config/dependencies.yaml', () => {
   it("knows what each sandbox image has, and applies the one it is told the sandbox uses", () => {
     const plain = loadDependencyPolicy(shippedConfig, {});
     expect(plain.sandboxImage).toBe('');
-    expect(plain.images.map((entry) => entry.image)).toEqual(['ratchet-sandbox:2-data']);
+    expect(plain.images.map((entry) => entry.image)).toEqual(['ratchet-sandbox:3-data']);
     expect(plain.images[0]?.python).toContainEqual({ name: 'flask', version: '2.2.2' });
-    const data = loadDependencyPolicy(shippedConfig, {}, { sandboxImage: ' ratchet-sandbox:2-data ' });
-    expect(data).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:2-data' });
+    const data = loadDependencyPolicy(shippedConfig, {}, { sandboxImage: ' ratchet-sandbox:3-data ' });
+    expect(data).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:3-data' });
     expect(Object.isFrozen(data.images[0]?.python[0])).toBe(true);
     // Without the file too: the built-in images.
-    expect(loadDependencyPolicy(configDirWith(undefined), {}, { sandboxImage: 'ratchet-sandbox:2-data' })).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:2-data' });
+    expect(loadDependencyPolicy(configDirWith(undefined), {}, { sandboxImage: 'ratchet-sandbox:3-data' })).toEqual({ ...defaultDependencyPolicy, sandboxImage: 'ratchet-sandbox:3-data' });
   });
 
   it('learns the image from the safety process\'s sandbox.image (RATCHET_SANDBOX_IMAGE), as the tester and the runners do', () => {
     const read = (env: Record<string, string>) => loadConfig({ schema: safetyConfigSchema, service: 'safety', configDir: shippedConfig, env }).sandbox.image;
-    expect(read({})).toBe('ratchet-sandbox:2');
-    const image = read({ RATCHET_SANDBOX_IMAGE: 'ratchet-sandbox:2-data' });
-    expect(sandboxImagePackages(loadDependencyPolicy(shippedConfig, {}, { sandboxImage: image }))?.image).toBe('ratchet-sandbox:2-data');
+    expect(read({})).toBe('ratchet-sandbox:3');
+    const image = read({ RATCHET_SANDBOX_IMAGE: 'ratchet-sandbox:3-data' });
+    expect(sandboxImagePackages(loadDependencyPolicy(shippedConfig, {}, { sandboxImage: image }))?.image).toBe('ratchet-sandbox:3-data');
     expect(sandboxImagePackages(loadDependencyPolicy(shippedConfig, {}, { sandboxImage: read({}) }))).toBeUndefined();
   });
 
@@ -164,7 +164,7 @@ describe('config/dependencies.yaml', () => {
       'images:',
       "  'bad image':",
       '    python: {}',
-      "  'ratchet-sandbox:2-data':",
+      "  'ratchet-sandbox:3-data':",
       '    python:',
       '      pyyaml: 6.0',
       "      flask: 'latest'",
@@ -177,20 +177,20 @@ describe('config/dependencies.yaml', () => {
     expect(error.code).toBe(ErrorCode.CONFIG_INVALID);
     const lines = error.message.split('\n');
     for (const expected of [
-      'images.bad image: is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:2-data',
-      "images.ratchet-sandbox:2-data.python.pyyaml: must be text; quote it in YAML, e.g. '>=2'",
-      'images.ratchet-sandbox:2-data.python.flask: "latest" is not a PEP 440 version',
-      'images.ratchet-sandbox:2-data.python.flask>=2: "flask>=2" is not a PyPI project name',
-      'images.ratchet-sandbox:2-data.npm.zod: "3.23" is not a semver version',
+      'images.bad image: is not an image reference; write it as sandbox.image names it, e.g. ratchet-sandbox:3-data',
+      "images.ratchet-sandbox:3-data.python.pyyaml: must be text; quote it in YAML, e.g. '>=2'",
+      'images.ratchet-sandbox:3-data.python.flask: "latest" is not a PEP 440 version',
+      'images.ratchet-sandbox:3-data.python.flask>=2: "flask>=2" is not a PyPI project name',
+      'images.ratchet-sandbox:3-data.npm.zod: "3.23" is not a semver version',
     ]) {
       expect(lines).toContainEqual(expect.stringContaining(expected));
     }
-    expect(lines).toContainEqual(expect.stringMatching(/^ {2}- images\.ratchet-sandbox:2-data\.ruby: unknown key in .*dependencies\.yaml; known keys here: python, npm$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}- images\.ratchet-sandbox:3-data\.ruby: unknown key in .*dependencies\.yaml; known keys here: python, npm$/));
   });
 
   it('refuses a package an image lists twice, once the entries are otherwise valid', () => {
-    const error = loadError(configDirWith("images:\n  'ratchet-sandbox:2-data':\n    python:\n      jinja_2: '3.1.2'\n      Jinja-2: '3.1.2'\n"));
-    expect(error.message).toContain('images.ratchet-sandbox:2-data.python.Jinja-2: Jinja-2 is the same package as jinja_2; keep one entry');
+    const error = loadError(configDirWith("images:\n  'ratchet-sandbox:3-data':\n    python:\n      jinja_2: '3.1.2'\n      Jinja-2: '3.1.2'\n"));
+    expect(error.message).toContain('images.ratchet-sandbox:3-data.python.Jinja-2: Jinja-2 is the same package as jinja_2; keep one entry');
   });
 
   it('names the variable to fix for a bad environment value', () => {

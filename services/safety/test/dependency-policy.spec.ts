@@ -194,21 +194,21 @@ describe('installed versions against specifiers', () => {
 
 describe('the sandbox image a policy knows', () => {
   const onImage = (sandboxImage: string, changes: Partial<DependencyPolicy> = {}): DependencyPolicy => ({ ...defaultDependencyPolicy, sandboxImage, ...changes });
-  const onData = onImage('ratchet-sandbox:2-data');
+  const onData = onImage('ratchet-sandbox:3-data');
 
   it('is found by its reference, with or without a registry, never by a digest', () => {
-    expect(sandboxImagePackages(onData)?.image).toBe('ratchet-sandbox:2-data');
-    expect(sandboxImagePackages(onImage('registry.example.com/team/ratchet-sandbox:2-data'))?.image).toBe('ratchet-sandbox:2-data');
-    expect(sandboxImagePackages(onImage('ratchet-sandbox:2-data@sha256:0123'))?.image).toBe('ratchet-sandbox:2-data');
-    expect(sandboxImagePackages(onImage('ratchet-sandbox:2'))).toBeUndefined();
-    expect(sandboxImagePackages(onImage('not-ratchet-sandbox:2-data'))).toBeUndefined();
+    expect(sandboxImagePackages(onData)?.image).toBe('ratchet-sandbox:3-data');
+    expect(sandboxImagePackages(onImage('registry.example.com/team/ratchet-sandbox:3-data'))?.image).toBe('ratchet-sandbox:3-data');
+    expect(sandboxImagePackages(onImage('ratchet-sandbox:3-data@sha256:0123'))?.image).toBe('ratchet-sandbox:3-data');
+    expect(sandboxImagePackages(onImage('ratchet-sandbox:3'))).toBeUndefined();
+    expect(sandboxImagePackages(onImage('not-ratchet-sandbox:3-data'))).toBeUndefined();
     expect(sandboxImagePackages(defaultDependencyPolicy)).toBeUndefined();
   });
 
   it('provides what the image has, without installing it, when its version fits the request and the allowlist', () => {
     expect(judge(Ecosystem.PYTHON, 'Flask', '', none, onData)).toEqual({
       verdict: DependencyVerdict.ALLOWED,
-      reason: 'allowed: the sandbox image ratchet-sandbox:2-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:2-data.python in config/dependencies.yaml)',
+      reason: 'allowed: the sandbox image ratchet-sandbox:3-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:3-data.python in config/dependencies.yaml)',
       installSpec: '',
       provided: true,
     });
@@ -225,14 +225,14 @@ describe('the sandbox image a policy knows', () => {
       installSpec: '>=3,>=2,<4',
     });
     expect(judge(Ecosystem.PYTHON, 'werkzeug', '>=3', none, onData)).toMatchObject({ verdict: DependencyVerdict.NEEDS_APPROVAL, reason: expect.stringMatching(/^needs approval: not in the allowlist \(python.default: ask\); the sandbox image's werkzeug 2.2.2 is outside >=3/) });
-    const strict = onImage('ratchet-sandbox:2-data', { python: { ...defaultDependencyPolicy.python, allow: [{ name: 'pandas', version: '>=2' }] } });
+    const strict = onImage('ratchet-sandbox:3-data', { python: { ...defaultDependencyPolicy.python, allow: [{ name: 'pandas', version: '>=2' }] } });
     expect(judge(Ecosystem.PYTHON, 'pandas', '', none, strict)).toMatchObject({ verdict: DependencyVerdict.ALLOWED, installSpec: '>=2', reason: expect.stringContaining("the sandbox image's pandas 1.5.3 is outside >=2") });
   });
 
   it('installs as before on an image it does not list, and lets the denylist win over the image', () => {
-    expect(judge(Ecosystem.PYTHON, 'flask', '', none, onImage('ratchet-sandbox:2'))).toEqual({ verdict: DependencyVerdict.ALLOWED, reason: 'allowed by config/dependencies.yaml (python.allow: flask >=2,<4)', installSpec: '>=2,<4' });
-    expect(judge(Ecosystem.PYTHON, 'werkzeug', '', none, onImage('ratchet-sandbox:2'))).toMatchObject({ verdict: DependencyVerdict.NEEDS_APPROVAL });
-    const denied = onImage('ratchet-sandbox:2-data', { python: { ...defaultDependencyPolicy.python, deny: [{ name: 'requests', reason: 'use urllib.request' }] } });
+    expect(judge(Ecosystem.PYTHON, 'flask', '', none, onImage('ratchet-sandbox:3'))).toEqual({ verdict: DependencyVerdict.ALLOWED, reason: 'allowed by config/dependencies.yaml (python.allow: flask >=2,<4)', installSpec: '>=2,<4' });
+    expect(judge(Ecosystem.PYTHON, 'werkzeug', '', none, onImage('ratchet-sandbox:3'))).toMatchObject({ verdict: DependencyVerdict.NEEDS_APPROVAL });
+    const denied = onImage('ratchet-sandbox:3-data', { python: { ...defaultDependencyPolicy.python, deny: [{ name: 'requests', reason: 'use urllib.request' }] } });
     expect(judge(Ecosystem.PYTHON, 'requests', '', none, denied)).toMatchObject({ verdict: DependencyVerdict.DENIED, reason: 'denied by config/dependencies.yaml: requests: use urllib.request' });
   });
 

@@ -226,7 +226,7 @@ describe('createSafetyService with a dependency policy', () => {
         await service.close();
       }
     };
-    const data = await decisionsOn('ratchet-sandbox:2-data');
+    const data = await decisionsOn('ratchet-sandbox:3-data');
     expect(data.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_ALLOW);
     expect(data.decisions).toEqual([
       expect.objectContaining({
@@ -235,10 +235,10 @@ describe('createSafetyService with a dependency policy', () => {
         provided: true,
         installSpec: '',
         importedAt: ['app.py:3'],
-        reason: 'allowed: the sandbox image ratchet-sandbox:2-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:2-data.python in config/dependencies.yaml)',
+        reason: 'allowed: the sandbox image ratchet-sandbox:3-data has flask 2.2.2, so it is not installed (images.ratchet-sandbox:3-data.python in config/dependencies.yaml)',
       }),
     ]);
-    const plain = await decisionsOn('ratchet-sandbox:2');
+    const plain = await decisionsOn('ratchet-sandbox:3');
     expect(plain.decisions).toEqual([expect.objectContaining({ verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, provided: false, installSpec: '>=2,<4' })]);
   });
 

@@ -7,12 +7,12 @@ import { createSafetyService, defaultCodeCheckSettings, loadDependencyPolicy, lo
 import { startSandbox, type SandboxFixture } from './sandbox';
 
 // What config/dependencies.yaml says the data image has, checked against the image itself in the
-// real sandbox (a sandbox-runner process, Docker, ratchet-sandbox:2-data: tools/ensure-docker.sh builds
+// real sandbox (a sandbox-runner process, Docker, ratchet-sandbox:3-data: tools/ensure-docker.sh builds
 // it); and the shipped project profiles' starting files through the checks every attempt goes through.
 jest.setTimeout(120_000);
 
 const configDir = path.join(__dirname, '..', '..', '..', 'config');
-const dataImage = 'ratchet-sandbox:2-data';
+const dataImage = 'ratchet-sandbox:3-data';
 const context = () => ({ requestId: 'r', deadline: Date.now() + 60_000, signal: new AbortController().signal, headers: {} });
 
 interface ProfileYaml {
@@ -103,7 +103,7 @@ describe("the shipped profiles' starting files", () => {
   it(`pass CheckDependencies with their packages: provided by ${dataImage}, allowed (to install) on the plain image`, async () => {
     for (const [sandboxImage, provided] of [
       [dataImage, true],
-      ['ratchet-sandbox:2', false],
+      ['ratchet-sandbox:3', false],
     ] as const) {
       const service = await createSafetyService({ parsers, dependencyPolicy: loadDependencyPolicy(configDir, {}, { sandboxImage }) });
       try {

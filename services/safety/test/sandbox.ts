@@ -53,7 +53,7 @@ export async function startSandbox(options: { readonly concurrency?: number } = 
       },
     });
     await runner.waitForLine(/"msg":"ready"/, 30_000).catch(async (error: unknown) => {
-      throw new Error(`the sandbox runner did not start (${(error as Error).message}); is Docker up and ratchet-sandbox:2 built? (tools/ensure-docker.sh)`);
+      throw new Error(`the sandbox runner did not start (${(error as Error).message}); is Docker up and ratchet-sandbox:3 built? (tools/ensure-docker.sh)`);
     });
     transport = await NatsTransport.connect({ url: nats.url, name: 'safety-test' });
     const caller = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });

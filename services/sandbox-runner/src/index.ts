@@ -53,7 +53,7 @@ export interface SandboxRunnerOptions {
   readonly rootfs?: string;
   /** docker: OCI runtime, for example runsc. */
   readonly runtime?: string;
-  /** Image for jobs that name none. Default ratchet-sandbox:2. */
+  /** Image for jobs that name none. Default ratchet-sandbox:3. */
   readonly image?: string;
   /** Docker engine socket. Default /var/run/docker.sock. */
   readonly socketPath?: string;
@@ -64,7 +64,7 @@ export interface SandboxRunnerOptions {
   /** Warm pool size and idle time (see DockerDriverOptions). Default none. */
   readonly warmPool?: number;
   readonly warmIdleMs?: number;
-  /** bwrap: told what the driver changed on the host (see BubblewrapDriverOptions.logger). */
+  /** Told what the bwrap driver changed on the host (see BubblewrapDriverOptions.logger), and of a session left without git history. */
   readonly logger?: SandboxLogger;
   /** Sessions idle this long are closed, ms. Default 600000. */
   readonly sessionIdleMs?: number;
@@ -161,6 +161,7 @@ export function createSandboxRunnerService(options: SandboxRunnerOptions = {}): 
     defaults: effectiveLimits(options.defaultLimits, defaultLimits),
     ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   return {
     instance,

@@ -162,8 +162,8 @@ describe('DockerDriver', () => {
   });
 
   it("removes a dead runner's leftovers on warm(): a stopped container and one created but never started", async () => {
-    const stopped = execFileSync('docker', ['run', '-d', '--label', `${jobLabel}=${jobPrefix}leftover-stopped`, 'ratchet-sandbox:2', 'true']).toString().trim();
-    const created = execFileSync('docker', ['create', '--label', `${jobLabel}=${jobPrefix}leftover-created`, 'ratchet-sandbox:2', 'true']).toString().trim();
+    const stopped = execFileSync('docker', ['run', '-d', '--label', `${jobLabel}=${jobPrefix}leftover-stopped`, 'ratchet-sandbox:3', 'true']).toString().trim();
+    const created = execFileSync('docker', ['create', '--label', `${jobLabel}=${jobPrefix}leftover-created`, 'ratchet-sandbox:3', 'true']).toString().trim();
     execFileSync('docker', ['wait', stopped]);
     // Older than the threshold; a runner between create and start is milliseconds old.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -225,7 +225,7 @@ describe('DockerDriver', () => {
       const response = await client.runJob({ job: job({ 'a.txt': 'hello' }, ['cat', 'a.txt']) });
       expect(response.result?.stdout.toString()).toBe('hello');
       const health = await client.health({});
-      expect(health.dependencies.find((dependency) => dependency.name === 'docker')).toMatchObject({ detail: expect.stringMatching(/^engine up, image ratchet-sandbox:2 present, \d+ warm$/) });
+      expect(health.dependencies.find((dependency) => dependency.name === 'docker')).toMatchObject({ detail: expect.stringMatching(/^engine up, image ratchet-sandbox:3 present, \d+ warm$/) });
     } finally {
       await running.stop(100);
       await service.close();

@@ -9,11 +9,11 @@ import { sandboxJob } from './jobs';
 
 // The shipped project profiles (config/profiles) in the real sandbox: their starting files, plus what a
 // model would write on them, run with pytest the way the tester runs tests (JUnit report, test files
-// protected), in the image the profile needs: ratchet-sandbox:2-data has Debian's Flask and pandas, so a
+// protected), in the image the profile needs: ratchet-sandbox:3-data has Debian's Flask and pandas, so a
 // web_app or data_pipeline task needs no package index. tools/ensure-docker.sh builds both images.
 jest.setTimeout(120_000);
 
-const dataImage = 'ratchet-sandbox:2-data';
+const dataImage = 'ratchet-sandbox:3-data';
 const profilesDir = path.join(__dirname, '..', '..', '..', 'config', 'profiles');
 const reportPath = '/tmp/ratchet-junit.xml';
 const limits = { memoryBytes: 512 << 20, pids: 128, cpus: 1, timeout: { seconds: 60, nanos: 0 }, outputLimitBytes: 256 * 1024, workDirBytes: 32 << 20 };

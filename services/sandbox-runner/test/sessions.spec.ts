@@ -101,6 +101,33 @@ describe.each([
     expect(service.sessions.size).toBe(0);
   });
 
+  it('starts as a git repository of the files it opened with: git diff shows the change, git stash the original; .git stays out of list and diff', async () => {
+    const opened = await any.openSession(openRequest());
+    expect(opened.gitRepository).toBe(true);
+    const runner = pinned(opened.runnerId);
+    const { sessionId } = opened;
+    const sh = async (script: string) => {
+      const result = await runner.sessionExec({ sessionId, argv: ['sh', '-c', script], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+      return { exitCode: result.exitCode, out: result.stdout.toString() + result.stderr.toString() };
+    };
+    expect(await sh('git log --format=%s')).toEqual({ exitCode: 0, out: 'The workspace as the task started\n' });
+    await runner.sessionWriteFiles({ sessionId, files: [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }], deletedPaths: [] });
+    // A test run's caches are not part of the change.
+    expect((await sh('python3 -m pytest -q tests')).out).toContain('1 passed');
+    expect(await sh('git status --porcelain')).toEqual({ exitCode: 0, out: ' M calc.py\n' });
+    expect((await sh('git diff')).out).toContain('-    return a - b\n+    return a + b');
+    // The original, run again with the change set aside, still fails; the change comes back.
+    expect((await sh('git stash -q && python3 -m pytest -q tests; git stash pop -q')).out).toContain('1 failed');
+    expect((await sh('python3 -m pytest -q tests')).out).toContain('1 passed');
+
+    const listed = await runner.sessionListFiles({ sessionId, directory: '', limit: 0 });
+    expect(listed.files.map((file) => file.path)).toEqual(['README.md', 'calc.py', 'tests/test_calc.py']);
+    const diff = await runner.sessionDiff({ sessionId });
+    expect(diff.changedFiles.map((file) => file.path)).toEqual(['calc.py']);
+    expect(diff.deletedPaths).toEqual([]);
+    expect(diff.skipped).toEqual([]);
+  });
+
   it('times a hanging command out, caps a flood of output, and keeps serving', async () => {
     const { sessionId, runnerId } = await any.openSession(openRequest());
     const runner = pinned(runnerId);

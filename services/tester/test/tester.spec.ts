@@ -41,7 +41,7 @@ describe('tester over the in-process bus', () => {
     const transport = new InProcessTransport();
     // RunTests needs a sandbox runner; these tests stop at validation, before any job is sent.
     const sandbox = createClient(transport, SandboxRunnerServiceDefinition);
-    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox, limits, image: 'ratchet-sandbox:2' });
+    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox, limits, image: 'ratchet-sandbox:3' });
     running = hostService({ name: 'tester', version: 'test', definition: TesterServiceDefinition, implementation: service.implementation }, { transport });
     return { model, client: createClient(transport, TesterServiceDefinition) };
   }
@@ -151,7 +151,7 @@ describe('the tester prompt on a workspace of many large files', () => {
   it('stays under tester.promptBudgetTokens (12,000), with the interface of the file the plan names and no bodies', async () => {
     const model = new ScriptedModel([{ role: 'tester', reply: JSON.stringify({ tests: [{ path: 'tests/test_totals.py', content: 'def test_totals():\n    pass\n' }], summary: 'one test' }) }]);
     const transport = new InProcessTransport();
-    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox: createClient(transport, SandboxRunnerServiceDefinition), limits, image: 'ratchet-sandbox:2' });
+    const service = createTesterService({ roleModel: { model, modelName: 'm', temperature: 0, maxTokens: 1000 }, prompts, sandbox: createClient(transport, SandboxRunnerServiceDefinition), limits, image: 'ratchet-sandbox:3' });
     running = hostService({ name: 'tester', version: 'test', definition: TesterServiceDefinition, implementation: service.implementation }, { transport });
     // 400 files of about 5,000 tokens each, 80 of them tests given as acceptance tests.
     const workspace = largeWorkspace(400);

@@ -24,7 +24,7 @@ import { feedbackOf, taskPromptValues } from './write-code';
 /** Tool results a coder turn sees whole: the ones it is acting on (SWE-agent keeps the last five). */
 const keptToolResults = 8;
 
-const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'feedback', 'reviewFindings', 'lessons'] as const;
+const placeholders = ['goal', 'spec', 'profile', 'language', 'languageGuide', 'plan', 'repoMap', 'tests', 'testCommand', 'repository', 'feedback', 'reviewFindings', 'lessons'] as const;
 
 export interface AgentCoderOptions {
   readonly roleModel: RoleModel;
@@ -61,13 +61,17 @@ function conventionTestCommand(language: keyof typeof defaultTestCommand, testPa
  *
  * @throws AppError INVALID_ARGUMENT for an unspecified language.
  */
-export function agentPromptValues(request: WriteCodeRequest, repoMap: string, protectedPaths: ReadonlySet<string>): Record<(typeof placeholders)[number], string> {
+export function agentPromptValues(request: WriteCodeRequest, repoMap: string, protectedPaths: ReadonlySet<string>, gitRepository = false): Record<(typeof placeholders)[number], string> {
   const language = languageFromProto(request.language);
   return {
     ...taskPromptValues(request, language),
     repoMap: repoMap === '' ? '(use list_files)' : repoMap,
     tests: protectedPaths.size === 0 ? '(none given)' : [...protectedPaths].sort().join(', '),
     testCommand: request.testCommand.length === 0 ? conventionTestCommand(language, request.acceptanceTests.map((file) => file.path)) : testCommandLine(request.testCommand),
+    // Said only when the session made it so: an image without git leaves a plain directory.
+    repository: gitRepository
+      ? `The work directory is a git repository committed as this attempt started${request.iteration > 1 ? " (earlier attempts' changes included)" : ''}: \`git diff\` shows your change so far, \`git stash\` sets it aside to run the tests on the original and \`git stash pop\` brings it back.`
+      : '',
     feedback: [feedbackOf(request), ...request.commandDecisions.map(decisionText)].join('\n'),
   };
 }
@@ -136,7 +140,7 @@ export function writeCodeAgentHandler(options: AgentCoderOptions) {
         budgetTokens: Math.min(settings.repoMapTokens, Math.floor(settings.promptBudgetTokens / 3)),
         ...(extractor === undefined ? {} : { extractor }),
       });
-      const values = agentPromptValues(request, repoMap.text, protectedPaths);
+      const values = agentPromptValues(request, repoMap.text, protectedPaths, opened.gitRepository);
       const system = renderTemplate(options.prompt.system, values) + (protocol === ToolProtocol.TEXT ? `\n\n${describeToolsAsText(toolDefinitions)}` : '');
       const initial: ChatMessage[] = [
         { role: 'system', content: system },

@@ -58,7 +58,7 @@ export const defaultDependencyPolicy: DependencyPolicy = deepFreeze({
   images: [
     {
       // deploy/sandbox/build-image.sh --variant data: Debian bookworm's packages.
-      image: 'ratchet-sandbox:2-data',
+      image: 'ratchet-sandbox:3-data',
       python: [
         { name: 'flask', version: '2.2.2' },
         { name: 'werkzeug', version: '2.2.2' },

@@ -71,7 +71,7 @@ export interface ImagePackage {
 
 /** An `images:` entry of config/dependencies.yaml: what one sandbox image has beyond `provided`. */
 export interface SandboxImagePackages {
-  /** The image reference as `sandbox.image` names it ("ratchet-sandbox:2-data"). */
+  /** The image reference as `sandbox.image` names it ("ratchet-sandbox:3-data"). */
   readonly image: string;
   readonly python: readonly ImagePackage[];
   readonly npm: readonly ImagePackage[];
@@ -95,7 +95,7 @@ export interface DependencyPolicy {
 /**
  * The `images` entry of the image the sandbox uses, if the policy lists it:
  * the same reference, or one that ends in `/` and the entry's reference
- * (`registry.example.com/ratchet-sandbox:2-data` is `ratchet-sandbox:2-data`).
+ * (`registry.example.com/ratchet-sandbox:3-data` is `ratchet-sandbox:3-data`).
  * A digest (`@sha256:...`) is not compared.
  */
 export function sandboxImagePackages(policy: Pick<DependencyPolicy, 'images' | 'sandboxImage'>): SandboxImagePackages | undefined {

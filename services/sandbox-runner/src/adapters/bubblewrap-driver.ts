@@ -34,7 +34,7 @@ export interface BubblewrapDriverOptions {
   readonly runnerId?: string;
   /** The bwrap binary. Default `bwrap` on PATH. */
   readonly bwrap?: string;
-  /** The image the root filesystem is an export of; jobs naming it (or none) run. Default ratchet-sandbox:2. */
+  /** The image the root filesystem is an export of; jobs naming it (or none) run. Default ratchet-sandbox:3. */
   readonly image?: string;
   /** Sandboxes started ahead with the default limits, their supervisor waiting (as DockerDriverOptions.warmPool). Default 0. */
   readonly warmPool?: number;
@@ -108,7 +108,7 @@ export class BubblewrapDriver {
     this.defaults = options.defaults;
     this.runnerId = options.runnerId ?? `bwrap-${randomUUID().slice(0, 8)}`;
     this.bwrap = options.bwrap ?? 'bwrap';
-    this.image = options.image ?? 'ratchet-sandbox:2';
+    this.image = options.image ?? 'ratchet-sandbox:3';
     this.stateDirectory = options.stateDirectory ?? defaultStateDirectory;
     this.logger = options.logger ?? warningLogger;
     this.cgroups = options.cgroups === false ? { available: false, detail: 'cgroups turned off by the cgroups option' } : JobCgroup.availability();

@@ -14,7 +14,7 @@ import { WarmPool } from './warm-pool';
 export interface DockerDriverOptions {
   /** Docker engine socket. Default /var/run/docker.sock. */
   readonly socketPath?: string;
-  /** Image used when a job names none. Default ratchet-sandbox:2. */
+  /** Image used when a job names none. Default ratchet-sandbox:3. */
   readonly image?: string;
   /** Limits for values a job leaves at 0. */
   readonly defaults?: EffectiveLimits;
@@ -80,7 +80,7 @@ export class DockerDriver {
 
   constructor(options: DockerDriverOptions = {}) {
     this.docker = new Docker({ socketPath: options.socketPath ?? '/var/run/docker.sock' });
-    this.image = options.image ?? 'ratchet-sandbox:2';
+    this.image = options.image ?? 'ratchet-sandbox:3';
     this.defaults = options.defaults;
     this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
     this.runtime = options.runtime;

@@ -29,6 +29,7 @@ import { packFiles, readOutputs } from '../domain/supervisor-protocol';
 import { outputsBeside, setupDirectory, setupEnvironment } from '../domain/setup';
 import { bytesOf } from '../domain/work-files';
 import { stripControlSequences } from '../domain/terminal-text';
+import type { SandboxLogger } from './bubblewrap-driver';
 import type { SessionLaunch, SessionSandbox } from './session-sandbox';
 
 /** A driver that can start session sandboxes: DockerDriver and BubblewrapDriver both can. */
@@ -47,6 +48,8 @@ export interface SessionManagerOptions {
   readonly maxSessions?: number;
   /** Most files a session opens with. Default `maxSandboxFiles` (20000). */
   readonly maxFiles?: number;
+  /** Told when a session's work directory could not be made a git repository. */
+  readonly logger?: SandboxLogger;
 }
 
 /** One read request's cap on what comes back, bytes; a diff reads in rounds of this. */
@@ -57,6 +60,8 @@ const maxFileBytes = 1024 * 1024;
 const maxListed = 20_000;
 /** After a request's own time (a command's timeout), how long the supervisor has to answer before the session is ended, ms. */
 const answerGraceMs = 5_000;
+/** How long committing a new session's start may take, ms (a large workspace takes a few seconds). */
+const gitCommitMs = 120_000;
 /**
  * What running tests and tools leaves behind and a diff does not carry:
  * caches and build output, never the user's change.
@@ -294,6 +299,7 @@ export class SessionManager {
       // The sandbox's own bound, should this runner die: a minute past the idle close.
       idleSeconds: Math.ceil(idleMs / 1000) + 60,
     });
+    const gitRepository = await this.commitStart(sandbox, request.sessionId);
     const session: LiveSession = {
       id: request.sessionId,
       taskId: request.taskId,
@@ -302,7 +308,7 @@ export class SessionManager {
       // Data files and what the setup made are part of the start: the diff reports them only when the session changed them.
       // (The setup's installs are build output, which the diff never looks at.)
       initial: new Map([...request.files, ...request.dataFiles, ...setupFiles].filter((file) => !generated(file.path)).map((file) => [file.path, sha256(bytesOf(file))])),
-      response: { sessionId: request.sessionId, runnerId: this.runnerId, driver: sandbox.driver, startup: durationFromMs(performance.now() - started) },
+      response: { sessionId: request.sessionId, runnerId: this.runnerId, driver: sandbox.driver, startup: durationFromMs(performance.now() - started), gitRepository },
       idleMs,
       timer: undefined,
     };
@@ -312,6 +318,35 @@ export class SessionManager {
     });
     this.touch(session);
     return session;
+  }
+
+  /**
+   * Makes the new session's work directory a git repository with one commit
+   * of how it starts, so the model can `git diff` its change and `git stash`
+   * it to re-run the original; build output and caches are ignored. Returns
+   * whether it is one: an image without git, or a commit that fails, leaves
+   * a plain directory (the session works the same, only without history).
+   */
+  private async commitStart(sandbox: SessionSandbox, sessionId: string): Promise<boolean> {
+    // As the diff leaves them out: at any depth.
+    const ignored = generatedPrefixes.join('\\n');
+    const script = [
+      'command -v git >/dev/null 2>&1 || exit 3',
+      'git init -q',
+      `printf '${ignored}\\n' >> .git/info/exclude`,
+      'git add -A',
+      'git -c user.name=Ratchet -c user.email=ratchet@localhost -c commit.gpgsign=false commit -q --no-verify --allow-empty -m "The workspace as the task started"',
+    ].join(' && ');
+    try {
+      const answer = await sandbox.channel.request({ op: 'exec', argv: ['sh', '-c', script], cwd: '', timeoutMs: gitCommitMs, outputLimit: 16_384 }, undefined, 16_384);
+      const exitCode = answer.done['exitCode'];
+      if (exitCode === 0) return true;
+      if (exitCode !== 3) this.options.logger?.warn({ sessionId, exitCode }, `the work directory of session ${sessionId} is not a git repository: ${stripControlSequences(answer.stderr).toString('utf8').trim().slice(0, 300)}`);
+      return false;
+    } catch (error) {
+      this.options.logger?.warn({ sessionId }, `the work directory of session ${sessionId} is not a git repository: ${AppError.from(error).message}`);
+      return false;
+    }
   }
 
   /** The files the request's setup made, beside its own; none without a setup. @throws AppError FAILED_PRECONDITION when the setup failed. */

@@ -506,7 +506,16 @@ export interface OpenSessionResponse {
   /** Driver that runs the session. */
   driver: SandboxDriver;
   /** From the runner taking the request to the session being ready. */
-  startup?: Duration | undefined;
+  startup?:
+    | Duration
+    | undefined;
+  /**
+   * The work directory is a git repository whose one commit is the session's
+   * start (the files, data files and setup outputs; build output and caches
+   * ignored): `git diff` shows what changed since, `git stash` sets it
+   * aside. False when the image has no git or the commit failed.
+   */
+  gitRepository: boolean;
 }
 
 /** SessionExecRequest runs one command in a session. */
@@ -3334,7 +3343,7 @@ export const OpenSessionRequest_EnvEntry: MessageFns<OpenSessionRequest_EnvEntry
 };
 
 function createBaseOpenSessionResponse(): OpenSessionResponse {
-  return { sessionId: "", runnerId: "", driver: 0, startup: undefined };
+  return { sessionId: "", runnerId: "", driver: 0, startup: undefined, gitRepository: false };
 }
 
 export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
@@ -3350,6 +3359,9 @@ export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
     }
     if (message.startup !== undefined) {
       Duration.encode(message.startup, writer.uint32(34).fork()).join();
+    }
+    if (message.gitRepository !== false) {
+      writer.uint32(40).bool(message.gitRepository);
     }
     return writer;
   },
@@ -3399,6 +3411,14 @@ export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
             message.startup = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.gitRepository = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3425,6 +3445,11 @@ export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
         : "",
       driver: isSet(object.driver) ? sandboxDriverFromJSON(object.driver) : 0,
       startup: isSet(object.startup) ? Duration.fromJSON(object.startup) : undefined,
+      gitRepository: isSet(object.gitRepository)
+        ? globalThis.Boolean(object.gitRepository)
+        : isSet(object.git_repository)
+        ? globalThis.Boolean(object.git_repository)
+        : false,
     };
   },
 
@@ -3442,6 +3467,9 @@ export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
     if (message.startup !== undefined) {
       obj.startup = Duration.toJSON(message.startup);
     }
+    if (message.gitRepository !== false) {
+      obj.gitRepository = message.gitRepository;
+    }
     return obj;
   },
 
@@ -3456,6 +3484,7 @@ export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
     message.startup = (object.startup !== undefined && object.startup !== null)
       ? Duration.fromPartial(object.startup)
       : undefined;
+    message.gitRepository = object.gitRepository ?? false;
     return message;
   },
 };
