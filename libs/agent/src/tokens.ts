@@ -1,7 +1,20 @@
 // The encoding-specific entry loads only the o200k table (the one GPT-4o and
 // later models use, and a fair stand-in for other models' tokenizers), not
 // every table the package ships.
-import { countTokens as countEncoded, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import type * as O200k from 'gpt-tokenizer/encoding/o200k_base';
+
+let o200kTable: typeof O200k | undefined;
+
+/**
+ * The o200k_base encoder, loaded on first use: building its table takes most
+ * of a second, which every process importing this library (every `ratchet`
+ * command, `show` and `history` too) would otherwise pay at start.
+ */
+function o200k(): typeof O200k {
+  // A lazy load: an import would build the table at start (see above).
+  o200kTable ??= require('gpt-tokenizer/encoding/o200k_base') as typeof O200k;
+  return o200kTable;
+}
 
 // Text from repositories and tool output may contain `<|endoftext|>` and
 // friends; they are counted as the plain text they are, not rejected.
@@ -18,7 +31,7 @@ const plainText = { disallowedSpecial: new Set<string>() };
  */
 export function countTokens(text: string): number {
   if (text === '') return 0;
-  return piecesOf(text).reduce((sum, piece) => sum + countEncoded(piece, plainText), 0);
+  return piecesOf(text).reduce((sum, piece) => sum + o200k().countTokens(piece, plainText), 0);
 }
 
 /** Characters of a run without whitespace encoded in one piece; see `countTokens`. */
@@ -51,7 +64,7 @@ function isLowSurrogate(code: number): boolean {
 /** The tokens of `text`, long runs encoded in pieces as `countTokens` counts them. */
 function encodePieces(text: string): number[] {
   const pieces = piecesOf(text);
-  return pieces.length === 1 ? encode(text, plainText) : pieces.flatMap((piece) => encode(piece, plainText));
+  return pieces.length === 1 ? o200k().encode(text, plainText) : pieces.flatMap((piece) => o200k().encode(piece, plainText));
 }
 
 // A token may stop in the middle of a multi-byte character; then a few
@@ -91,7 +104,6 @@ export function truncateStartToTokens(text: string, maxTokens: number): string {
 }
 
 const sentinel = '.';
-const sentinelTokens = encode(sentinel, plainText);
 
 /**
  * The whole characters `tokens` decode to, without the bytes of characters
@@ -102,7 +114,8 @@ const sentinelTokens = encode(sentinel, plainText);
  * which is then dropped with the sentinels.
  */
 function decodeWhole(tokens: readonly number[]): string {
-  const decoded = decode([...sentinelTokens, ...tokens, ...sentinelTokens]);
+  const sentinelTokens = o200k().encode(sentinel, plainText);
+  const decoded = o200k().decode([...sentinelTokens, ...tokens, ...sentinelTokens]);
   const start = decoded.indexOf(sentinel) + sentinel.length;
   return decoded.slice(start, decoded.length - sentinel.length).replace(/^\uFFFD+|\uFFFD+$/g, '');
 }
