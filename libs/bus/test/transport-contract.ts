@@ -96,7 +96,8 @@ export function transportContract(harness: TransportHarness): void {
       await serve(peer, definition, { echo: async (request) => (observed.push(request.text), await sleep(50), { text: 'late', servedBy: 'b', requestId: '' }) }, { queue: 'group-b' });
       const before = served.length;
       await client.echo({ text: 'both' });
-      await sleep(100);
+      // The second group's copy may come a little after the first group's answer (later still on a loaded machine).
+      await waitUntil(() => observed.length > 0, 10_000);
       expect(served.length).toBe(before + 1);
       expect(observed).toEqual(['both']);
     });
@@ -205,8 +206,7 @@ export function transportContract(harness: TransportHarness): void {
       const server = await serve(t, definition, { echo: async (request) => (await sleep(300), { text: request.text, servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       const client = createClient(t, definition, { maxAttempts: 1 });
       const inFlight = client.echo({ text: 'finish me' });
-      await sleep(100);
-      expect(server.inFlight).toBe(1);
+      await waitUntil(() => server.inFlight === 1, 10_000);
       await server.drain(5_000);
       expect((await inFlight).text).toBe('finish me');
       await expectAppError(client.echo({ text: 'after' }), ErrorCode.UNAVAILABLE);
@@ -218,7 +218,7 @@ export function transportContract(harness: TransportHarness): void {
       const server = await serve(t, definition, { echo: async (_request, context) => (await sleep(10_000, context.signal), { text: 'never', servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       const client = createClient(t, definition, { maxAttempts: 1 });
       const inFlight = client.echo({ text: 'x' }, { timeoutMs: 5_000 });
-      await sleep(100);
+      await waitUntil(() => server.inFlight === 1, 4_000);
       await server.drain(100);
       const error = await expectAppError(inFlight, ErrorCode.UNAVAILABLE);
       expect(error.isRetryable).toBe(true);

@@ -154,7 +154,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const child = await track(
       startNodeProcess({
         script: path.join(options.repoRoot, 'services', service, 'dist', 'main.js'),
-        nodeArgs: ['--require', '@ratchet/telemetry/register'],
+        // Baseline-compiled WebAssembly only, as the CLI runs: a service opening PGlite (memory's vectors) then neither spends
+        // seconds of CPU on V8's optimizing compiles while a test waits for it to be ready, nor waits for them at exit.
+        nodeArgs: ['--liftoff-only', '--require', '@ratchet/telemetry/register'],
         cwd: options.repoRoot,
         env: { ...envOf(service), ...metricsEnv, ...env },
       }),
