@@ -26,7 +26,7 @@ export interface StackOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** More environment per service, over `env`. */
   readonly serviceEnv?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
-  /** How long each service may take to print "ready", ms. Default 30000. */
+  /** How long each service may take to print "ready", ms. Default 90000: a limit for a loaded machine, not a speed check. */
   readonly readyTimeoutMs?: number;
   /** Called with each service's name and process once it is ready (at start, and from `startService`). */
   readonly onStarted?: (name: string, process: NodeProcessFixture) => void;
@@ -172,7 +172,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       options.onExited?.(service, exit, options.restart === true ? restartDelayMs : undefined);
       if (options.restart === true) void restart(service, env, child);
     });
-    const ready = child.waitForLine(/"msg":"ready"/, options.readyTimeoutMs ?? 30_000).then(
+    const ready = child.waitForLine(/"msg":"ready"/, options.readyTimeoutMs ?? 90_000).then(
       () => void readied.add(child),
       async (error: unknown) => {
         deliberate.add(child);

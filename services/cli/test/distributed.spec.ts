@@ -90,14 +90,13 @@ describe('distributed Ratchet through the CLI over gRPC', () => {
     expect(ours).toHaveLength(10);
     expect(ours.every((task) => task.status === 'SUCCEEDED' && task.iterations === 1)).toBe(true);
 
-    // Both runner processes took jobs: each result names its runner.
+    // Both runner processes took jobs: each result names its runner. (The tasks are read at once: each command is a process.)
     const runnerIds = new Set<string>();
-    for (const task of ours) {
-      const show = await ratchet(['show', task.id, '--json']);
+    const read = await Promise.all(ours.map(async (task) => ({ show: await ratchet(['show', task.id, '--json']), events: await ratchet(['watch', task.id, '--json']) })));
+    for (const { show, events } of read) {
       expect(show.code).toBe(0);
       const shown = JSON.parse(show.stdout) as { iterations: { outcome: string; tests: string }[] };
       expect(shown.iterations).toEqual([expect.objectContaining({ outcome: 'passed', tests: '2/2 passed' })]);
-      const events = await ratchet(['watch', task.id, '--json']);
       for (const line of events.stdout.trim().split('\n')) {
         const event = JSON.parse(line) as { testRunCompleted?: { runnerId?: string } };
         const runner = event.testRunCompleted?.runnerId;
