@@ -1,18 +1,14 @@
 #!/usr/bin/env bash
 # Lint, typecheck, test and build every project, as
-# `nx run-many -t lint typecheck test build` does, in three lanes after the
-# builds:
-#   1. the CLI's tests, two jest workers (its end-to-end files spend most of
-#      their time waiting on processes, sandboxes and the bus: one worker used
-#      0.6 of a core);
-#   2. the suites that mostly wait on Docker: deploy (images, the compose
-#      stack) and the sandbox runner;
-#   3. every other project's tests, then every project's lint and typecheck.
-# One nx run with two workers started the CLI's tests last (nx runs first the
-# tasks others depend on, and nothing depends on a test), and two lanes left
-# either lane over 30 minutes. Each lane's output is printed when all lanes
-# end, one after another, so the log reads one task after another. Exits
-# non-zero when any target failed.
+# `nx run-many -t lint typecheck test build` does, in two lanes:
+#   1. the CLI's targets (its end-to-end suite is the longest by far), and
+#   2. every other project's targets, one at a time.
+# One nx run with two workers starts the CLI's tests last (nx runs first the
+# tasks most others depend on, and nothing depends on them), so for the last
+# quarter of the run one worker sat idle while they finished. Two lanes keep
+# the same two tasks at a time and start the CLI's tests as soon as the
+# builds are done. The CLI lane's output is printed when both lanes end, so
+# the log reads one task after another. Exits non-zero when any target failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,40 +16,14 @@ nx() { node node_modules/nx/dist/bin/nx.js "$@" --outputStyle=static; }
 
 nx run-many -t build || exit $?
 
-waiting=(@ratchet/deploy @ratchet/sandbox-runner)
-others="@ratchet/cli,$(IFS=,; echo "${waiting[*]}")"
-logs=()
-pids=()
-names=()
-trap 'rm -f "${logs[@]}"' EXIT
-lane() {
-  local name="$1"
-  shift
-  local log
-  log="$(mktemp)"
-  logs+=("$log")
-  names+=("$name")
-  ("$@") >"$log" 2>&1 &
-  pids+=($!)
-}
-
-lane "the CLI's tests" nx run-many -t test --projects=@ratchet/cli --maxWorkers=2
-lane "deploy and the sandbox runner" nx run-many -t test --projects="$(IFS=,; echo "${waiting[*]}")" --parallel=1
-rest() {
-  nx run-many -t test --exclude="$others" --parallel=1
-  local tests=$?
-  nx run-many -t lint typecheck --parallel=1
-  local checks=$?
-  [ "$tests" -eq 0 ] && [ "$checks" -eq 0 ]
-}
-lane "every other project, then lint and typecheck" rest
-
-failed=0
-for index in "${!pids[@]}"; do
-  wait "${pids[$index]}"
-  status=$?
-  cat "${logs[$index]}"
-  echo "test-all: ${names[$index]} exited $status"
-  [ "$status" -eq 0 ] || failed=1
-done
-exit "$failed"
+cli_log="$(mktemp)"
+trap 'rm -f "$cli_log"' EXIT
+nx run-many -t test lint typecheck --projects=@ratchet/cli --parallel=1 >"$cli_log" 2>&1 &
+cli_lane=$!
+nx run-many -t lint typecheck test --exclude=@ratchet/cli --parallel=1
+others=$?
+wait "$cli_lane"
+cli=$?
+cat "$cli_log"
+echo "test-all: other projects exited $others, the CLI exited $cli"
+[ "$others" -eq 0 ] && [ "$cli" -eq 0 ]
