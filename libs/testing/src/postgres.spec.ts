@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { Client } from 'pg';
 import { startPostgres, type PostgresFixture } from './postgres';
 
+// A real Postgres starts with initdb: seconds on an idle machine, more on a loaded one (jest's 5 s default ran out once).
+jest.setTimeout(60_000);
+
 async function withClient<T>(database: PostgresFixture, use: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: database.connectionString });
   await client.connect();
