@@ -32,5 +32,5 @@ export { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedac
 export type { EntropySettings, RedactionFinding, RedactionResult, RedactionRule, RedactionRules, Redactor } from './redact';
 export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';
 export { capText, numberLines } from './text-lines';
-export { lookupTools, readFileArguments, readFileTool, WorkspaceLookup } from './workspace-lookup';
+export { lookupTools, parseToolArguments, readFileArguments, readFileTool, WorkspaceLookup } from './workspace-lookup';
 export type { LookupLimits } from './workspace-lookup';

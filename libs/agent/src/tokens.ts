@@ -104,6 +104,8 @@ export function truncateStartToTokens(text: string, maxTokens: number): string {
 }
 
 const sentinel = '.';
+/** The sentinel's tokens, encoded once (with the table, on first use). */
+let sentinelTokens: number[] | undefined;
 
 /**
  * The whole characters `tokens` decode to, without the bytes of characters
@@ -114,7 +116,7 @@ const sentinel = '.';
  * which is then dropped with the sentinels.
  */
 function decodeWhole(tokens: readonly number[]): string {
-  const sentinelTokens = o200k().encode(sentinel, plainText);
+  sentinelTokens ??= o200k().encode(sentinel, plainText);
   const decoded = o200k().decode([...sentinelTokens, ...tokens, ...sentinelTokens]);
   const start = decoded.indexOf(sentinel) + sentinel.length;
   return decoded.slice(start, decoded.length - sentinel.length).replace(/^\uFFFD+|\uFFFD+$/g, '');

@@ -48,6 +48,24 @@ export interface LookupLimits {
   readonly maxTokens: number;
 }
 
+/**
+ * A tool call's arguments checked against its schema: the value, or what
+ * to tell the model (not JSON, or which field is wrong and how). Empty
+ * arguments count as `{}`.
+ */
+export function parseToolArguments<T>(name: string, argumentsText: string, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = argumentsText.trim() === '' ? {} : JSON.parse(argumentsText);
+  } catch (error) {
+    return { ok: false, error: `the arguments of ${name} are not valid JSON (${(error as Error).message}); send one JSON object` };
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, value: result.data };
+  const problems = result.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(arguments)'}: ${issue.message}`);
+  return { ok: false, error: `bad arguments for ${name}: ${problems.join('; ')}` };
+}
+
 /** Hits one search shows. */
 const maxHits = 40;
 /** Characters of one hit's line. */
@@ -120,16 +138,12 @@ export class WorkspaceLookup {
   private parse(call: ToolCall): { tool: 'read_file'; args: z.infer<typeof readFileArguments> } | { tool: 'search'; args: z.infer<typeof searchArguments> } | { error: string } {
     const names = lookupTools.map((tool) => tool.name);
     if (!names.includes(call.name)) return { error: `unknown tool ${JSON.stringify(call.name.slice(0, 100))}; the tools are ${names.join(', ')}` };
-    let value: unknown;
-    try {
-      value = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
-    } catch (error) {
-      return { error: `the arguments of ${call.name} are not valid JSON (${(error as Error).message}); send one JSON object` };
+    if (call.name === 'read_file') {
+      const parsed = parseToolArguments(call.name, call.arguments, readFileArguments);
+      return parsed.ok ? { tool: 'read_file', args: parsed.value } : parsed;
     }
-    const schema = call.name === 'read_file' ? readFileArguments : searchArguments;
-    const result = schema.safeParse(value);
-    if (!result.success) return { error: `bad arguments for ${call.name}: ${result.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(arguments)'}: ${issue.message}`).join('; ')}` };
-    return call.name === 'read_file' ? { tool: 'read_file', args: result.data as z.infer<typeof readFileArguments> } : { tool: 'search', args: result.data as z.infer<typeof searchArguments> };
+    const parsed = parseToolArguments(call.name, call.arguments, searchArguments);
+    return parsed.ok ? { tool: 'search', args: parsed.value } : parsed;
   }
 
   private read(args: z.infer<typeof readFileArguments>): { result: string; failed: boolean } {

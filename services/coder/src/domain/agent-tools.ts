@@ -1,4 +1,4 @@
-import { readFileArguments, readFileTool } from '@ratchet/agent';
+import { parseToolArguments, readFileArguments, readFileTool } from '@ratchet/agent';
 import type { ToolDefinition } from '@ratchet/llm';
 import { z } from 'zod';
 
@@ -77,19 +77,9 @@ export function parseToolCall(name: string, argumentsText: string): { ok: true; 
   if (!(Object.values(ToolName) as string[]).includes(name)) {
     return { ok: false, error: `unknown tool ${JSON.stringify(name.slice(0, 100))}; the tools are ${Object.values(ToolName).join(', ')}` };
   }
-  let parsed: unknown;
-  try {
-    parsed = argumentsText.trim() === '' ? {} : JSON.parse(argumentsText);
-  } catch (error) {
-    return { ok: false, error: `the arguments of ${name} are not valid JSON (${(error as Error).message}); send one JSON object` };
-  }
-  const schema = toolArguments[name as ToolName];
-  const result = schema.safeParse(parsed);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(arguments)'}: ${issue.message}`);
-    return { ok: false, error: `bad arguments for ${name}: ${problems.join('; ')}` };
-  }
-  return { ok: true, call: { tool: name, args: result.data } as ValidCall };
+  const parsed = parseToolArguments(name, argumentsText, toolArguments[name as ToolName] as z.ZodType<unknown>);
+  if (!parsed.ok) return parsed;
+  return { ok: true, call: { tool: name, args: parsed.value } as ValidCall };
 }
 
 /**
