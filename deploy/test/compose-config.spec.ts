@@ -97,6 +97,8 @@ describe('docker-compose.yml', () => {
       RATCHET_TELEMETRY_METRICS_TOKEN: envValue(env, 'RATCHET_METRICS_TOKEN'),
       RATCHET_WEB_TRACE_URL_TEMPLATE: expect.stringMatching(/^http:\/\/localhost:3000\/d\/ratchet-tasks\/ratchet-tasks\?var-task_id=\{taskId\}&var-trace_id=\{traceId\}$/),
     });
+    // Opened as localhost (its port is published on loopback), which it always answers to; a proxy's name is set in .env.
+    expect(web.environment?.['RATCHET_WEB_ALLOWED_HOSTS'] ?? '').toBe('');
     expect(Object.keys(web.environment ?? {}).filter((key) => key.startsWith('RATCHET_BUS_'))).toEqual([]);
 
     // nats-server gets a password for every user of the shipped authorization.

@@ -534,6 +534,17 @@ describe('k8s/overlays/prod', () => {
     expect(objects.filter((object) => object.kind === 'Service').map((object) => object.metadata.name).sort()).toEqual(['orchestrator', 'web']);
   });
 
+  it("has the dashboard answer to its ingress's name, as well as loopback (port-forward), and no other", () => {
+    const container = deployment(objects, 'web').spec.template.spec.containers[0]!;
+    const config = configMapData(objects, container.envFrom?.[0]?.configMapRef?.name ?? '', namespaces.services);
+    const names = (config['RATCHET_WEB_ALLOWED_HOSTS'] ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    expect(names).toEqual(['ratchet.example.com']);
+    // A bare host name (web.allowedHosts takes no scheme or path).
+    for (const name of names) expect(name).toMatch(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?$/);
+    // Nothing overrides it in the container itself.
+    expect((container.env ?? []).map((variable) => variable.name)).not.toContain('RATCHET_WEB_ALLOWED_HOSTS');
+  });
+
   it('runs two orchestrators, and leaves the others replica counts to their autoscalers', () => {
     expect(deployment(objects, 'orchestrator').spec.replicas).toBe(2);
     for (const service of [...autoscaled, 'sandbox-runner']) expect([service, deployment(objects, service).spec.replicas]).toEqual([service, undefined]);

@@ -39,8 +39,13 @@ export const cliConfigSchema = extendConfigSchema({
     dataDir: z.string().min(1).optional(),
   }),
   workspace: workspaceConfigSection,
-  /** `ratchet ui`: a link per task to its trace, an http(s) URL with {taskId} and/or {traceId} (RATCHET_WEB_TRACE_URL_TEMPLATE); the dashboard checks it at start. */
-  web: configSection({ traceUrlTemplate: z.string().min(1).optional() }),
+  /**
+   * `ratchet ui`: a link per task to its trace, an http(s) URL with {taskId}
+   * and/or {traceId} (RATCHET_WEB_TRACE_URL_TEMPLATE); names beyond loopback
+   * the browser may address it by (RATCHET_WEB_ALLOWED_HOSTS). The
+   * dashboard checks both at start.
+   */
+  web: configSection({ traceUrlTemplate: z.string().min(1).optional(), allowedHosts: z.array(z.string().min(1)).default([]) }),
 });
 
 export type CliConfig = DeepReadonly<z.infer<typeof cliConfigSchema>>;

@@ -107,7 +107,9 @@ export async function startUi(options: UiOptions): Promise<RunningUi> {
       orchestrator,
       ...(token === undefined ? {} : { authenticate: PrincipalDirectory.ofTokens([token]).authenticate, tokenHint: 'open the address `ratchet ui` printed: it signs you in, and its token changes with every run' }),
       ...(traceUrlTemplate === undefined ? {} : { traceUrlTemplate }),
-      loopbackHostsOnly: true,
+      // Loopback names only unless cli.yaml adds some: a page of another site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
+      allowedHosts: config.web.allowedHosts,
+      allowedHostsSetting: 'web.allowedHosts in cli.yaml (or RATCHET_WEB_ALLOWED_HOSTS, comma-separated)',
     });
     closers.push(() => gateway.close());
     const bound = await gateway.listen(uiHost, port);

@@ -43,7 +43,8 @@ beforeAll(async () => {
   ({ dir, remove } = await temporaryDirectory());
   model = await ScriptedModel.fromFile(demoScript);
   ui = await startUi({ dataDir: path.join(dir, 'data'), models: scriptedRoleModels(model) });
-  browser = await chromium.launch({ executablePath: chromiumExecutable(), headless: true });
+  // rebound.test resolves to this machine, as another site's name does after DNS rebinding.
+  browser = await chromium.launch({ executablePath: chromiumExecutable(), headless: true, args: ['--host-resolver-rules=MAP rebound.test 127.0.0.1'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // A script error in the page fails the test loudly instead of leaving it to wait for what never renders.
   page.on('pageerror', (error) => console.error(`error in the dashboard page: ${error.stack ?? error.message}`));
@@ -68,6 +69,24 @@ describe('ratchet ui in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Tasks' }).waitFor();
     await page.getByText('No tasks yet').waitFor();
+  });
+
+  it('refuses the page and the requests of another site whose name resolves to this machine (DNS rebinding)', async () => {
+    const port = new URL(ui.url).port;
+    const rebound = await browser.newPage();
+    try {
+      const response = await rebound.goto(`http://rebound.test:${port}/`);
+      expect(response?.status()).toBe(421);
+      expect(await rebound.textContent('body')).toContain(`not to the name \\"rebound.test:${port}\\": if people open it by that name, add the name to web.allowedHosts in cli.yaml`);
+      // Its script cannot submit a task either, even holding the token: the request carries the site's own name.
+      const submitted = await rebound.evaluate(async (token) => {
+        const answer = await fetch('/api/tasks', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ goal: 'rebound', language: 'python' }) });
+        return answer.status;
+      }, ui.token!);
+      expect(submitted).toBe(421);
+    } finally {
+      await rebound.close();
+    }
   });
 
   it('signs in from the address ratchet ui prints, and drops the token from it', async () => {

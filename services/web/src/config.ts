@@ -1,5 +1,6 @@
 import { configSection, extendConfigSchema } from '@ratchet/config';
 import { z } from 'zod';
+import { allowedHostSchema } from './domain/request-source';
 import { traceUrlTemplateSchema } from './domain/trace-link';
 
 /**
@@ -24,6 +25,13 @@ export const webConfigSection = configSection({
    * only. Bearer tokens cross that hop in clear.
    */
   allowPlaintext: z.boolean().default(false),
+  /**
+   * Names beyond loopback that browsers open the dashboard by (its
+   * ingress's or proxy's host name; `name:port` accepts that port only).
+   * localhost, 127.0.0.1 and [::1] are always accepted, with any port; a
+   * request addressed by any other name is refused (DNS rebinding).
+   */
+  allowedHosts: z.array(allowedHostSchema).default([]),
   /** A link per task to its trace: an http(s) URL with {taskId} and/or {traceId}. Unset: no links. */
   traceUrlTemplate: traceUrlTemplateSchema.optional(),
 });

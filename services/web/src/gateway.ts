@@ -8,6 +8,7 @@ import { withSpan } from '@ratchet/telemetry';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { httpFailureOf, requestErrorOf } from './domain/http-errors';
+import { allowedHostSchema, allowedHostsSetting, requestSourcePolicy } from './domain/request-source';
 import { traceUrlTemplateSchema } from './domain/trace-link';
 import type { HandlerContext } from './handlers/context';
 import { registerDecisionRoutes } from './handlers/decisions';
@@ -37,12 +38,16 @@ export interface GatewayOptions {
   /** A Grafana/Tempo link per task, with `{taskId}` and `{traceId}`; see `traceLinkOf`. */
   readonly traceUrlTemplate?: string;
   /**
-   * Answer only requests addressed to this machine by its loopback names
-   * (Host `127.0.0.1:PORT` or `localhost:PORT`, the port it listens on), so
-   * a page of another site whose name resolves to this machine (DNS
-   * rebinding) cannot reach a dashboard on loopback. Default: any Host.
+   * Names beyond loopback that browsers address this dashboard by (its
+   * ingress's, a proxy's), each a host name with an optional `:port`; see
+   * `allowedHostSchema`. Loopback names (localhost, 127.0.0.1, [::1]) are
+   * always answered, with any port. A request addressed by another name is
+   * refused with 421 (a page of another site whose name resolves to this
+   * machine: DNS rebinding), and one from a page of another origin with 403.
    */
-  readonly loopbackHostsOnly?: boolean;
+  readonly allowedHosts?: readonly string[];
+  /** The setting the refusals name for adding a name. Default: web.allowedHosts in config/web.yaml. */
+  readonly allowedHostsSetting?: string;
   /** Where people get their tokens, for the sign-in messages. Default: from an operator, with `ratchet token`. */
   readonly tokenHint?: string;
   /** Serve HTTPS with this PEM certificate and key. */
@@ -81,13 +86,17 @@ const securityHeaders = {
  * task, a missing or refused token) gets a clear answer and never stops
  * the server.
  *
- * @throws AppError CONFIG_INVALID when a TLS file cannot be read or the trace link template is not valid.
+ * @throws AppError CONFIG_INVALID when a TLS file cannot be read, or the trace link template or an allowed host is not valid.
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes;
   if (options.traceUrlTemplate !== undefined && options.traceUrlTemplate !== '') {
     const checked = traceUrlTemplateSchema.safeParse(options.traceUrlTemplate);
     if (!checked.success) throw new AppError(ErrorCode.CONFIG_INVALID, `the trace link template ${JSON.stringify(options.traceUrlTemplate)} ${checked.error.issues[0]?.message ?? 'is not valid'} (RATCHET_WEB_TRACE_URL_TEMPLATE, web.traceUrlTemplate)`);
+  }
+  for (const entry of options.allowedHosts ?? []) {
+    const checked = allowedHostSchema.safeParse(entry);
+    if (!checked.success) throw new AppError(ErrorCode.CONFIG_INVALID, `the allowed host ${JSON.stringify(entry)} ${checked.error.issues[0]?.message ?? 'is not valid'} (${options.allowedHostsSetting ?? allowedHostsSetting})`);
   }
   const server: FastifyInstance = Fastify({
     ...(options.tls === undefined ? {} : { https: { cert: readTlsFile(options.tls.certFile, 'certificate'), key: readTlsFile(options.tls.keyFile, 'key') } }),
@@ -108,20 +117,20 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Bodies are JSON only: a form post or plain text from another site is refused before any handler.
   server.removeContentTypeParser('text/plain');
 
-  // Filled in by listen(), once the port is known.
-  const allowedHosts = options.loopbackHostsOnly === true ? new Set<string>() : undefined;
+  const sources = requestSourcePolicy({
+    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
+    ...(options.allowedHostsSetting === undefined ? {} : { setting: options.allowedHostsSetting }),
+    defaultPort: options.tls === undefined ? 80 : 443,
+  });
   server.addHook('onRequest', async (request, reply) => {
     void reply.headers(securityHeaders);
     if (request.url.startsWith('/api/')) void reply.header('cache-control', 'no-store');
-    const host = (request.headers.host ?? '').toLowerCase();
-    if (allowedHosts !== undefined && !allowedHosts.has(host)) {
-      throw new AppError(ErrorCode.PERMISSION_DENIED, `this dashboard answers at ${[...allowedHosts].join(' or ')} only, not ${JSON.stringify(host)}`);
+    const refusal = sources.refusalOf({ method: request.method, url: request.url, host: request.headers.host, origin: request.headers.origin, secFetchSite: headerText(request.headers['sec-fetch-site']) });
+    if (refusal !== undefined) {
+      request.log.warn({ url: request.url, method: request.method, host: request.headers.host, origin: request.headers.origin, status: refusal.status }, 'request refused: not addressed to this dashboard, or from another site');
+      return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } });
     }
-    // A browser names the page a request comes from; a change from another site is refused (CSRF).
-    const origin = request.headers.origin;
-    if (request.method !== 'GET' && request.method !== 'HEAD' && origin !== undefined && originHost(origin) !== host) {
-      throw new AppError(ErrorCode.PERMISSION_DENIED, `requests from ${origin} are refused: use the dashboard itself`);
-    }
+    return undefined;
   });
 
   // One span per request (every route's handler runs inside it), so a task submitted here is one trace from the dashboard to the sandbox.
@@ -181,9 +190,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         throw new AppError(ErrorCode.CONFIG_INVALID, `the dashboard cannot listen on ${host}:${port}: ${why}`, { cause: error });
       }
       const address = server.server.address();
-      const bound = typeof address === 'object' && address !== null ? address.port : port;
-      for (const name of ['127.0.0.1', 'localhost', '[::1]']) allowedHosts?.add(`${name}:${bound}`);
-      return bound;
+      return typeof address === 'object' && address !== null ? address.port : port;
     },
     close() {
       closing ??= (async () => {
@@ -195,13 +202,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
 }
 
-/** `host:port` of an Origin header, or '' when it is not a URL (`null` from a sandboxed page). */
-function originHost(origin: string): string {
-  try {
-    return new URL(origin).host.toLowerCase();
-  } catch {
-    return '';
-  }
+/** A header's value, the first when it came more than once. */
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function readTlsFile(file: string, what: string): Buffer {

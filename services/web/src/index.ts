@@ -4,6 +4,8 @@ export { webConfigSchema, webConfigSection } from './config';
 export type { WebConfig } from './config';
 export { httpFailureOf, httpStatusOfCode } from './domain/http-errors';
 export type { ErrorBody, HttpFailure } from './domain/http-errors';
+export { allowedHostSchema, loopbackHostNames, requestSourcePolicy } from './domain/request-source';
+export type { RequestSource, RequestSourcePolicy, SourceRefusal } from './domain/request-source';
 export { traceLinkOf, traceUrlTemplateSchema } from './domain/trace-link';
 export { createGateway, defaultAppDirectory } from './gateway';
 export type { Gateway, GatewayOptions } from './gateway';

@@ -7,6 +7,7 @@ import { checkOpsSettings, EXIT_CONFIG, isLoopbackHost, packageVersion, startOps
 import { createLogger, processMetrics } from '@ratchet/telemetry';
 import { grpcOrchestrator } from './adapters/grpc-orchestrator';
 import { webConfigSchema, type WebConfig } from './config';
+import { loopbackHostNames } from './domain/request-source';
 import { createGateway, type Gateway } from './gateway';
 
 const name = 'web';
@@ -58,6 +59,7 @@ async function run(): Promise<void> {
     gateway = createGateway({
       orchestrator,
       logger,
+      allowedHosts: web.allowedHosts,
       ...(web.traceUrlTemplate === undefined ? {} : { traceUrlTemplate: web.traceUrlTemplate }),
       ...(web.certFile === undefined || web.keyFile === undefined ? {} : { tls: { certFile: web.certFile, keyFile: web.keyFile } }),
     });
@@ -85,7 +87,7 @@ async function run(): Promise<void> {
     }
     const { host, port } = hostAndPort(web.address);
     const bound = await gateway.listen(host, port);
-    logger.info({ address: `${host}:${bound}`, https: web.certFile !== undefined, orchestrator: web.orchestratorAddress, orchestratorTls: tls !== undefined, traceLinks: web.traceUrlTemplate !== undefined }, 'ready');
+    logger.info({ address: `${host}:${bound}`, https: web.certFile !== undefined, orchestrator: web.orchestratorAddress, orchestratorTls: tls !== undefined, traceLinks: web.traceUrlTemplate !== undefined, allowedHosts: [...loopbackHostNames, ...web.allowedHosts] }, 'ready');
   } catch (error) {
     const appError = AppError.from(error);
     logger.error({ code: appError.code, err: appError.message }, 'cannot start');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { hashToken } from '@ratchet/grpc-api';
@@ -44,6 +45,33 @@ async function call(method: 'GET' | 'POST', route: string, options: { who?: keyo
     json = text;
   }
   return { status: response.status, headers: response.headers, json: json as { error?: { code: string; message: string } } & Record<string, unknown> };
+}
+
+/**
+ * A request with the headers a browser sets itself (Host, Origin,
+ * Sec-Fetch-Site), which fetch will not send as given: over node:http to
+ * the gateway's real port. The answer's status and JSON body (or text).
+ */
+function rawCall(method: 'GET' | 'POST', route: string, headers: Record<string, string>, body?: object): Promise<{ status: number; json: { error?: { code: string; message: string } } & Record<string, unknown>; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(`${base}${route}`, { method, headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown = {};
+        try {
+          json = JSON.parse(text);
+        } catch {
+          // An HTML page: the text is the answer.
+        }
+        resolve({ status: response.statusCode ?? 0, json: json as { error?: { code: string; message: string } } & Record<string, unknown>, text });
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
 }
 
 /** The task's Server-Sent Events as they come, until the stream ends or `until` says stop. */
@@ -97,6 +125,7 @@ beforeAll(async () => {
       RATCHET_WEB_ADDRESS: `127.0.0.1:${port}`,
       RATCHET_WEB_ORCHESTRATOR_ADDRESS: stack.grpcAddress,
       RATCHET_WEB_TRACE_URL_TEMPLATE: traceTemplate,
+      RATCHET_WEB_ALLOWED_HOSTS: 'dashboard.test, proxy.test:8443',
     },
   });
   await web.waitForLine(/"msg":"ready"/, 30_000);
@@ -156,7 +185,7 @@ describe('the web gateway in front of an orchestrator over gRPC', () => {
     expect(unknownRoute.status).toBe(404);
     const crossSite = await call('POST', '/api/tasks', { who: 'ana', body: { goal: 'x', language: 'python' }, headers: { origin: 'https://evil.example' } });
     expect(crossSite.status).toBe(403);
-    expect(crossSite.json.error?.message).toBe('requests from https://evil.example are refused: use the dashboard itself');
+    expect(crossSite.json.error?.message).toMatch(/^requests from pages of https:\/\/evil\.example are refused: use the dashboard itself/);
     // Still serving.
     expect((await call('GET', '/api/tasks?pageSize=5', { who: 'vic' })).status).toBe(200);
   });
@@ -216,6 +245,55 @@ describe('the web gateway in front of an orchestrator over gRPC', () => {
     const listed = await call('GET', '/api/tasks?status=succeeded', { who: 'vic' });
     expect((listed.json['tasks'] as { id: string }[]).map((item) => item.id)).toContain(task.id);
     expect((await call('GET', '/api/tasks?status=succeeded', { who: 'olga' })).json['tasks'] ?? []).toEqual([]);
+  });
+
+  it('refuses a request addressed by another name with 421, naming the setting (a DNS-rebinding page)', async () => {
+    const port = new URL(base).port;
+    // A page of evil.example whose name was made to resolve to this host: its requests carry its own name as Host and Origin.
+    const goals = async () => ((await call('GET', '/api/tasks?pageSize=100', { who: 'ana' })).json['tasks'] as { goal: string }[] | undefined ?? []).map((task) => task.goal);
+    const before = await goals();
+    const rebound = { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, 'sec-fetch-site': 'same-origin', authorization: `Bearer ${tokens.ana}` };
+    const submit = await rawCall('POST', '/api/tasks', rebound, { goal: approved!.goal, language: 'python' });
+    expect(submit.status).toBe(421);
+    expect(submit.json.error?.code).toBe('PERMISSION_DENIED');
+    expect(submit.json.error?.message).toBe(
+      `this dashboard answers to localhost, 127.0.0.1, [::1], dashboard.test, proxy.test:8443 only, not to the name "evil.example:${port}": if people open it by that name, add the name to web.allowedHosts in config/web.yaml (or RATCHET_WEB_ALLOWED_HOSTS, comma-separated)`,
+    );
+    expect((await rawCall('GET', '/api/tasks', rebound)).status).toBe(421);
+    expect((await rawCall('GET', '/', { host: 'evil.example' })).status).toBe(421);
+    expect((await rawCall('GET', '/api/tasks', { host: 'proxy.test:8080', authorization: `Bearer ${tokens.vic}` })).status).toBe(421);
+    // Nothing was submitted.
+    expect(await goals()).toEqual(before);
+  });
+
+  it("refuses with 403 a change posted by another site's page to the right name", async () => {
+    const port = new URL(base).port;
+    const crossSite = await rawCall('POST', '/api/tasks', { host: `127.0.0.1:${port}`, origin: 'http://evil.example', authorization: `Bearer ${tokens.ana}` }, { goal: 'x', language: 'python' });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.json.error?.message).toMatch(/^requests from pages of http:\/\/evil\.example are refused: use the dashboard itself/);
+    const fetchMetadata = await rawCall('POST', '/api/tasks', { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', authorization: `Bearer ${tokens.ana}` }, { goal: 'x', language: 'python' });
+    expect(fetchMetadata.status).toBe(403);
+  });
+
+  it('answers its loopback names with any port and the configured names, through to the orchestrator', async () => {
+    const port = new URL(base).port;
+    const unknownTask = '/api/tasks/00000000-0000-0000-0000-000000000000/cancel';
+    for (const [host, origin] of [
+      [`127.0.0.1:${port}`, `http://127.0.0.1:${port}`],
+      [`localhost:${port}`, `http://localhost:${port}`],
+      [`[::1]:${port}`, `http://[::1]:${port}`],
+      ['dashboard.test', 'https://dashboard.test'],
+      ['DASHBOARD.test:9000', 'http://dashboard.test:9000'],
+      ['proxy.test:8443', 'https://proxy.test:8443'],
+    ] as const) {
+      const page = await rawCall('GET', '/', { host });
+      expect([host, page.status]).toEqual([host, 200]);
+      expect(page.text).toContain('<div id="root"></div>');
+      expect([host, (await rawCall('GET', '/api/tasks?pageSize=1', { host, authorization: `Bearer ${tokens.vic}`, 'sec-fetch-site': 'same-origin' })).status]).toEqual([host, 200]);
+      // A change from its own page reaches the orchestrator, which answers for the task.
+      const cancel = await rawCall('POST', unknownTask, { host, origin, 'sec-fetch-site': 'same-origin', authorization: `Bearer ${tokens.ana}` }, {});
+      expect([host, cancel.status, cancel.json.error?.code]).toEqual([host, 404, 'NOT_FOUND']);
+    }
   });
 
   it('stops on SIGTERM within its grace period', async () => {
