@@ -17,6 +17,7 @@ import { commitPatchToBranch } from './workspace/git';
 import { workspaceProjectKey } from './workspace/project';
 import { projectFileName, readProjectFile } from './workspace/project-file';
 import { makePatch } from './workspace/patch';
+import { terminalSafe } from './terminal-text';
 import { defaultWorkspaceSettings } from './workspace/settings';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
@@ -25,10 +26,23 @@ export interface Output {
   err(line: string): void;
 }
 
-export const consoleOutput: Output = {
+/**
+ * `sink` with every line made inert for a terminal first (`terminalSafe`):
+ * the one boundary all printing crosses, since most of what the CLI prints
+ * comes from elsewhere (goals, model summaries, plans, lessons, the
+ * server's errors, file paths, a sandbox's output) and may carry escape
+ * sequences. The CLI writes no escape sequences of its own; colour, if it
+ * ever comes, is added by the sink after this, never inside a line.
+ */
+export function terminalOutput(sink: Output): Output {
+  return { out: (line) => sink.out(terminalSafe(line)), err: (line) => sink.err(terminalSafe(line)) };
+}
+
+/** The process's stdout and stderr, each line terminal-safe. */
+export const consoleOutput: Output = terminalOutput({
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-};
+});
 
 export interface RunOptions extends ConnectOptions {
   readonly lang: string;

@@ -25,6 +25,7 @@ import { createSandboxRunnerService, sandboxRunnerOptionsOf } from '@ratchet/san
 import { createTesterService } from '@ratchet/tester';
 import { createLogger } from '@ratchet/telemetry';
 import type { CliConfig } from './cli-config';
+import { terminalSafe } from './terminal-text';
 
 /** Every service of Ratchet in this process, over the in-process bus. */
 export interface EmbeddedRatchet {
@@ -75,7 +76,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedR
     // One redaction step for everything stored or logged: the configured secrets by value, then redaction.yaml's rules.
     const redactor = createRedactor(loadRedactionRules(options.configDir), { values: configuredSecrets(config) });
     const redact = (text: string) => redactor.redact(text).text;
-    const logger = createLogger({ service: 'ratchet', level: config.log.level === 'info' ? 'warn' : config.log.level, destination: process.stderr as never, redact });
+    // Log lines carry model and server text to the terminal: made inert there like every printed line (JSON stays JSON).
+    const destination = { write: (line: string) => process.stderr.write(terminalSafe(line)) };
+    const logger = createLogger({ service: 'ratchet', level: config.log.level === 'info' ? 'warn' : config.log.level, destination, redact });
     const version = packageVersion(path.join(__dirname, '..'));
     const hosted: RunningService[] = [];
     closers.push(async () => {
