@@ -4,7 +4,7 @@ import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskSta
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
-import { userTestsOnlyLabel } from '@ratchet/orchestrator';
+import { checkLabels, userTestsOnlyLabel } from '@ratchet/orchestrator';
 import { isBlockingFinding, isTerminal, testCommandLine, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
 import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
@@ -56,6 +56,8 @@ export interface RunOptions extends ConnectOptions {
   readonly requireApproval?: boolean;
   /** Labels added to the task, e.g. from the demo. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** `--label KEY=VALUE`, each as typed; added to `labels`. */
+  readonly label?: readonly string[];
   /** Replaces the configured models (embedded mode). */
   readonly models?: RoleModels;
   /** An existing project to work on: its files are sent, and the result is a patch of it. */
@@ -122,6 +124,21 @@ export interface RunResult {
 }
 
 /**
+ * The labels of `--label KEY=VALUE` flags (the last of a key wins).
+ *
+ * @throws AppError INVALID_ARGUMENT for a flag without `=` or with an empty key.
+ */
+export function labelsOfFlags(flags: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const flag of flags) {
+    const equals = flag.indexOf('=');
+    if (equals <= 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, `--label ${JSON.stringify(flag.slice(0, 80))}: write it as KEY=VALUE, e.g. --label team=payments`);
+    labels[flag.slice(0, equals)] = flag.slice(equals + 1);
+  }
+  return labels;
+}
+
+/**
  * `ratchet run`: submits the goal (to an embedded Ratchet, or to the server
  * of `--server`), prints progress as events arrive and writes the result
  * files to `--out` on success. Ctrl-C cancels an embedded task; on a server
@@ -130,6 +147,8 @@ export interface RunResult {
  * @throws AppError for bad arguments or config (before anything runs).
  */
 export async function runGoal(goalGiven: string, options: RunOptions, output: Output = consoleOutput): Promise<RunResult> {
+  // Checked before anything runs, by the server's own rule (a server checks again at submit).
+  checkLabels('--label', labelsOfFlags(options.label ?? []));
   const ask = terminalAsker(options.ask);
   // No goal, or --interactive: the goal comes from the terminal, and the reprompter's questions are answered there.
   const interactive = options.interactive === true || goalGiven.trim() === '';
@@ -173,7 +192,7 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
   const acceptanceTests = options.tests === undefined ? [] : await readDirectoryFiles(options.tests, 'tests/');
   let workspace: WorkspaceRun | undefined;
   let workspaceFiles: SourceFile[] = [];
-  const labels: Record<string, string> = { ...options.labels };
+  const labels: Record<string, string> = { ...options.labels, ...labelsOfFlags(options.label ?? []) };
   if (options.workspace !== undefined) {
     const dir = path.resolve(options.workspace);
     const collected = await collectWorkspace(dir, config?.workspace ?? defaultWorkspaceSettings);
@@ -593,7 +612,14 @@ export async function showHistory(options: ConnectOptions & { limit?: string; st
   const statuses = options.status === undefined ? [] : [parseStatus(options.status)];
   const api = await openApi({ ...options, drive: false });
   try {
-    const { tasks } = await api.listTasks({ statuses, labels: {}, pageSize: limit, pageToken: '', view: TaskView.TASK_VIEW_BASIC });
+    // A server ends a page early when its tasks are large: the next pages fill the list up to --limit.
+    const tasks: Task[] = [];
+    let pageToken = '';
+    do {
+      const page = await api.listTasks({ statuses, labels: {}, pageSize: limit - tasks.length, pageToken, view: TaskView.TASK_VIEW_BASIC });
+      tasks.push(...page.tasks);
+      pageToken = page.tasks.length === 0 ? '' : page.nextPageToken;
+    } while (pageToken !== '' && tasks.length < limit);
     if (options.json) {
       for (const task of tasks) output.out(JSON.stringify(taskJson(task)));
       return;

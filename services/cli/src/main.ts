@@ -62,6 +62,7 @@ function program(): Command {
         .option('--no-questions', 'the reprompter states its assumptions in the spec instead of asking')
         .option('--enable-review', 'a reviewer role reads each change before the tests run; blocking findings fail the attempt')
         .option('--enable-audit', 'a security auditor role reads each change (OWASP Top 10, CWE) with the static scanners\' findings; high-severity findings fail the attempt')
+        .option('--label <key=value>', 'a label on the task, e.g. team=payments (repeatable; at most 32, keys as Kubernetes label keys, values up to 256 characters)', (value: string, previous: string[] = []) => [...previous, value])
         .option('--json', 'print events as JSON lines on stdout instead of progress'),
     ),
   ).action(async (goalWords: string[], options: Parameters<typeof runGoal>[1]) => {

@@ -52,6 +52,17 @@ describe('the ratchet command', () => {
     expect(badLang.stderr).toContain('use python, typescript or javascript');
   });
 
+  it('refuses an oversize or malformed --label before anything runs, saying the limit', () => {
+    const long = ratchet(['run', 'a CLI that manages TODO items in JSON', '--label', `ticket=${'x'.repeat(300)}`]);
+    expect(long.status).toBe(1);
+    expect(long.stderr).toBe('ratchet: --label: label "ticket" has a value of 300 characters; at most 256 are accepted: put longer text in the goal or a workspace file\n');
+    const many = ratchet(['run', 'x', ...Array.from({ length: 33 }, (_, index) => ['--label', `l${index}=v`]).flat()]);
+    expect(many.stderr).toBe('ratchet: --label has 33 labels; at most 32 are accepted: keep the ones you filter by\n');
+    const key = ratchet(['run', 'x', '--label', 'my team=payments']);
+    expect(key.stderr).toMatch(/^ratchet: --label: label key "my team" is not a label name: use at most 63 letters, digits/);
+    expect(ratchet(['run', 'x', '--label', 'payments']).stderr).toBe('ratchet: --label "payments": write it as KEY=VALUE, e.g. --label team=payments\n');
+  });
+
   it('runs as an executable through its #! line, as npx and a PATH install run it', () => {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
     // The #! line names `node`: the one running this test comes first on PATH.

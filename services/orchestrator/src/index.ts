@@ -15,6 +15,7 @@ export type { TaskInput } from './domain/inputs';
 export { IterationErrorCode } from './domain/iteration-errors';
 export { Effect, nextAction } from './domain/next-action';
 export type { NextAction } from './domain/next-action';
+export { checkLabels, labelLimits, labelProblem } from './domain/labels';
 export { UnansweredQuestions, userTestsOnlyLabel } from './domain/policy';
 export type { LoopPolicy } from './domain/policy';
 export { failingTestsOf, judgeProgress, ProgressVerdict } from './domain/progress';

@@ -61,8 +61,22 @@ describe('validateSubmit', () => {
   it('refuses a NUL in the goal, request_id or labels, which Postgres cannot store', () => {
     expect(() => validateSubmit(request({ goal: 'add\u0000two' }))).toThrow(refusal('goal contains a NUL character'));
     expect(() => validateSubmit(request({ requestId: 'r\u0000' }))).toThrow(refusal('request_id contains a NUL character'));
-    expect(() => validateSubmit(request({ labels: { team: 'a\u0000' } }))).toThrow(refusal('labels["team"] contains a NUL character'));
-    expect(() => validateSubmit(request({ labels: { 'te\u0000am': 'a' } }))).toThrow(refusal('labels key "te\\u0000am" contains a NUL character'));
+    expect(() => validateSubmit(request({ labels: { team: 'a\u0000' } }))).toThrow(refusal('labels: label "team" has a control character in its value; send plain text on one line'));
+    expect(() => validateSubmit(request({ labels: { 'te\u0000am': 'a' } }))).toThrow(refusal('labels: label key "te\\u0000am" is not a label name'));
+  });
+
+  it('limits labels as Kubernetes does its keys: 32 at most, names of 63, DNS prefixes, values of 256', () => {
+    const ok = { team: 'payments', 'ratchet.dev/bench-task': 'HumanEval/0', 'example.com/ticket': 'https://tracker.example.com/T-1', [`k${'x'.repeat(62)}`]: 'v'.repeat(256), empty: '' };
+    expect(() => validateSubmit(request({ labels: ok }))).not.toThrow();
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, index) => [`label-${index}`, 'x']));
+    expect(() => validateSubmit(request({ labels: many }))).toThrow(refusal('labels has 33 labels; at most 32 are accepted'));
+    expect(() => validateSubmit(request({ labels: { [`k${'x'.repeat(63)}`]: 'v' } }))).toThrow(refusal('is not a label name: use at most 63 letters'));
+    for (const key of ['', '-team', 'team-', 'te am', 'team/', '/team', 'a/b/c', 'Example.com/team', `${'a'.repeat(254)}/team`]) {
+      expect(() => validateSubmit(request({ labels: { [key]: 'v' } }))).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+    }
+    expect(() => validateSubmit(request({ labels: { team: 'v'.repeat(257) } }))).toThrow(refusal('labels: label "team" has a value of 257 characters; at most 256 are accepted'));
+    expect(() => validateSubmit(request({ labels: { team: 'v'.repeat(30 * 1024 * 1024) } }))).toThrow(refusal('at most 256 are accepted'));
+    expect(() => validateSubmit(request({ labels: { team: 'a\nb' } }))).toThrow(refusal('control character'));
   });
 
   it('checks every Duration: nanos 0 to 999999999, seconds not negative, and at most 7 days', () => {

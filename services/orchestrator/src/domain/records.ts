@@ -32,6 +32,7 @@ import type {
   Usage,
 } from '@ratchet/contracts';
 import type { FailureFingerprint } from './progress';
+import { shownLabels } from './labels';
 
 /**
  * A task as the orchestrator keeps it: the proto Task plus what the loop
@@ -186,7 +187,7 @@ export function toTaskProto(record: TaskRecord, full: boolean): Task {
     updatedAt: record.updatedAt,
     startedAt: record.startedAt,
     completedAt: record.completedAt,
-    labels: { ...record.labels },
+    labels: shownLabels(record.labels),
     workspace: full ? [...record.workspace] : [],
     dataFiles: full ? [...record.dataFiles] : [],
     acceptanceTests: full ? [...record.acceptanceTests] : [],

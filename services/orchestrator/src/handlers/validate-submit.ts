@@ -1,6 +1,7 @@
 import { testCommandProblem, workspacePathProblem } from '@ratchet/agent';
 import { ApprovalKind, Language, MemoryUse, PhaseSwitch, TestEdits, type Budget, type DataFile, type Duration, type SourceFile, type SubmitTaskRequest } from '@ratchet/contracts';
 import { AppError, ErrorCode, quoted } from '@ratchet/errors';
+import { checkLabels } from '../domain/labels';
 
 /** Longest goal accepted, in characters. */
 export const maxGoalChars = 10_000;
@@ -71,10 +72,7 @@ export function validateSubmit(request: SubmitTaskRequest): void {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `request_id is ${request.requestId.length} characters; at most ${maxRequestIdChars} are accepted (a UUID is 36)`);
   }
   checkText('request_id', request.requestId);
-  for (const [key, value] of Object.entries(request.labels)) {
-    checkText(`labels key ${quoted(key, 40)}`, key);
-    checkText(`labels[${quoted(key, 40)}]`, value);
-  }
+  checkLabels('labels', request.labels);
   checkBudget('budget', request.budget);
   const policy = request.approvalPolicy;
   if (policy !== undefined) {
