@@ -11,7 +11,7 @@ export { callRole, sumUsage } from './role-call';
 export type { RoleCallOptions, RoleCallResult } from './role-call';
 export { checkWorkspacePath, mergeFiles, workspacePathProblem } from './workspace-path';
 export { maxTestCommandArgs, maxTestCommandChars, testCommandLine, testCommandProblem, withJunitReport } from './test-command';
-export { auditorConfigSection, coderConfigSection, configDirectoryOf, databaseConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from './settings';
+export { auditorConfigSection, coderConfigSection, configDirectoryOf, databaseConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, runnerConfigSection, SANDBOX_JOB_QUEUE, SANDBOX_JOB_QUEUE_DEFAULTS, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from './settings';
 export type { CoderSettings, PlannerSettings, RoleBudgetSettings, SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';
 export { isTerminal, isWaiting, phaseName, phaseOfStatus, statusName, stopReasonName, terminalStatuses, toIterationView } from './task-status';

@@ -144,6 +144,23 @@ export type RoleBudgetSettings = Readonly<z.infer<typeof reflectorConfigSection>
 
 /** The JetStream work queue the tester enqueues sandbox jobs on and the sandbox runners pull from. */
 export const SANDBOX_JOB_QUEUE = 'sandbox-jobs';
+/**
+ * The settings of the sandbox job queue's consumer, unless `runner.ackWaitMs`
+ * and `runner.maxDeliver` say otherwise: a job whose runner sends no
+ * progress for `ackWaitMs` goes to another runner; `maxDeliver` deliveries
+ * before it is dead-lettered. With per-role NATS users the orchestrator
+ * creates the consumer, so it reads the same `runner` settings.
+ */
+export const SANDBOX_JOB_QUEUE_DEFAULTS = { ackWaitMs: 10_000, maxDeliver: 3 } as const;
+/** The `runner` section: how sandbox runners take jobs from the queue. Read by the runners and by the orchestrator, which creates the queue. */
+export const runnerConfigSection = configSection({
+  /** Sandbox jobs this process runs at once; it pulls no more than that from the queue. */
+  concurrency: z.number().int().min(1).max(64).default(2),
+  /** A job whose runner stops sending progress for this long goes to another runner, ms. */
+  ackWaitMs: z.number().int().min(1_000).default(SANDBOX_JOB_QUEUE_DEFAULTS.ackWaitMs),
+  /** Deliveries of one job before it is dead-lettered. */
+  maxDeliver: z.number().int().min(1).default(SANDBOX_JOB_QUEUE_DEFAULTS.maxDeliver),
+});
 
 /** The job limits a `sandbox` section describes, in the contract's units (bytes). */
 export function sandboxLimitsOf(settings: SandboxSettings): SandboxLimits {

@@ -59,9 +59,11 @@ export async function consumeJobs<T>(
   handler: (job: Job<T>) => Promise<void>,
   options: ConsumeOptions = {},
 ): Promise<JobConsumer> {
-  const ackWaitMs = options.ackWaitMs ?? 30_000;
-  const maxDeliver = options.maxDeliver ?? 5;
-  await transport.ensureWorkQueue(queue, { ackWaitMs, maxDeliver });
+  // The queue's consumer may have been created with other settings by a connection this one cannot override: follow them.
+  const { ackWaitMs, maxDeliver } = await transport.ensureWorkQueue(queue, { ackWaitMs: options.ackWaitMs ?? 30_000, maxDeliver: options.maxDeliver ?? 5 });
+  if (ackWaitMs !== (options.ackWaitMs ?? 30_000) || maxDeliver !== (options.maxDeliver ?? 5)) {
+    options.logger?.warn({ queue, ackWaitMs, maxDeliver }, "the queue's consumer keeps the settings it was created with; change them where it is created (the orchestrator)");
+  }
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const stopping = new AbortController();
   const active = new Set<{ delivery: Delivery; controller: AbortController; done: Promise<void> }>();

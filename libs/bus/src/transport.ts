@@ -98,8 +98,13 @@ export interface Transport {
   request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Envelope>;
   subscribe(subject: string, options: SubscribeOptions, handler: (request: IncomingRequest) => void): Subscription;
 
-  /** Creates the queue if needed (idempotent). Options must not change once jobs exist. */
-  ensureWorkQueue(queue: string, options?: WorkQueueOptions): Promise<void>;
+  /**
+   * Creates the queue if needed (idempotent), or checks it when it exists.
+   * @returns the settings its consumer has: `options`, unless it was created
+   *   with others by a connection this one may not override (NATS with
+   *   per-role permissions: the orchestrator's).
+   */
+  ensureWorkQueue(queue: string, options?: WorkQueueOptions): Promise<Required<WorkQueueOptions>>;
   enqueue(queue: string, data: Uint8Array, options: EnqueueOptions): Promise<void>;
   /** A pull consumer on the queue's shared durable consumer. */
   puller(queue: string): Promise<Puller>;

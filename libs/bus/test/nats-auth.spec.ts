@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { startNatsServer } from '@ratchet/testing';
@@ -9,6 +10,7 @@ import { Header } from '../src/headers';
 import { NatsTransport } from '../src/nats/nats-transport';
 import { busRoles, inboxPrefixOf, natsAuthorizationConfig, natsPasswordVariable, type BusRoleName } from '../src/nats/permissions';
 import { createQueueCaller, DroppedResult, REPLY_TO_HEADER, serveFromQueue } from '../src/queued-call';
+import { PAYLOAD_STREAM, queueStream } from '../src/nats/streams';
 import { jsonCodec } from './echo-service';
 
 jest.setTimeout(30_000);
@@ -43,11 +45,16 @@ describe('NATS with the shipped authorization (real nats-server)', () => {
     return transport;
   };
 
+  /** A bare client as `role`, for what a thief with its credential would try outside Ratchet's code. */
+  const raw = (role: BusRoleName) => connect({ servers: server.url, user: role, pass: passwords[role], inboxPrefix: inboxPrefixOf(role) });
+
   beforeAll(async () => {
     server = await startNatsServer({
       config: readFileSync(shipped, 'utf8'),
       env: Object.fromEntries(roles.map((role) => [natsPasswordVariable(role), passwords[role]])),
     });
+    // As at a deployment's start: the orchestrator creates the streams and the queues' consumers.
+    await (await as('orchestrator')).provision({ [SANDBOX_QUEUE]: { ackWaitMs: 10_000, maxDeliver: 3 } });
   });
   afterAll(async () => {
     await Promise.all(open.map((transport) => transport.close()));
@@ -173,6 +180,112 @@ describe('NATS with the shipped authorization (real nats-server)', () => {
     } finally {
       await consumer.stop(1_000);
       await caller.close();
+    }
+  });
+
+  describe('a stolen service credential and the JetStream streams', () => {
+    const attempt = (promise: Promise<unknown>) => promise.then(
+      () => 'allowed',
+      (error: unknown) => String(error instanceof Error ? error.message : error),
+    );
+    const serviceRoles = roles.filter((role) => role !== 'orchestrator');
+
+    it('creates no stream and no stream with extra subjects: nothing can capture the replies sent to the orchestrator', async () => {
+      for (const role of serviceRoles) {
+        const nc = await raw(role);
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 }).catch(() => undefined);
+        if (jsm) {
+          for (const name of [PAYLOAD_STREAM, 'OBJ_RATCHET_PAYLOADS', 'CAPTURE']) {
+            expect(await attempt(jsm.streams.add({ name, subjects: [`${inboxPrefixOf('orchestrator')}.>`, 'ratchet.v1.events.*'], storage: StorageType.File }))).toMatch(/permission/i);
+          }
+          expect(await attempt(jsm.streams.update(PAYLOAD_STREAM, { subjects: ['ratchet.v1.payloads.>', `${inboxPrefixOf('orchestrator')}.>`] }))).toMatch(/permission/i);
+        }
+        await nc.close();
+      }
+    });
+
+    it('creates no consumer: no push consumer delivers into memory, no one redirects the workers', async () => {
+      for (const role of serviceRoles) {
+        const nc = await raw(role);
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 }).catch(() => undefined);
+        if (jsm) {
+          for (const stream of [PAYLOAD_STREAM, queueStream(SANDBOX_QUEUE), 'RATCHET_EVENTS']) {
+            const push = { durable_name: `evil-${role}`, deliver_subject: 'ratchet.v1.MemoryService.ImportLessons', deliver_group: 'memory', ack_policy: AckPolicy.None };
+            expect(await attempt(jsm.consumers.add(stream, push))).toMatch(/permission/i);
+          }
+          expect(await attempt(jsm.consumers.update(queueStream(SANDBOX_QUEUE), 'workers', { ack_wait: 1_000_000_000 }))).toMatch(/permission/i);
+        }
+        await nc.close();
+      }
+    });
+
+    it('purges nothing and deletes no message of another role', async () => {
+      const big = new Uint8Array(randomBytes(2 * 1024 * 1024));
+      const [memory, orchestrator] = await Promise.all([as('memory'), as('orchestrator')]);
+      const subject = 'ratchet.v1.MemoryService.ImportLessons';
+      const seen: number[] = [];
+      memory.subscribe(subject, { queue: 'memory' }, (request) => (seen.push(request.data.length), request.respond(request.data)));
+      await memory.flush();
+      // A large call leaves its chunks in the stream for a moment: what a thief would erase.
+      const echoed = await orchestrator.request(subject, big, { timeoutMs: 10_000 });
+      expect(Buffer.from(echoed.data).equals(Buffer.from(big))).toBe(true);
+      for (const role of serviceRoles) {
+        const nc = await raw(role);
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 }).catch(() => undefined);
+        if (jsm) {
+          expect(await attempt(jsm.streams.purge(PAYLOAD_STREAM))).toMatch(/permission/i);
+          expect(await attempt(jsm.streams.deleteMessage(PAYLOAD_STREAM, 1))).toMatch(/permission/i);
+          expect(await attempt(jsm.streams.delete(PAYLOAD_STREAM))).toMatch(/permission/i);
+        }
+        await nc.close();
+      }
+      expect(seen).toEqual([big.length]);
+    });
+
+    it("reads and writes payloads only for the subjects the role sends and receives on", async () => {
+      const coder = await raw('coder');
+      const js = jetstream(coder);
+      // A lesson planted as the payload of a call to memory, or a sandbox job of its own making: refused.
+      for (const chunk of ['ratchet.v1.payloads.ratchet.v1.MemoryService.ImportLessons.x.0', 'ratchet.v1.payloads.ratchet.v1.queue.sandbox-jobs.x.0']) {
+        expect(await attempt(js.publish(chunk, Buffer.from('lesson')))).not.toBe('allowed');
+      }
+      // Reading what others receive, by subject or by sequence: refused.
+      for (const api of [`$JS.API.DIRECT.GET.${PAYLOAD_STREAM}.ratchet.v1.payloads.${inboxPrefixOf('orchestrator')}.>`, `$JS.API.DIRECT.GET.${PAYLOAD_STREAM}`, `$JS.API.STREAM.MSG.GET.${PAYLOAD_STREAM}`]) {
+        expect(await attempt(coder.request(api, JSON.stringify({ seq: 1 }), { timeout: 2_000 }))).toMatch(/permission/i);
+      }
+      await coder.close();
+    });
+  });
+
+  it('refuses a stream that was made with other subjects, and the orchestrator deletes push consumers it never made', async () => {
+    // A server without authorization, where someone set up the streams before Ratchet did.
+    const open = await startNatsServer();
+    const nc = await connect({ servers: open.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: PAYLOAD_STREAM, subjects: ['ratchet.v1.payloads.>', `${inboxPrefixOf('orchestrator')}.>`], retention: RetentionPolicy.Limits, allow_direct: true, allow_rollup_hdrs: true });
+      await jsm.streams.add({ name: 'RATCHET_EVENTS', subjects: ['ratchet.v1.events.*'], retention: RetentionPolicy.Limits });
+      await jsm.consumers.add('RATCHET_EVENTS', { durable_name: 'tap', deliver_subject: 'ratchet.v1.MemoryService.ImportLessons', ack_policy: AckPolicy.None });
+      const service = await NatsTransport.connect({ url: open.url, name: 'victim', inlineLimitBytes: 1024 });
+      try {
+        const error = await failure(service.request('ratchet.v1.MemoryService.ImportLessons', new Uint8Array(4096), { timeoutMs: 5_000 }));
+        expect(error?.code).toBe(ErrorCode.FAILED_PRECONDITION);
+        expect(error?.message).toMatch(/stream RATCHET_PAYLOADS is not as Ratchet creates it \(subjects .*_INBOX_orchestrator.*\).*nats stream rm RATCHET_PAYLOADS/);
+        const provisioning = await failure(service.provision({}));
+        expect(provisioning?.code).toBe(ErrorCode.FAILED_PRECONDITION);
+        await jsm.streams.delete(PAYLOAD_STREAM);
+        expect(await service.provision({})).toEqual(['RATCHET_EVENTS/tap -> ratchet.v1.MemoryService.ImportLessons']);
+        expect((await jsm.consumers.list('RATCHET_EVENTS').next()).map((consumer) => consumer.name)).toEqual([]);
+        // Made as Ratchet makes it, the stream serves a large call.
+        service.subscribe('ratchet.test.big', { queue: 'big' }, (request) => request.respond(request.data));
+        await service.flush();
+        expect((await service.request('ratchet.test.big', new Uint8Array(4096).fill(7), { timeoutMs: 5_000 })).data[4095]).toBe(7);
+      } finally {
+        await service.close();
+      }
+    } finally {
+      await nc.close();
+      await open.stop();
     }
   });
 });

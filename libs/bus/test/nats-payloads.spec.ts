@@ -1,24 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
-import { Objm } from '@nats-io/obj';
-import type { ObjectStore } from '@nats-io/obj';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { startNatsServer } from '@ratchet/testing';
 import type { NatsServerFixture } from '@ratchet/testing';
 import { Header, Subjects } from '../src/headers';
 import { consumeJobs, enqueueJob } from '../src/jobs';
 import { NatsTransport } from '../src/nats/nats-transport';
-import { DEAD_LETTER_PAYLOAD_BUCKET, PAYLOAD_BUCKET } from '../src/nats/payload-store';
+import { DEAD_LETTER_PAYLOAD_STREAM, PAYLOAD_STREAM } from '../src/nats/streams';
 import { createClient } from '../src/rpc-client';
 import { serveService } from '../src/rpc-server';
 import type { Envelope, Transport } from '../src/transport';
 import { echoDefinition, jsonCodec, uniqueName } from './echo-service';
 import { transportContract, waitUntil } from './transport-contract';
 
-// Payloads larger than one NATS message travel through the JetStream object
-// store; the message carries only the object's name. Run against a server
+// Payloads larger than one NATS message travel as chunks through a JetStream
+// stream; the message carries only a reference (id, chunks, bytes, SHA-256). Run against a server
 // with the default max_payload (1 MiB), so 5 MB could not go inline.
 jest.setTimeout(60_000);
 
@@ -28,25 +27,29 @@ const digest = (data: Uint8Array) => createHash('sha256').update(data).digest('h
 describe('NATS transport: payloads larger than max_payload', () => {
   let server: NatsServerFixture;
   let inspector: NatsConnection;
-  let bucket: ObjectStore;
+  let jsm: JetStreamManager;
   const transports: Transport[] = [];
   const open = async (options: { inlineLimitBytes?: number; name?: string } = {}) => {
     const transport = await NatsTransport.connect({ url: server.url, name: options.name ?? 'payloads', ...(options.inlineLimitBytes === undefined ? {} : { inlineLimitBytes: options.inlineLimitBytes }) });
     transports.push(transport);
     return transport;
   };
-  /** Objects still in the payload bucket (deleted ones excluded), and the bytes its stream holds. */
+  /**
+   * The bytes of payload data the stream still holds: a deleted object
+   * leaves one empty rollup per chunk, under 256 bytes with its subject and
+   * headers, which are not counted.
+   */
   const leftovers = async () => {
-    const objects = await bucket.list();
-    const status = await bucket.status();
-    return { count: objects.length, bytes: status.size };
+    const { state } = await jsm.streams.info(PAYLOAD_STREAM);
+    return state.bytes - state.messages * 256;
   };
-  const emptyBucket = () => waitUntil(async () => (await leftovers()).count === 0, 10_000);
+  const emptyBucket = () => waitUntil(async () => (await leftovers()) < 16 * 1024, 10_000);
 
   beforeAll(async () => {
     server = await startNatsServer();
     inspector = await connect({ servers: server.url, name: 'inspector' });
-    bucket = await new Objm(jetstream(inspector)).create(PAYLOAD_BUCKET);
+    jsm = await jetstreamManager(inspector);
+    await (await open({ name: 'creates-streams' })).provision({});
   });
   afterAll(async () => {
     await Promise.all(transports.map((transport) => transport.close()));
@@ -82,8 +85,6 @@ describe('NATS transport: payloads larger than max_payload', () => {
     // The handler sees the headers it was sent, not the transport's own.
     expect(seen[0]!.headers).toEqual({ 'x-question': 'q' });
     await emptyBucket();
-    // Deleted objects leave only small tombstones behind, no chunks.
-    expect((await leftovers()).bytes).toBeLessThan(16 * 1024);
   });
 
   it('carries typed calls through the object store when they exceed a small inline limit', async () => {
@@ -136,10 +137,9 @@ describe('NATS transport: payloads larger than max_payload', () => {
       expect(letter!.reason).toBe('INVALID_ARGUMENT: cannot run this job');
       expect(letter!.headers[Header.PAYLOAD_OBJECT]).toBeUndefined();
       expect(codec.decode(letter!.data).blob === blob).toBe(true);
-      // The job's own object went with the job; the letter's lives in its own bucket.
+      // The job's own object went with the job; the letter's lives in its own stream.
       await emptyBucket();
-      const letters = await new Objm(jetstream(inspector)).open(DEAD_LETTER_PAYLOAD_BUCKET);
-      expect((await letters.list()).length).toBeGreaterThanOrEqual(1);
+      expect((await jsm.streams.info(DEAD_LETTER_PAYLOAD_STREAM)).state.bytes).toBeGreaterThan(2 * MB);
     } finally {
       await consumer.stop(1_000);
     }
@@ -154,7 +154,8 @@ describe('NATS transport: payloads larger than max_payload', () => {
   });
 
   describe('when the payload object is gone', () => {
-    const gone = /payload object missing-object .* is gone from object store bucket RATCHET_PAYLOADS/;
+    const missing = `missing-object;1;10;${'0'.repeat(64)}`;
+    const gone = /payload object missing-object .* is gone from stream RATCHET_PAYLOADS/;
 
     it('answers a request with a retryable UNAVAILABLE that says so, and keeps serving', async () => {
       const definition = echoDefinition();
@@ -162,7 +163,7 @@ describe('NATS transport: payloads larger than max_payload', () => {
       const server = serveService(t, definition, { echo: async (request) => ({ text: request.text, servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       await server.ready;
       const headers = natsHeaders();
-      headers.set(Header.PAYLOAD_OBJECT, 'missing-object');
+      headers.set(Header.PAYLOAD_OBJECT, missing);
       const reply = await inspector.request(`${definition.fullName}.Echo`, new Uint8Array(), { timeout: 5_000, headers });
       expect(reply.headers?.get(Header.ERROR_CODE)).toBe('UNAVAILABLE');
       expect(reply.headers?.get(Header.ERROR_RETRYABLE)).toBe('true');
@@ -177,7 +178,7 @@ describe('NATS transport: payloads larger than max_payload', () => {
       const subscription = inspector.subscribe(subject, {
         callback: (_error, message) => {
           const headers = natsHeaders();
-          headers.set(Header.PAYLOAD_OBJECT, 'missing-object');
+          headers.set(Header.PAYLOAD_OBJECT, missing);
           message.respond(new Uint8Array(), { headers });
         },
       });
@@ -195,7 +196,7 @@ describe('NATS transport: payloads larger than max_payload', () => {
       await t.ensureWorkQueue(queue, { ackWaitMs: 2_000 });
       const headers = natsHeaders();
       headers.set(Header.JOB_ID, 'stale-job');
-      headers.set(Header.PAYLOAD_OBJECT, 'missing-object');
+      headers.set(Header.PAYLOAD_OBJECT, missing);
       await jetstream(inspector).publish(Subjects.queue(queue), new Uint8Array(), { headers, msgID: 'stale-job' });
       const puller = await t.puller(queue);
       try {
@@ -217,7 +218,7 @@ describe('NATS transport: payloads larger than max_payload', () => {
   });
 });
 
-describe('NATS transport contract with every payload in the object store', () => {
+describe('NATS transport contract with every payload in the payload stream', () => {
   let server: NatsServerFixture;
   let main: NatsTransport;
   const peers: NatsTransport[] = [];
@@ -246,8 +247,7 @@ describe('NATS transport contract with every payload in the object store', () =>
   it('did send the payloads through the bucket', async () => {
     const inspector = await connect({ servers: server.url, name: 'offload-inspector' });
     try {
-      const objects = await new Objm(jetstream(inspector)).open(PAYLOAD_BUCKET);
-      expect((await objects.status()).streamInfo.state.last_seq).toBeGreaterThan(100);
+      expect((await (await jetstreamManager(inspector)).streams.info(PAYLOAD_STREAM)).state.last_seq).toBeGreaterThan(100);
     } finally {
       await inspector.close();
     }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { busRoles, createClient, inboxPrefixOf, natsAuthorizationConfig, NatsTransport, type BusRoleName } from '@ratchet/bus';
+import { SANDBOX_JOB_QUEUE, SANDBOX_JOB_QUEUE_DEFAULTS } from '@ratchet/agent';
 import { HealthStatus } from '@ratchet/contracts';
 import { freePort, startNatsServer, startNodeProcess, startPostgres } from '@ratchet/testing';
 import type { NatsServerFixture, PostgresFixture } from '@ratchet/testing';
@@ -33,7 +34,7 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
   const role = spec.name as BusRoleName;
   // A leading letter: nats-server would read a value starting with a digit as a number.
   const password = () => `p${randomBytes(16).toString('hex')}`;
-  const passwords = { service: password(), probe: password() };
+  const passwords = { service: password(), probe: password(), orchestrator: password() };
   const natsUser = { RATCHET_BUS_NATS_USER: role, RATCHET_BUS_NATS_PASSWORD: passwords.service };
   const start = (env: Record<string, string | undefined>) =>
     startNodeProcess({
@@ -50,8 +51,14 @@ export function serviceProcessContract(spec: ServiceProcessSpec): void {
       const authorization = natsAuthorizationConfig([
         { role, user: role, password: passwords.service },
         { role: 'probe', user: 'probe', password: passwords.probe },
+        ...(role === 'orchestrator' ? [] : [{ role: 'orchestrator' as const, user: 'orchestrator', password: passwords.orchestrator }]),
       ]);
       [nats, postgres] = await Promise.all([startNatsServer({ config: authorization }), spec.postgres === true ? startPostgres() : Promise.resolve(undefined)]);
+      if (role !== 'orchestrator') {
+        // What the orchestrator does when a deployment starts: only it may create the streams and queues the others use.
+        const orchestrator = await NatsTransport.connect({ url: nats.url, name: 'provisioner', credentials: { user: 'orchestrator', password: passwords.orchestrator }, inboxPrefix: inboxPrefixOf('orchestrator') });
+        await orchestrator.provision({ [SANDBOX_JOB_QUEUE]: SANDBOX_JOB_QUEUE_DEFAULTS }).finally(() => orchestrator.close());
+      }
     }, 60_000);
     afterAll(async () => {
       await nats?.stop();

@@ -227,7 +227,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await rm(scratch, { recursive: true, force: true });
   };
   try {
-    for (const service of stackServices) {
+    // The orchestrator first, as in a deployment: it creates the bus's streams and queues, which the others wait for.
+    for (const service of ['orchestrator' as const, ...stackServices.filter((name) => name !== 'orchestrator')]) {
       const count = service === 'sandbox-runner' ? (options.runners ?? 1) : 1;
       await Promise.all(Array.from({ length: count }, () => startService(service)));
     }

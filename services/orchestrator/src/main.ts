@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { databaseConfigSection, sandboxConfigSection } from '@ratchet/agent';
+import { databaseConfigSection, runnerConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection } from '@ratchet/agent';
+import { NatsTransport } from '@ratchet/bus';
 import { configSection, extendConfigSchema } from '@ratchet/config';
 import { OrchestratorServiceDefinition, TaskEvent } from '@ratchet/contracts';
 import { openPostgresWithRetry, type Database } from '@ratchet/db';
@@ -19,6 +20,7 @@ const schema = extendConfigSchema({
   database: databaseConfigSection,
   orchestrator: orchestratorConfigSection,
   sandbox: sandboxConfigSection,
+  runner: runnerConfigSection,
   grpc: configSection({
     /**
      * Where clients (the CLI) connect. Default: every interface (port 50051)
@@ -49,6 +51,11 @@ main({
   definition: OrchestratorServiceDefinition,
   schema,
   start: async ({ config, transport, logger, redact }) => {
+    // The orchestrator alone creates the bus's streams and the queues' consumers (deploy/SECURITY.md): others wait for them.
+    if (transport instanceof NatsTransport) {
+      const removed = await transport.provision({ [SANDBOX_JOB_QUEUE]: { ackWaitMs: config.runner.ackWaitMs, maxDeliver: config.runner.maxDeliver } });
+      for (const consumer of removed) logger.warn({ consumer }, 'removed a JetStream push consumer Ratchet never creates: someone with JetStream rights made it');
+    }
     const url = config.database.url;
     if (url === undefined) throw new AppError(ErrorCode.CONFIG_INVALID, 'the orchestrator keeps tasks in Postgres: set RATCHET_DATABASE_URL (or database.url in config/orchestrator.yaml)');
     const { grpc } = config;

@@ -1,21 +1,11 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { SANDBOX_JOB_QUEUE, sandboxConfigSection } from '@ratchet/agent';
+import { runnerConfigSection, SANDBOX_JOB_QUEUE, sandboxConfigSection } from '@ratchet/agent';
 import { serveFromQueue } from '@ratchet/bus';
-import { configSection, extendConfigSchema } from '@ratchet/config';
+import { extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, SandboxRunnerServiceDefinition } from '@ratchet/contracts';
 import { main, packageVersion } from '@ratchet/runtime';
-import { z } from 'zod';
 import { countJobTaken, createSandboxRunnerService, reportRunner, sandboxRunnerOptionsOf } from './index';
-
-const runnerConfigSection = configSection({
-  /** Sandbox jobs this process runs at once; it pulls no more than that from the queue. */
-  concurrency: z.number().int().min(1).max(64).default(2),
-  /** A job whose runner stops sending progress for this long goes to another runner, ms. */
-  ackWaitMs: z.number().int().min(1_000).default(10_000),
-  /** Deliveries of one job before it is dead-lettered. */
-  maxDeliver: z.number().int().min(1).default(3),
-});
 
 // A sandbox runner process: pulls test-run jobs from the JetStream work queue
 // (as many as `runner.concurrency` allows) and also answers RunJob RPCs.

@@ -98,11 +98,11 @@ export class InProcessTransport implements Transport {
     return { unsubscribe: () => Promise.resolve(remove()) };
   }
 
-  ensureWorkQueue(queue: string, options?: WorkQueueOptions): Promise<void> {
+  ensureWorkQueue(queue: string, options?: WorkQueueOptions): Promise<Required<WorkQueueOptions>> {
     this.assertOpen();
     assertToken('queue name', queue);
     this.broker.ensureQueue(queue, options);
-    return Promise.resolve();
+    return Promise.resolve({ ackWaitMs: options?.ackWaitMs ?? 30_000, maxDeliver: options?.maxDeliver ?? 5 });
   }
 
   enqueue(queue: string, data: Uint8Array, options: { id: string; headers?: Headers }): Promise<void> {

@@ -1,5 +1,5 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ConsumerInfo, JetStreamClient, JetStreamManager, JsMsg, StreamConfig } from '@nats-io/jetstream';
 import {
   AuthorizationError,
   ClosedConnectionError,
@@ -35,8 +35,9 @@ import type {
   WorkQueueOptions,
 } from '../transport';
 import { TransportKind } from '../transport';
-import { DEAD_LETTER_PAYLOAD_BUCKET, DEFAULT_PAYLOAD_TTL_MS, PayloadGoneError, PayloadStore } from './payload-store';
-import { DEAD_LETTER_STREAM, EVENTS_STREAM, queueStream, WORKERS } from './streams';
+import { DEFAULT_PAYLOAD_TTL_MS, formatPayloadRef, parsePayloadRef, PayloadGoneError, PayloadStore } from './payload-store';
+import type { PayloadRef } from './payload-store';
+import { DEAD_LETTER_PAYLOAD_STREAM, DEAD_LETTER_STREAM, EVENTS_STREAM, expectedStreams, queueStream, streamTampering, tamperedStreamError, WORKERS } from './streams';
 
 export interface NatsTransportOptions {
   /** e.g. `nats://127.0.0.1:4222`; several comma-separated URLs form a cluster list. */
@@ -56,8 +57,14 @@ export interface NatsTransportOptions {
    * Default, and upper bound: the server's max_payload less room for headers.
    */
   readonly inlineLimitBytes?: number;
-  /** How long a payload object nobody read stays in the bucket, in ms. Default 1 hour; used when the bucket is created. */
+  /** How long a payload object nobody read stays in the stream, in ms. Default 1 hour; used when the stream is created. */
   readonly payloadTtlMs?: number;
+  /**
+   * How long a service waits for a stream or a queue's consumer it may not
+   * create itself (the orchestrator creates them when it starts), ms.
+   * Default 60 000.
+   */
+  readonly provisionWaitMs?: number;
   /** Who this connection is; without it the server must allow anonymous clients. */
   readonly credentials?: NatsCredentials;
   /** TLS to the server: the CA that signed its certificate, and a client certificate when the server asks for one. */
@@ -86,7 +93,6 @@ export interface NatsTls {
   readonly keyFile?: string;
 }
 
-const DEDUP_WINDOW_MS = 120_000;
 const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** nats.js refuses pull expiries under one second. */
 const MIN_PULL_EXPIRES_MS = 1000;
@@ -96,7 +102,17 @@ const HEADER_ROOM_BYTES = 32 * 1024;
 const CLOSE_GRACE_MS = 2_000;
 const EMPTY = new Uint8Array(0);
 
+/** How long a service waits for a stream the orchestrator creates, by default, and how often it looks, ms. */
+const DEFAULT_PROVISION_WAIT_MS = 60_000;
+const PROVISION_POLL_MS = 500;
+
 const nanos = (ms: number) => Math.round(ms * 1_000_000);
+
+/** The settings a work queue's consumer has: the ones asked for, or the ones it was created with by a connection that may. */
+export interface WorkQueueSettings {
+  readonly ackWaitMs: number;
+  readonly maxDeliver: number;
+}
 
 /**
  * `Transport` over a real NATS server: core request/reply for RPC, JetStream
@@ -108,7 +124,7 @@ export class NatsTransport implements Transport {
   private closed = false;
   private readonly js: JetStreamClient;
   private jsmPromise: Promise<JetStreamManager> | undefined;
-  private readonly ensured = new Map<string, Promise<void>>();
+  private readonly ensured = new Map<string, Promise<unknown>>();
   private readonly payloads: PayloadStore;
   /** Incoming messages whose payload object is being read before their handler runs. */
   private readonly loading = new Set<Promise<void>>();
@@ -118,7 +134,7 @@ export class NatsTransport implements Transport {
     private readonly options: NatsTransportOptions,
   ) {
     this.js = jetstream(nc);
-    this.payloads = new PayloadStore(this.js, options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS);
+    this.payloads = new PayloadStore(nc, this.js, options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS, () => this.inlineLimit(), (stream) => this.ensureStream(stream));
     void this.watchStatus();
   }
 
@@ -129,20 +145,20 @@ export class NatsTransport implements Transport {
     return Math.max(0, Math.min(this.options.inlineLimitBytes ?? fits, fits));
   }
 
-  /** The payload to send and the header naming its object, when `data` is too large to go inline. */
-  private async offload(data: Uint8Array, headers: Headers | undefined, what: string, bucket?: string): Promise<{ data: Uint8Array; headers: Headers | undefined; object?: string }> {
+  /** The payload to send to `destination` and the header naming its object, when `data` is too large to go inline. */
+  private async offload(data: Uint8Array, headers: Headers | undefined, destination: string, what: string, stream?: string): Promise<{ data: Uint8Array; headers: Headers | undefined; object?: PayloadRef }> {
     if (data.length <= this.inlineLimit()) return { data, headers };
-    const object = await this.payloads.put(data, what, bucket);
-    return { data: EMPTY, headers: { ...headers, [Header.PAYLOAD_OBJECT]: object }, object };
+    const object = await this.payloads.put(data, destination, what, stream);
+    return { data: EMPTY, headers: { ...headers, [Header.PAYLOAD_OBJECT]: formatPayloadRef(object) }, object };
   }
 
-  /** Headers and payload of a received message, its payload object read (and deleted, with `take`) when it has one. */
-  private async receive(data: Uint8Array, natsHeaders: MsgHdrs | undefined, what: string): Promise<Envelope> {
+  /** Headers and payload of a message received on `destination`, its payload object read (and deleted, with `take`) when it has one. */
+  private async receive(data: Uint8Array, natsHeaders: MsgHdrs | undefined, destination: string, what: string): Promise<Envelope> {
     const headers = fromNatsHeaders(natsHeaders);
     const object = headers[Header.PAYLOAD_OBJECT];
     if (object === undefined) return { data, headers };
     delete headers[Header.PAYLOAD_OBJECT];
-    return { data: await this.payloads.take(object, what), headers };
+    return { data: await this.payloads.take(parsePayloadRef(object), destination, what), headers };
   }
 
   /**
@@ -211,11 +227,11 @@ export class NatsTransport implements Transport {
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Envelope> {
     this.assertUsable(`send a request on ${subject}`);
     const started = Date.now();
-    const outgoing = await this.offload(data, options.headers, `a request on ${subject}`);
+    const outgoing = await this.offload(data, options.headers, subject, `a request on ${subject}`);
     // Storing a large payload spends part of the caller's time.
     const remaining = options.timeoutMs - (Date.now() - started);
     if (remaining <= 0) {
-      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object, subject);
       throw new AppError(ErrorCode.DEADLINE_EXCEEDED, `no reply on ${subject} within ${options.timeoutMs} ms: storing its ${data.length}-byte payload took all of it`);
     }
     let reply;
@@ -223,10 +239,10 @@ export class NatsTransport implements Transport {
       reply = await this.nc.request(subject, outgoing.data, { timeout: Math.max(1, Math.floor(remaining)), headers: toNatsHeaders(outgoing.headers) });
     } catch (error) {
       // Nobody will read it (or the responder, past its deadline, needs it no more).
-      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object, subject);
       throw requestError(subject, options.timeoutMs, error);
     }
-    return this.receive(reply.data, reply.headers, `the reply on ${subject}`);
+    return this.receive(reply.data, reply.headers, reply.subject, `the reply on ${subject}`);
   }
 
   subscribe(subject: string, options: SubscribeOptions, handler: (request: IncomingRequest) => void): Subscription {
@@ -249,9 +265,9 @@ export class NatsTransport implements Transport {
         const respond = (replyData: Uint8Array, replyHeaders?: Headers) => {
           if (responded) return;
           responded = true;
-          if (replyData.length <= this.inlineLimit()) return send(replyData, replyHeaders);
+          if (replyData.length <= this.inlineLimit() || !message.reply) return send(replyData, replyHeaders);
           this.track(
-            this.offload(replyData, replyHeaders, `the reply on ${message.subject}`).then(
+            this.offload(replyData, replyHeaders, message.reply, `the reply on ${message.subject}`).then(
               (outgoing) => send(outgoing.data, outgoing.headers),
               (putError: unknown) => send(EMPTY, errorToHeaders(AppError.from(putError))),
             ),
@@ -266,7 +282,7 @@ export class NatsTransport implements Transport {
         }
         // The handler sees the request only once its payload is here; a payload that is gone is answered like any failed call.
         this.track(
-          this.receive(message.data, message.headers, `a request on ${message.subject}`).then(deliver, (readError: unknown) => respond(EMPTY, errorToHeaders(AppError.from(readError)))),
+          this.receive(message.data, message.headers, message.subject, `a request on ${message.subject}`).then(deliver, (readError: unknown) => respond(EMPTY, errorToHeaders(AppError.from(readError)))),
           loading,
         );
       },
@@ -297,8 +313,8 @@ export class NatsTransport implements Transport {
   }
 
   /** Runs `create` once per key per connection; a failure is not remembered, so the next call retries. */
-  private once(key: string, create: () => Promise<void>): Promise<void> {
-    let promise = this.ensured.get(key);
+  private once<T>(key: string, create: () => Promise<T>): Promise<T> {
+    let promise = this.ensured.get(key) as Promise<T> | undefined;
     if (!promise) {
       promise = create().catch((error: unknown) => {
         this.ensured.delete(key);
@@ -309,76 +325,159 @@ export class NatsTransport implements Transport {
     return promise;
   }
 
-  ensureWorkQueue(queue: string, options: WorkQueueOptions = {}): Promise<void> {
+  /** The configuration Ratchet gives stream `name` (a queue's stream names its queue). */
+  private expectedStream(name: string): StreamConfig {
+    const queue = name.startsWith(queueStream('')) ? name.slice(queueStream('').length) : undefined;
+    const limits = { eventRetentionMs: this.options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS, payloadTtlMs: this.options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS };
+    const config = expectedStreams(queue === undefined ? [] : [queue], limits).find((candidate) => candidate.name === name);
+    if (!config) throw new AppError(ErrorCode.INTERNAL, `no stream ${name} in Ratchet's JetStream layout`);
+    return config;
+  }
+
+  /**
+   * Makes sure stream `name` exists as Ratchet creates it, once per
+   * connection. A stream that is there is checked (streamTampering) and
+   * refused when it was altered; one that is not is created when this
+   * connection may (the orchestrator, or a server without authorization),
+   * and otherwise waited for: the orchestrator creates every stream when it
+   * starts. Limits (max_age) are brought in line by a connection that may.
+   * @throws AppError FAILED_PRECONDITION for a tampered stream; UNAVAILABLE
+   *   (retryable) when it does not appear within `provisionWaitMs`.
+   */
+  ensureStream(name: string): Promise<void> {
+    return this.once(`stream:${name}`, async () => {
+      const expected = this.expectedStream(name);
+      const jsm = await this.jsm();
+      const deadline = Date.now() + (this.options.provisionWaitMs ?? DEFAULT_PROVISION_WAIT_MS);
+      let creationError: unknown = undefined;
+      for (;;) {
+        const existing = await jsm.streams.info(name).catch((error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        });
+        if (existing) {
+          let problems = streamTampering(existing.config, expected);
+          const flagsOnly = problems.every((problem) => /^(deny|allow)_/.test(problem));
+          if ((problems.length > 0 && flagsOnly) || (existing.config.max_age ?? 0) !== (expected.max_age ?? 0)) {
+            // A stream of an older Ratchet, or other limits: a connection allowed to update it (the orchestrator) brings it in line.
+            const { deny_delete, deny_purge, allow_rollup_hdrs, allow_direct, max_age } = expected;
+            const updated = await jsm.streams.update(name, { ...existing.config, deny_delete, deny_purge, allow_rollup_hdrs, allow_direct, max_age: max_age ?? 0 }).catch(() => undefined);
+            if (updated) problems = streamTampering(updated.config, expected);
+          }
+          if (problems.length > 0) throw tamperedStreamError(name, problems);
+          return;
+        }
+        if (creationError === undefined) {
+          creationError = await jsm.streams.add(expected).then(
+            () => null,
+            (error: unknown) => error,
+          );
+          if (creationError === null) return;
+          if (!hasCause(creationError, PermissionViolationError) && !/permission/i.test(String(creationError))) throw creationError;
+        }
+        if (Date.now() >= deadline) {
+          throw new AppError(
+            ErrorCode.UNAVAILABLE,
+            `JetStream stream ${name} does not exist and this service may not create it: the orchestrator creates every stream when it starts; start it (with its own NATS user), then this service goes on`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, PROVISION_POLL_MS));
+      }
+    });
+  }
+
+  /**
+   * Creates every stream and every queue's consumer of a Ratchet
+   * deployment, or checks them when they exist: what the orchestrator does
+   * when it starts, so that no other role needs the right to create streams
+   * or consumers. Consumers that push messages somewhere (a
+   * `deliver_subject`) are never Ratchet's: they are deleted, and reported.
+   * @returns the push consumers removed, as `<stream>/<consumer> -> <subject>`.
+   * @throws AppError FAILED_PRECONDITION for a tampered stream or consumer;
+   *   PERMISSION_DENIED for a NATS user that may not provision.
+   */
+  async provision(queues: Readonly<Record<string, WorkQueueOptions>>): Promise<string[]> {
+    this.assertUsable('set up the JetStream streams');
+    const limits = { eventRetentionMs: this.options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS, payloadTtlMs: this.options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS };
+    const jsm = await this.jsm();
+    const removed: string[] = [];
+    const streams = expectedStreams(Object.keys(queues), limits);
+    // Every stream checked before anything is changed: a tampered one stops it all.
+    for (const stream of streams) await this.ensureStream(stream.name);
+    for (const stream of streams) {
+      const consumers = await jsm.consumers.list(stream.name).next();
+      for (const consumer of consumers) {
+        if (!consumer.config.deliver_subject) continue;
+        await jsm.consumers.delete(stream.name, consumer.name);
+        removed.push(`${stream.name}/${consumer.name} -> ${consumer.config.deliver_subject}`);
+      }
+    }
+    for (const [queue, options] of Object.entries(queues)) await this.ensureWorkQueue(queue, options);
+    return removed;
+  }
+
+  async ensureWorkQueue(queue: string, options: WorkQueueOptions = {}): Promise<WorkQueueSettings> {
     assertToken('queue name', queue);
     this.assertUsable(`create work queue ${queue}`);
+    const wanted = { ackWaitMs: options.ackWaitMs ?? 30_000, maxDeliver: options.maxDeliver ?? 5 };
     return this.once(`queue:${queue}`, async () => {
-      await this.ensureQueueStream(queue);
+      await this.ensureStream(queueStream(queue));
+      await this.ensureStream(DEAD_LETTER_STREAM);
       const jsm = await this.jsm();
       const config = {
         durable_name: WORKERS,
         ack_policy: AckPolicy.Explicit,
-        ack_wait: nanos(options.ackWaitMs ?? 30_000),
-        max_deliver: options.maxDeliver ?? 5,
+        ack_wait: nanos(wanted.ackWaitMs),
+        max_deliver: wanted.maxDeliver,
         filter_subject: Subjects.queue(queue),
       };
-      try {
-        await jsm.consumers.add(queueStream(queue), config);
-      } catch {
-        // The durable exists with other settings: bring it in line with this config.
-        await jsm.consumers.update(queueStream(queue), WORKERS, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
+      const deadline = Date.now() + (this.options.provisionWaitMs ?? DEFAULT_PROVISION_WAIT_MS);
+      let created = false;
+      for (;;) {
+        let info = await jsm.consumers.info(queueStream(queue), WORKERS).catch((error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        });
+        if (info) {
+          checkWorkersConsumer(queue, info);
+          if (info.config.ack_wait !== config.ack_wait || info.config.max_deliver !== config.max_deliver) {
+            // A connection that may not update it works with the consumer's settings (the orchestrator's).
+            info = await jsm.consumers.update(queueStream(queue), WORKERS, { ack_wait: config.ack_wait, max_deliver: config.max_deliver }).catch(() => info as ConsumerInfo);
+          }
+          return { ackWaitMs: Math.round((info.config.ack_wait ?? config.ack_wait) / 1_000_000), maxDeliver: info.config.max_deliver ?? wanted.maxDeliver };
+        }
+        if (!created) {
+          created = true;
+          const failure = await jsm.consumers.add(queueStream(queue), config).then(
+            () => null,
+            (error: unknown) => error,
+          );
+          if (failure === null) continue;
+          if (!hasCause(failure, PermissionViolationError) && !/permission/i.test(String(failure))) throw failure;
+        }
+        if (Date.now() >= deadline) {
+          throw new AppError(
+            ErrorCode.UNAVAILABLE,
+            `the workers' consumer of queue ${queue} does not exist and this service may not create it: the orchestrator creates it when it starts; start it (with its own NATS user), then this service goes on`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, PROVISION_POLL_MS));
       }
-      await this.ensureDeadLetterStream();
-    });
-  }
-
-  /** The queue's stream only: a producer stores jobs there without touching the workers' consumer settings. */
-  private ensureQueueStream(queue: string): Promise<void> {
-    return this.once(`queue-stream:${queue}`, async () => {
-      await addStream(await this.jsm(), {
-        name: queueStream(queue),
-        subjects: [Subjects.queue(queue)],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        duplicate_window: nanos(DEDUP_WINDOW_MS),
-      });
-    });
-  }
-
-  private ensureDeadLetterStream(): Promise<void> {
-    return this.once('dead-letter', async () => {
-      await addStream(await this.jsm(), {
-        name: DEAD_LETTER_STREAM,
-        subjects: [Subjects.deadLetter('*')],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-      });
-    });
-  }
-
-  private ensureEventStream(): Promise<void> {
-    return this.once('events', async () => {
-      await addStream(await this.jsm(), {
-        name: EVENTS_STREAM,
-        subjects: [Subjects.events('*')],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        max_age: nanos(this.options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS),
-      });
     });
   }
 
   async enqueue(queue: string, data: Uint8Array, options: { id: string; headers?: Headers }): Promise<void> {
     this.assertUsable(`enqueue on ${queue}`);
     assertToken('queue name', queue);
-    await this.ensureQueueStream(queue);
-    const outgoing = await this.offload(data, { ...options.headers, [Header.JOB_ID]: options.id }, `job ${options.id} of ${queue}`);
+    await this.ensureStream(queueStream(queue));
+    const subject = Subjects.queue(queue);
+    const outgoing = await this.offload(data, { ...options.headers, [Header.JOB_ID]: options.id }, subject, `job ${options.id} of ${queue}`);
     try {
-      const ack = await this.js.publish(Subjects.queue(queue), outgoing.data, { msgID: options.id, headers: toNatsHeaders(outgoing.headers) });
+      const ack = await this.js.publish(subject, outgoing.data, { msgID: options.id, headers: toNatsHeaders(outgoing.headers) });
       // A duplicate is dropped by the stream; the first enqueue's object is the one its job names.
-      if (ack.duplicate && outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
+      if (ack.duplicate && outgoing.object !== undefined) void this.payloads.remove(outgoing.object, subject);
     } catch (error) {
-      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object);
+      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object, subject);
       throw jetStreamError(`enqueue job ${options.id} on ${queue}`, error);
     }
   }
@@ -420,27 +519,32 @@ export class NatsTransport implements Transport {
   private async delivery(queue: string, message: JsMsg): Promise<Delivery> {
     const headers = fromNatsHeaders(message.headers);
     const id = headers[Header.JOB_ID] ?? `${message.info.stream}:${message.seq}`;
-    const object = headers[Header.PAYLOAD_OBJECT];
-    if (object === undefined) return toDelivery(message, id, message.data, headers);
+    const reference = headers[Header.PAYLOAD_OBJECT];
+    if (reference === undefined) return toDelivery(message, id, message.data, headers);
     delete headers[Header.PAYLOAD_OBJECT];
+    const subject = Subjects.queue(queue);
     let data: Uint8Array;
+    let object: PayloadRef | undefined;
     try {
-      data = await this.payloads.read(object, `job ${id} of ${queue}`);
+      object = parsePayloadRef(reference);
+      data = await this.payloads.read(object, subject, `job ${id} of ${queue}`);
     } catch (error) {
-      if (!(error instanceof PayloadGoneError)) {
+      if (!(error instanceof PayloadGoneError) && AppError.from(error).code !== ErrorCode.INVALID_ARGUMENT) {
         // JetStream hiccup: the job comes back once its payload can be read.
         ignoreClosed(() => message.nak(1_000));
         throw error;
       }
       try {
-        await this.publishDeadLetter(queue, id, EMPTY, headers, `${error.code}: ${error.message}`);
+        const reason = AppError.from(error);
+        await this.publishDeadLetter(queue, id, EMPTY, headers, `${reason.code}: ${reason.message}`);
         message.term();
       } catch {
         ignoreClosed(() => message.nak(1_000));
       }
       throw error;
     }
-    return toDelivery(message, id, data, headers, () => this.payloads.remove(object));
+    const taken = object;
+    return toDelivery(message, id, data, headers, () => this.payloads.remove(taken, subject));
   }
 
   async deadLetter(queue: string, delivery: Delivery, reason: string): Promise<void> {
@@ -450,12 +554,12 @@ export class NatsTransport implements Transport {
 
   /** A large dead letter keeps its payload in a bucket without TTL: the job's own object goes when the job is terminated. */
   private async publishDeadLetter(queue: string, id: string, data: Uint8Array, headers: Headers, reason: string): Promise<void> {
-    await this.ensureDeadLetterStream();
-    const outgoing = await this.offload(data, { ...headers, [Header.JOB_ID]: id, [Header.DEAD_LETTER_REASON]: reason }, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_BUCKET);
+    await this.ensureStream(DEAD_LETTER_STREAM);
+    const subject = Subjects.deadLetter(queue);
+    const outgoing = await this.offload(data, { ...headers, [Header.JOB_ID]: id, [Header.DEAD_LETTER_REASON]: reason }, subject, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_STREAM);
     try {
-      await this.js.publish(Subjects.deadLetter(queue), outgoing.data, { headers: toNatsHeaders(outgoing.headers) });
+      await this.js.publish(subject, outgoing.data, { headers: toNatsHeaders(outgoing.headers) });
     } catch (error) {
-      if (outgoing.object !== undefined) void this.payloads.remove(outgoing.object, DEAD_LETTER_PAYLOAD_BUCKET);
       throw jetStreamError(`dead-letter job ${id} of ${queue}`, error);
     }
   }
@@ -479,7 +583,7 @@ export class NatsTransport implements Transport {
   }
 
   async deadLetters(queue: string): Promise<DeadLetter[]> {
-    await this.ensureDeadLetterStream();
+    await this.ensureStream(DEAD_LETTER_STREAM);
     const subject = Subjects.deadLetter(queue);
     const info = await (await this.jsm()).streams.info(DEAD_LETTER_STREAM, { subjects_filter: subject });
     const count = info.state.subjects?.[subject] ?? 0;
@@ -495,7 +599,9 @@ export class NatsTransport implements Transport {
       if (object !== undefined) {
         delete headers[Header.PAYLOAD_OBJECT];
         // A payload that cannot be read leaves the letter listed with empty data rather than hiding every other letter.
-        data = await this.payloads.read(object, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_BUCKET).catch(() => EMPTY);
+        data = await Promise.resolve()
+          .then(() => this.payloads.read(parsePayloadRef(object), subject, `dead letter ${id} of ${queue}`, DEAD_LETTER_PAYLOAD_STREAM))
+          .catch(() => EMPTY);
       }
       letters.push({ id, reason: headers[Header.DEAD_LETTER_REASON] ?? '', data, headers });
       if (letters.length >= count) break;
@@ -506,7 +612,7 @@ export class NatsTransport implements Transport {
   async appendEvent(taskId: string, data: Uint8Array, headers: Headers = {}): Promise<StoredEvent> {
     assertToken('task id', taskId);
     this.assertUsable(`append an event for task ${taskId}`);
-    await this.ensureEventStream();
+    await this.ensureStream(EVENTS_STREAM);
     try {
       const ack = await this.js.publish(Subjects.events(taskId), data, { headers: toNatsHeaders(headers) });
       return { sequence: ack.seq, data, headers };
@@ -518,7 +624,7 @@ export class NatsTransport implements Transport {
   async readEvents(taskId: string, options: { fromSequence?: number } = {}): Promise<EventReader> {
     assertToken('task id', taskId);
     this.assertUsable(`read events of task ${taskId}`);
-    await this.ensureEventStream();
+    await this.ensureStream(EVENTS_STREAM);
     const from = options.fromSequence ?? 0;
     const consumer = await this.js.consumers.get(EVENTS_STREAM, {
       filter_subjects: Subjects.events(taskId),
@@ -558,14 +664,27 @@ export class NatsTransport implements Transport {
   }
 }
 
-async function addStream(jsm: JetStreamManager, config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
-  try {
-    await jsm.streams.add(config);
-  } catch (error) {
-    // Already there (same name): keep it, but make sure subjects and limits match.
-    const name = config.name as string;
-    const existing = await jsm.streams.info(name).catch(() => undefined);
-    if (!existing) throw error;
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && /not found/i.test(error.message);
+}
+
+/**
+ * Refuses a workers' consumer that is not the pull consumer Ratchet
+ * creates: one that pushes jobs to a subject, reads other subjects or
+ * needs no acks would hand jobs to someone else.
+ */
+function checkWorkersConsumer(queue: string, info: ConsumerInfo): void {
+  const problems: string[] = [];
+  if (info.config.deliver_subject) problems.push(`it pushes to ${info.config.deliver_subject}`);
+  const filters = info.config.filter_subjects ?? (info.config.filter_subject ? [info.config.filter_subject] : []);
+  if (filters.length !== 1 || filters[0] !== Subjects.queue(queue)) problems.push(`it reads ${JSON.stringify(filters)}`);
+  if (info.config.ack_policy !== AckPolicy.Explicit) problems.push(`ack policy ${info.config.ack_policy}`);
+  if (problems.length > 0) {
+    throw new AppError(
+      ErrorCode.FAILED_PRECONDITION,
+      `the workers' consumer of queue ${queue} is not as Ratchet creates it (${problems.join('; ')}): it may have been tampered with, so no job is taken from it; remove it (nats consumer rm ${queueStream(queue)} ${WORKERS}) and restart the orchestrator`,
+      { retryable: false },
+    );
   }
 }
 

@@ -1,24 +1,18 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { Objm, StorageType } from '@nats-io/obj';
-import type { ObjectStore } from '@nats-io/obj';
+import { headers as createNatsHeaders } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { AppError, ErrorCode } from '@ratchet/errors';
+import { PAYLOAD_STREAM, payloadPrefixOf } from './streams';
 
-/** Object store bucket for payloads too big for one NATS message; objects expire after the TTL. */
-export const PAYLOAD_BUCKET = 'RATCHET_PAYLOADS';
-/** Payloads of dead letters: kept as long as the dead letters themselves (no TTL). */
-export const DEAD_LETTER_PAYLOAD_BUCKET = 'RATCHET_DEADLETTER_PAYLOADS';
 /** How long an unread payload object lives, in ms: long enough for any call or queued job, short enough that a crashed peer's leftovers go. */
 export const DEFAULT_PAYLOAD_TTL_MS = 3_600_000;
-/**
- * A read that receives no chunk for this long gives up: the object was
- * deleted or expired under it (the object store client would wait forever).
- */
-const READ_STALL_MS = 10_000;
-/** Largest chunk written; the object store client clamps it to the server's max_payload. */
-const MAX_CHUNK_BYTES = 1024 * 1024;
-
-const nanos = (ms: number) => Math.round(ms * 1_000_000);
+/** How long one chunk read may take before the object counts as unreadable, ms. */
+const CHUNK_READ_TIMEOUT_MS = 10_000;
+/** Chunks stored or read at once. */
+const PARALLEL_CHUNKS = 4;
+/** Most chunks one object may have (with 1 MB chunks: 4 GB); a reference naming more is refused. */
+const MAX_CHUNKS = 4096;
 
 /** A payload object that is no longer there: UNAVAILABLE and retryable, since sending it again helps. */
 export class PayloadGoneError extends AppError {
@@ -28,117 +22,132 @@ export class PayloadGoneError extends AppError {
 }
 
 /**
- * Payloads that do not fit in one NATS message, kept in a JetStream object
- * store: the sender puts the bytes and sends only the object's name; the
- * receiver reads them back. Request and reply objects have a single reader,
- * which deletes them (`take`); job objects are deleted when the job is done.
+ * Where a payload is and how to check it, as the message carrying it names
+ * it in its `ratchet-payload-object` header: `<id>;<chunks>;<bytes>;<sha256>`.
+ */
+export interface PayloadRef {
+  readonly id: string;
+  readonly chunks: number;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+export function formatPayloadRef(ref: PayloadRef): string {
+  return `${ref.id};${ref.chunks};${ref.bytes};${ref.sha256}`;
+}
+
+/**
+ * The reference in a received header.
+ * @throws AppError INVALID_ARGUMENT for anything but a well-formed reference
+ *   (the sender controls it, and it becomes part of a subject).
+ */
+export function parsePayloadRef(value: string): PayloadRef {
+  const [id = '', chunkText = '', byteText = '', sha256 = ''] = /^([A-Za-z0-9-]{1,64});(\d{1,6});(\d{1,13});([0-9a-f]{64})$/.exec(value)?.slice(1) ?? [];
+  const chunks = Number(chunkText);
+  const bytes = Number(byteText);
+  if (id === '' || chunks > MAX_CHUNKS || (bytes === 0) !== (chunks === 0)) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `malformed payload reference ${JSON.stringify(value.slice(0, 200))}: expected <id>;<chunks>;<bytes>;<sha256>`);
+  }
+  return { id, chunks, bytes, sha256 };
+}
+
+/**
+ * Payloads that do not fit in one NATS message, kept as chunks in a
+ * JetStream stream: the sender publishes the chunks under the subject its
+ * message goes to and sends only a reference; the receiver reads them back
+ * by direct get, checks size and SHA-256, and deletes them by replacing each
+ * chunk with an empty rollup. Nothing here creates a stream or a consumer:
+ * `ready` makes sure the stream exists and is as Ratchet creates it.
  */
 export class PayloadStore {
-  private readonly buckets = new Map<string, Promise<ObjectStore>>();
   /** Deletions started and not finished, so close() can let them land. */
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly ttlMs: number,
+    private readonly chunkBytes: () => number,
+    private readonly ready: (stream: string) => Promise<void>,
   ) {}
 
-  private bucket(name: string): Promise<ObjectStore> {
-    let bucket = this.buckets.get(name);
-    if (!bucket) {
-      // Creating opens the bucket when it exists; every process does it once per connection.
-      bucket = new Objm(this.js)
-        .create(name, {
-          storage: StorageType.File,
-          ...(name === PAYLOAD_BUCKET ? { ttl: nanos(this.ttlMs), description: 'Ratchet payloads too large for one NATS message' } : { description: 'Payloads of Ratchet dead letters' }),
-        })
-        .catch((error: unknown) => {
-          this.buckets.delete(name);
-          throw new AppError(ErrorCode.UNAVAILABLE, `cannot open the JetStream object store bucket ${name}: ${messageOf(error)}; is JetStream enabled on the NATS server (-js)?`, { cause: error });
-        });
-      this.buckets.set(name, bucket);
-    }
-    return bucket;
+  private chunkSubject(stream: string, destination: string, id: string, index: number): string {
+    return `${payloadPrefixOf(stream)}.${destination}.${id}.${index}`;
   }
 
   /**
-   * Stores `data` under a fresh name.
-   * @returns the object's name.
-   * @throws AppError UNAVAILABLE when JetStream does not take it.
+   * Stores `data` as a payload of a message to `destination`.
+   * @returns the reference the message carries.
+   * @throws AppError UNAVAILABLE when JetStream does not take it; PERMISSION_DENIED when this role may not send to `destination`.
    */
-  async put(data: Uint8Array, what: string, bucketName = PAYLOAD_BUCKET): Promise<string> {
-    const bucket = await this.bucket(bucketName);
-    const name = randomUUID();
+  async put(data: Uint8Array, destination: string, what: string, stream = PAYLOAD_STREAM): Promise<PayloadRef> {
+    await this.ready(stream);
+    const size = Math.max(1, this.chunkBytes());
+    const ref: PayloadRef = { id: randomUUID(), chunks: Math.ceil(data.length / size), bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') };
     try {
-      await bucket.putBlob({ name, options: { max_chunk_size: MAX_CHUNK_BYTES } }, data);
-      return name;
+      await inBatches(ref.chunks, (index) => this.js.publish(this.chunkSubject(stream, destination, ref.id, index), data.subarray(index * size, (index + 1) * size)).then(() => undefined));
+      return ref;
     } catch (error) {
-      throw new AppError(ErrorCode.UNAVAILABLE, `could not store the ${data.length}-byte payload of ${what} in object store bucket ${bucketName}: ${messageOf(error)}`, { cause: error });
+      void this.remove(ref, destination, stream);
+      throw storeError(`store the ${data.length}-byte payload of ${what} in stream ${stream}`, error);
     }
   }
 
   /**
-   * The bytes of object `name`.
-   * @throws PayloadGoneError (UNAVAILABLE, retryable) when the object is
-   *   gone (expired, deleted, or its sender crashed before it was complete);
-   *   AppError UNAVAILABLE when JetStream cannot be read.
+   * The bytes of the payload `ref` of a message received on `destination`.
+   * @throws PayloadGoneError (UNAVAILABLE, retryable) when a chunk is gone
+   *   (expired, deleted, or its sender crashed before it was complete);
+   *   AppError UNAVAILABLE when JetStream cannot be read; DATA_LOSS-like
+   *   INVALID_ARGUMENT when the bytes do not match the reference.
    */
-  async read(name: string, what: string, bucketName = PAYLOAD_BUCKET): Promise<Uint8Array> {
-    const bucket = await this.bucket(bucketName);
-    let result;
-    try {
-      result = await bucket.get(name);
-    } catch (error) {
-      throw new AppError(ErrorCode.UNAVAILABLE, `could not read the payload of ${what} from object store bucket ${bucketName}: ${messageOf(error)}`, { cause: error });
-    }
-    if (result === null) throw this.gone(name, what, bucketName);
-    // Awaited below; a read that gives up early must not leave its rejection unhandled.
-    result.error.catch(() => undefined);
-    const data = new Uint8Array(result.info.size);
-    let offset = 0;
-    const reader = result.data.getReader();
-    try {
-      for (;;) {
-        let timer: NodeJS.Timeout | undefined;
-        const stalled = new Promise<'stalled'>((resolve) => (timer = setTimeout(() => resolve('stalled'), READ_STALL_MS)));
-        const next = await Promise.race([reader.read(), stalled]).finally(() => clearTimeout(timer));
-        if (next === 'stalled') {
-          await reader.cancel().catch(() => undefined);
-          throw this.gone(name, what, bucketName);
-        }
-        if (next.done) break;
-        if (offset + next.value.length > data.length) throw new Error(`object ${name} holds more than the ${data.length} bytes it announced`);
-        data.set(next.value, offset);
-        offset += next.value.length;
+  async read(ref: PayloadRef, destination: string, what: string, stream = PAYLOAD_STREAM): Promise<Uint8Array> {
+    await this.ready(stream);
+    const parts: Uint8Array[] = new Array<Uint8Array>(ref.chunks);
+    await inBatches(ref.chunks, async (index) => {
+      const subject = this.chunkSubject(stream, destination, ref.id, index);
+      let reply;
+      try {
+        reply = await this.nc.request(`$JS.API.DIRECT.GET.${stream}.${subject}`, undefined, { timeout: CHUNK_READ_TIMEOUT_MS });
+      } catch (error) {
+        throw storeError(`read the payload of ${what} from stream ${stream}`, error);
       }
-      const error = await result.error;
-      if (error) throw error;
-      if (offset !== data.length) throw new Error(`object ${name} ended after ${offset} of ${data.length} bytes`);
-      return data;
-    } catch (error) {
-      if (AppError.is(error)) throw error;
-      throw new AppError(ErrorCode.UNAVAILABLE, `could not read the payload of ${what} from object store bucket ${bucketName}: ${messageOf(error)}`, { cause: error });
-    } finally {
-      reader.releaseLock();
+      if (reply.headers?.code === 404 || reply.data.length === 0) throw this.gone(ref, what, stream);
+      if (reply.headers?.code) throw new AppError(ErrorCode.UNAVAILABLE, `could not read the payload of ${what} from stream ${stream}: ${reply.headers.code} ${reply.headers.description}`);
+      parts[index] = reply.data;
+    });
+    const data = new Uint8Array(ref.bytes);
+    let offset = 0;
+    for (const part of parts) {
+      if (offset + part.length > data.length) throw corrupt(ref, what, `more than the ${ref.bytes} bytes announced`);
+      data.set(part, offset);
+      offset += part.length;
     }
-  }
-
-  /** Reads object `name` and deletes it: for payloads with exactly one reader. Throws as `read`. */
-  async take(name: string, what: string): Promise<Uint8Array> {
-    const data = await this.read(name, what);
-    // The reader does not wait for the deletion: it costs round trips, and the TTL catches any that fail.
-    void this.remove(name);
+    if (offset !== data.length) throw corrupt(ref, what, `${offset} of ${ref.bytes} bytes`);
+    if (createHash('sha256').update(data).digest('hex') !== ref.sha256) throw corrupt(ref, what, 'bytes whose SHA-256 differs from the reference');
     return data;
   }
 
-  /** Deletes object `name`; a failure is ignored (the bucket's TTL removes it later). */
-  remove(name: string, bucketName = PAYLOAD_BUCKET): Promise<void> {
-    const deletion = this.bucket(bucketName)
-      .then((bucket) => bucket.delete(name))
-      .then(
-        () => undefined,
-        () => undefined,
-      );
+  /** Reads payload `ref` and deletes it: for payloads with exactly one reader. Throws as `read`. */
+  async take(ref: PayloadRef, destination: string, what: string): Promise<Uint8Array> {
+    const data = await this.read(ref, destination, what);
+    // The reader does not wait for the deletion: it costs round trips, and the TTL catches any that fail.
+    void this.remove(ref, destination);
+    return data;
+  }
+
+  /**
+   * Deletes payload `ref` by replacing each chunk with an empty rollup (the
+   * stream allows no other deletion); a failure is ignored (the TTL removes
+   * it later). Only the roles that may send or receive on `destination` can.
+   */
+  remove(ref: PayloadRef, destination: string, stream = PAYLOAD_STREAM): Promise<void> {
+    if (stream !== PAYLOAD_STREAM) return Promise.resolve();
+    const rollup = createNatsHeaders();
+    rollup.set('Nats-Rollup', 'sub');
+    const deletion = inBatches(ref.chunks, (index) => this.js.publish(this.chunkSubject(stream, destination, ref.id, index), undefined, { headers: rollup }).then(() => undefined)).then(
+      () => undefined,
+      () => undefined,
+    );
     this.pending.add(deletion);
     void deletion.finally(() => this.pending.delete(deletion));
     return deletion;
@@ -152,14 +161,30 @@ export class PayloadStore {
     clearTimeout(timer);
   }
 
-  private gone(name: string, what: string, bucketName: string): PayloadGoneError {
-    const ttl = bucketName === PAYLOAD_BUCKET ? ` after ${Math.round(this.ttlMs / 60_000)} min` : '';
-    return new PayloadGoneError(
-      `the payload object ${name} of ${what} is gone from object store bucket ${bucketName} (it expired${ttl}, was already read, or its sender crashed); send it again`,
-    );
+  private gone(ref: PayloadRef, what: string, stream: string): PayloadGoneError {
+    const ttl = stream === PAYLOAD_STREAM ? ` after ${Math.round(this.ttlMs / 60_000)} min` : '';
+    return new PayloadGoneError(`the payload object ${ref.id} of ${what} is gone from stream ${stream} (it expired${ttl}, was already read, or its sender crashed); send it again`);
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Runs `task(0..count-1)`, at most PARALLEL_CHUNKS at a time; the first failure rejects. */
+async function inBatches(count: number, task: (index: number) => Promise<void>): Promise<void> {
+  for (let start = 0; start < count; start += PARALLEL_CHUNKS) {
+    const batch: Promise<void>[] = [];
+    for (let index = start; index < Math.min(count, start + PARALLEL_CHUNKS); index++) batch.push(task(index));
+    await Promise.all(batch);
+  }
+}
+
+function corrupt(ref: PayloadRef, what: string, found: string): AppError {
+  return new AppError(ErrorCode.INVALID_ARGUMENT, `the payload object ${ref.id} of ${what} holds ${found}: it was altered in the stream; send it again`, { retryable: true });
+}
+
+function storeError(what: string, error: unknown): AppError {
+  if (AppError.is(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/permission/i.test(message)) {
+    return new AppError(ErrorCode.PERMISSION_DENIED, `could not ${what}: this service's NATS user has no permission for it (see deploy/SECURITY.md)`, { cause: error, retryable: false });
+  }
+  return new AppError(ErrorCode.UNAVAILABLE, `could not ${what}: ${message}`, { cause: error });
 }

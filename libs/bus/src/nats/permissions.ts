@@ -1,6 +1,5 @@
 import { Subjects } from '../headers';
-import { DEAD_LETTER_PAYLOAD_BUCKET, PAYLOAD_BUCKET } from './payload-store';
-import { DEAD_LETTER_STREAM, EVENTS_STREAM, queueStream, WORKERS } from './streams';
+import { DEAD_LETTER_PAYLOAD_PREFIX, DEAD_LETTER_PAYLOAD_STREAM, DEAD_LETTER_STREAM, EVENTS_STREAM, PAYLOAD_PREFIX, PAYLOAD_STREAM, payloadSubjectsFor, queueStream, WORKERS } from './streams';
 
 /**
  * What one kind of process does on the bus, the source of its NATS
@@ -19,8 +18,15 @@ export interface BusRole {
   readonly works: readonly string[];
   /** Appends and reads task events. */
   readonly events: boolean;
-  /** Sends and receives payloads too large for one message (the object store bucket). */
+  /** Sends and receives payloads too large for one message (chunks in the payload stream, for the subjects it sends and receives on). */
   readonly payloads: boolean;
+  /**
+   * Creates Ratchet's streams and the queues' consumers when it starts (see
+   * `NatsTransport.provision`): the only role that may create, update or
+   * delete streams and consumers. No other role can create a stream that
+   * captures others' subjects or a consumer that pushes into them.
+   */
+  readonly provisions?: boolean;
   /** Other subjects it listens on (patterns), for channels outside services and queues. */
   readonly listens?: readonly string[];
   /** Other subjects it sends requests to (patterns). */
@@ -55,6 +61,7 @@ export const busRoles = {
   orchestrator: server([ORCHESTRATOR], {
     calls: { [PLANNER]: ALL, [CODER]: ALL, [TESTER]: ALL, [REFLECTOR]: ALL, [SAFETY]: ALL, [MEMORY]: ALL },
     events: true,
+    provisions: true,
     listens: [PROGRESS],
   }),
   planner: server([PLANNER]),
@@ -86,29 +93,28 @@ export function inboxPrefixOf(role: string): string {
   return `_INBOX_${role}`;
 }
 
-/** JetStream API subjects to create (or look up) a stream and publish into it. */
-const streamWriter = (stream: string) => [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.INFO.${stream}`];
-/** JetStream API subjects to read a stream through consumers, named or not. */
+/** JetStream API subject to look a stream up: every role checks the streams it uses before using them. */
+const streamInfo = (stream: string) => `$JS.API.STREAM.INFO.${stream}`;
+/** JetStream API subjects to read a stream through ordered consumers of its own (pull, ephemeral). */
 const streamReader = (stream: string) => [
   `$JS.API.CONSUMER.CREATE.${stream}`,
   `$JS.API.CONSUMER.CREATE.${stream}.>`,
-  `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.*`,
   `$JS.API.CONSUMER.INFO.${stream}.*`,
   `$JS.API.CONSUMER.DELETE.${stream}.*`,
   `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
   `$JS.ACK.${stream}.>`,
-  `$JS.FC.${stream}.>`,
 ];
-/** An object store bucket: chunks and metadata, reads by direct get, deletes by purge. */
-const bucket = (name: string) => [
-  ...streamWriter(`OBJ_${name}`),
-  ...streamReader(`OBJ_${name}`),
-  `$JS.API.STREAM.PURGE.OBJ_${name}`,
-  `$JS.API.STREAM.MSG.GET.OBJ_${name}`,
-  `$JS.API.DIRECT.GET.OBJ_${name}`,
-  `$JS.API.DIRECT.GET.OBJ_${name}.>`,
-  `$O.${name}.>`,
+/** JetStream API subjects to create and check streams and the queues' consumers (the provisioning role only). */
+const provisioner = (stream: string) => [
+  `$JS.API.STREAM.CREATE.${stream}`,
+  `$JS.API.STREAM.UPDATE.${stream}`,
+  streamInfo(stream),
+  `$JS.API.CONSUMER.LIST.${stream}`,
+  `$JS.API.CONSUMER.DELETE.${stream}.*`,
+  `$JS.API.CONSUMER.INFO.${stream}.*`,
 ];
+/** Every queue some role fills or works. */
+const allQueues = (): string[] => [...new Set(Object.values(busRoles as Record<string, BusRole>).flatMap((role) => [...role.enqueues, ...role.works]))];
 
 /**
  * The roles that send requests `roleName` answers: the callers of the
@@ -145,29 +151,49 @@ export function natsPermissions(roleName: BusRoleName): NatsPermissions {
   }
   subscribe.push(...(role.listens ?? []));
   publish.push(...(role.sends ?? []));
-  const jetstream = role.enqueues.length > 0 || role.works.length > 0 || role.events || role.payloads;
+  const jetstream = role.enqueues.length > 0 || role.works.length > 0 || role.events || role.payloads || role.provisions === true;
   if (jetstream) publish.push('$JS.API.INFO');
+  /** Subjects of messages it sends (payloads go with them) and receives (payloads it reads and then deletes). */
+  const sent = publish.filter((subject) => !subject.startsWith('$'));
+  const received = [...subscribe];
   for (const queue of role.enqueues) {
-    publish.push(Subjects.queue(queue), ...streamWriter(queueStream(queue)));
+    publish.push(Subjects.queue(queue), streamInfo(queueStream(queue)));
     subscribe.push(Subjects.result(queue, '*', '*'));
+    sent.push(Subjects.queue(queue));
+    received.push(Subjects.result(queue, '*', '*'));
   }
   for (const queue of role.works) {
     publish.push(
-      ...streamWriter(queueStream(queue)),
-      `$JS.API.CONSUMER.CREATE.${queueStream(queue)}.${WORKERS}`,
-      `$JS.API.CONSUMER.CREATE.${queueStream(queue)}.${WORKERS}.>`,
-      `$JS.API.CONSUMER.DURABLE.CREATE.${queueStream(queue)}.${WORKERS}`,
+      streamInfo(queueStream(queue)),
       `$JS.API.CONSUMER.INFO.${queueStream(queue)}.${WORKERS}`,
       `$JS.API.CONSUMER.MSG.NEXT.${queueStream(queue)}.${WORKERS}`,
       `$JS.ACK.${queueStream(queue)}.${WORKERS}.>`,
       Subjects.result(queue, '*', '*'),
       Subjects.deadLetter(queue),
-      ...streamWriter(DEAD_LETTER_STREAM),
-      ...bucket(DEAD_LETTER_PAYLOAD_BUCKET),
+      streamInfo(DEAD_LETTER_STREAM),
+      streamInfo(DEAD_LETTER_PAYLOAD_STREAM),
+      payloadSubjectsFor(DEAD_LETTER_PAYLOAD_PREFIX, Subjects.deadLetter(queue)),
     );
+    sent.push(Subjects.result(queue, '*', '*'));
+    received.push(Subjects.queue(queue));
   }
-  if (role.events) publish.push(Subjects.events('*'), ...streamWriter(EVENTS_STREAM), ...streamReader(EVENTS_STREAM));
-  if (role.payloads) publish.push(...bucket(PAYLOAD_BUCKET));
+  if (role.events) publish.push(Subjects.events('*'), streamInfo(EVENTS_STREAM), ...streamReader(EVENTS_STREAM));
+  if (role.payloads) {
+    publish.push(streamInfo(PAYLOAD_STREAM));
+    for (const subject of [...sent, ...received]) publish.push(payloadSubjectsFor(PAYLOAD_PREFIX, subject));
+    for (const subject of received) publish.push(`$JS.API.DIRECT.GET.${PAYLOAD_STREAM}.${payloadSubjectsFor(PAYLOAD_PREFIX, subject)}`);
+  }
+  if (role.provisions === true) {
+    for (const stream of [EVENTS_STREAM, DEAD_LETTER_STREAM, PAYLOAD_STREAM, DEAD_LETTER_PAYLOAD_STREAM]) publish.push(...provisioner(stream));
+    for (const queue of allQueues()) {
+      publish.push(
+        ...provisioner(queueStream(queue)),
+        `$JS.API.CONSUMER.CREATE.${queueStream(queue)}.${WORKERS}`,
+        `$JS.API.CONSUMER.CREATE.${queueStream(queue)}.${WORKERS}.>`,
+        `$JS.API.CONSUMER.DURABLE.CREATE.${queueStream(queue)}.${WORKERS}`,
+      );
+    }
+  }
   return { publish: { allow: [...new Set(publish)] }, subscribe: { allow: [...new Set(subscribe)] } };
 }
 
