@@ -12,7 +12,7 @@ export interface Queryable {
    * @throws AppError ALREADY_EXISTS for a unique violation (23505),
    *   FAILED_PRECONDITION for other integrity violations (23xxx), UNAVAILABLE
    *   (retryable) when the connection is lost, INTERNAL otherwise; the
-   *   Postgres error is the cause and its SQLSTATE is in the message.
+   *   Postgres error (with its SQLSTATE, for the log) is the cause, never the message.
    */
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs a script of several statements without parameters (migrations). Throws as `query`. */

@@ -30,9 +30,9 @@ export class SqlFailure extends Error {
 
 /**
  * An AppError for a failed statement. Its message is safe to show a client:
- * it names the SQLSTATE but never the statement or Postgres' text (which
- * can quote the client's data and the schema); both are in the cause, a
- * SqlFailure, which servers log (GrpcServer logs an internal error's cause).
+ * it names neither the SQLSTATE nor the statement nor Postgres' text (which
+ * can quote the client's data and the schema); all three are in the cause,
+ * a SqlFailure, which servers log (GrpcServer logs an internal error's cause).
  *
  * - 22xxx data exceptions (a NUL character, bytes that are not UTF-8, a
  *   value too long or out of range) -> INVALID_ARGUMENT: the data came from
@@ -53,7 +53,8 @@ export function sqlError(error: unknown, sql: string): AppError {
   const tag = state === '' ? '' : ` (SQLSTATE ${state})`;
   const failure = new SqlFailure(`${raw}${tag} in: ${statement}...`, state, error);
   const { code, message, retryable } = classify(state, raw, typeof candidate === 'string' ? candidate : '');
-  return new AppError(code, `${message.what}${tag}${message.todo === undefined ? '' : `; ${message.todo}`}`, { cause: failure, ...(retryable === undefined ? {} : { retryable }) });
+  // The SQLSTATE is the log's (in the cause): it tells a client only which database and schema the server runs.
+  return new AppError(code, `${message.what}${message.todo === undefined ? '' : `; ${message.todo}`}`, { cause: failure, ...(retryable === undefined ? {} : { retryable }) });
 }
 
 interface Message {

@@ -124,16 +124,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stopping = new AbortController();
   const restartDelayMs = options.restartDelayMs ?? 1_000;
   const metricsPorts = new WeakMap<NodeProcessFixture, number>();
+  // Each service gets only what it needs, as docker-compose.yml gives it: its own NATS user, and the
+  // database (orchestrator, memory) and the gRPC API's tokens (orchestrator) only where they are used.
   const envOf = (service: StackService): Record<string, string> => ({
     RATCHET_CONFIG_DIR: path.join(options.repoRoot, 'config'),
     RATCHET_BUS_NATS_URL: nats.url,
     RATCHET_BUS_NATS_USER: service,
     RATCHET_BUS_NATS_PASSWORD: natsPasswords[service] as string,
-    RATCHET_DATABASE_URL: postgres.connectionString,
-    RATCHET_MEMORY_VECTORS: 'pglite',
-    RATCHET_MEMORY_VECTOR_DATA_DIR: path.join(scratch, 'memory-vectors'),
-    RATCHET_GRPC_ADDRESS: `127.0.0.1:${grpcPort}`,
-    RATCHET_GRPC_TOKENS: options.token ?? '',
+    ...(service === 'orchestrator' || service === 'memory' ? { RATCHET_DATABASE_URL: postgres.connectionString } : {}),
+    ...(service === 'memory' ? { RATCHET_MEMORY_VECTORS: 'pglite', RATCHET_MEMORY_VECTOR_DATA_DIR: path.join(scratch, 'memory-vectors') } : {}),
+    ...(service === 'orchestrator' ? { RATCHET_GRPC_ADDRESS: `127.0.0.1:${grpcPort}`, RATCHET_GRPC_TOKENS: options.token ?? '' } : {}),
     ...options.env,
     ...options.serviceEnv?.[service],
   });
