@@ -41,10 +41,16 @@ const keys = {
   google: `AIza${fake(base64url, 35)}`,
   stripeSecret: `sk_live_${fake(alnum, 24)}`,
   stripeRestricted: `rk_live_${fake(alnum, 24)}`,
+  huggingface: `hf_${fake('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 34)}`,
+  npm: `npm_${fake(alnum, 36)}`,
+  groq: `gsk_${fake(alnum, 52)}`,
+  sendgrid: `SG.${fake(base64url, 22)}.${fake(base64url, 43)}`,
   jwt: `${base64Url('{"alg":"HS256","typ":"JWT"}')}.${base64Url('{"sub":"1234567890","name":"Fake User","iat":1516239022}')}.${fake(base64url, 43)}`,
   bearer: fake(base64url, 40),
   random: fake(alnum, 40),
 };
+/** Azure keys are 32 hex digits: redacted only where the line names a key, as a bare one is as often a digest. */
+const azureKey = fake('0123456789abcdef', 32);
 const pemBody = Array.from({ length: 12 }, () => fake(base64, 64)).join('\n');
 const pem = `-----BEGIN RSA PRIVATE KEY-----\n${pemBody}\n-----END RSA PRIVATE KEY-----`;
 
@@ -70,6 +76,14 @@ describe('createRedactor with the built-in rules', () => {
     ['google-api-key', `https://maps.googleapis.com/maps/api/geocode/json?address=x&key=${keys.google}`, 'https://maps.googleapis.com/maps/api/geocode/json?address=x&key=[REDACTED:google-api-key]'],
     ['stripe-key', `stripe.api_key = "${keys.stripeSecret}"`, 'stripe.api_key = "[REDACTED:stripe-key]"'],
     ['stripe-key', `STRIPE_KEY=${keys.stripeRestricted}`, 'STRIPE_KEY=[REDACTED:stripe-key]'],
+    // An Azure endpoint echoing the key it refused, and the header it goes in.
+    ['azure-key', `Access denied due to invalid subscription key ${azureKey}. Make sure to provide a valid key`, 'Access denied due to invalid subscription key [REDACTED:azure-key]. Make sure to provide a valid key'],
+    ['azure-key', `Ocp-Apim-Subscription-Key: ${azureKey.toUpperCase()}`, 'Ocp-Apim-Subscription-Key: [REDACTED:azure-key]'],
+    ['azure-key', `AZURE_OPENAI_KEY=${azureKey}`, 'AZURE_OPENAI_KEY=[REDACTED:azure-key]'],
+    ['huggingface-token', `HF_TOKEN=${keys.huggingface}`, 'HF_TOKEN=[REDACTED:huggingface-token]'],
+    ['npm-token', `//registry.npmjs.org/:_authToken=${keys.npm}`, '//registry.npmjs.org/:_authToken=[REDACTED:npm-token]'],
+    ['groq-key', `Invalid API Key: ${keys.groq}`, 'Invalid API Key: [REDACTED:groq-key]'],
+    ['sendgrid-key', `sg = SendGridAPIClient("${keys.sendgrid}")`, 'sg = SendGridAPIClient("[REDACTED:sendgrid-key]")'],
     ['jwt', `{"id_token": "${keys.jwt}"}`, '{"id_token": "[REDACTED:jwt]"}'],
     ['authorization', `Authorization: Bearer ${keys.bearer}`, 'Authorization: Bearer [REDACTED:authorization]'],
     ['authorization', `Authorization: Basic ${Buffer.from('admin:fake-pass-123').toString('base64')}`, 'Authorization: Basic [REDACTED:authorization]'],

@@ -106,6 +106,11 @@ export const defaultRedactionRules: RedactionRules = deepFreeze({
     { id: 'slack-webhook', pattern: String.raw`hooks\.slack\.com/services/(?<secret>T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,})` },
     { id: 'google-api-key', pattern: String.raw`(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])` },
     { id: 'stripe-key', pattern: String.raw`(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}` },
+    { id: 'azure-key', pattern: String.raw`(?:key|subscription|azure)[^\n]{0,60}?(?<![0-9A-Fa-f-])(?<secret>[0-9a-fA-F]{32})(?![0-9A-Fa-f-])`, flags: 'i' },
+    { id: 'huggingface-token', pattern: String.raw`(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9_])` },
+    { id: 'npm-token', pattern: String.raw`(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])` },
+    { id: 'groq-key', pattern: String.raw`(?<![A-Za-z0-9_])gsk_[A-Za-z0-9]{48,56}(?![A-Za-z0-9_])` },
+    { id: 'sendgrid-key', pattern: String.raw`(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])` },
     {
       id: 'authorization',
       pattern: String.raw`(?<![A-Za-z0-9_-])(?:Proxy-)?Authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:(?:Bearer|Basic|Token|Bot)[ \t]+|(?=[A-Za-z._~-]*[0-9+/=]))(?![a-z]+\b)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)(?![A-Za-z0-9._~+/=(-])`,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { configuredSecrets, createRedactor, loadRedactionRules, type Redactor } from '@ratchet/agent';
+import { configuredSecrets, createRedactor, loadRedactionRules, redactStrings, type Redactor } from '@ratchet/agent';
 import { baseConfigSchema, loadConfig, type BaseConfig } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { HealthStatus } from '@ratchet/contracts';
@@ -44,6 +44,13 @@ export interface ProcessSpec<D extends HealthServiceDefinition, S extends z.ZodT
   readonly optionalFiles?: readonly string[];
   /** Builds the implementation; a thrown CONFIG_INVALID exits 78, anything else 1. Default: Health only. */
   readonly start?: (context: StartContext<z.infer<S>>) => Promise<StartedService<D>>;
+  /**
+   * Redacts every reply and error before it leaves the process (file
+   * contents, ids and commands to approve excepted; see `redactStrings`).
+   * For the roles that call a model: they alone hold its key, so a provider
+   * that echoes it must be caught here, not by the services that store it.
+   */
+  readonly redactReplies?: boolean;
 }
 
 /** Exit code for a bad configuration (sysexits EX_CONFIG), so supervisors can tell it from a crash. */
@@ -183,8 +190,9 @@ export async function runService<D extends HealthServiceDefinition, S extends z.
     await transport.close();
     return;
   }
+  const implementation = started.implementation === undefined || spec.redactReplies !== true ? started.implementation : redactedReplies(started.implementation, redact);
   state.running = hostService(
-    { name: spec.name, version: spec.version, definition: spec.definition, ...(started.implementation === undefined ? {} : { implementation: started.implementation }), ...(started.checks === undefined ? {} : { checks: started.checks }), ...(started.instance === undefined ? {} : { instance: started.instance }) },
+    { name: spec.name, version: spec.version, definition: spec.definition, ...(implementation === undefined ? {} : { implementation }), ...(started.checks === undefined ? {} : { checks: started.checks }), ...(started.instance === undefined ? {} : { instance: started.instance }) },
     { transport, logger },
   );
   await state.running.server.ready;
@@ -197,4 +205,31 @@ export function main<D extends HealthServiceDefinition, S extends z.ZodType = ty
     process.stderr.write(`${spec.name}: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   });
+}
+
+/**
+ * `implementation` with every reply passed through `redactStrings` and every
+ * error's message through `redact`. Streams are left as they are (the
+ * model roles serve none).
+ */
+function redactedReplies<I extends object>(implementation: I, redact: (text: string) => string): I {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(implementation)) {
+    if (typeof method !== 'function') {
+      wrapped[name] = method;
+      continue;
+    }
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        const reply: unknown = await (method as (...parameters: unknown[]) => unknown).apply(implementation, args);
+        if (typeof reply === 'object' && reply !== null && Symbol.asyncIterator in reply) return reply;
+        return redactStrings(reply, redact);
+      } catch (error) {
+        const appError = AppError.from(error);
+        const message = redact(appError.message);
+        throw message === appError.message ? appError : new AppError(appError.code, message, { retryable: appError.isRetryable });
+      }
+    };
+  }
+  return wrapped as I;
 }

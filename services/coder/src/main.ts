@@ -9,6 +9,8 @@ import { createCoderService } from './index';
 // The coder as its own process: its model (config/models.yaml, RATCHET_MODEL_*), its `coder` section and prompts from the config directory.
 main({
   name: 'coder',
+  // It holds the model's key: its replies and errors are redacted before they leave (a provider may echo the key).
+  redactReplies: true,
   version: packageVersion(path.join(__dirname, '..')),
   definition: CoderServiceDefinition,
   schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, coder: coderConfigSection }),

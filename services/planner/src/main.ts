@@ -10,6 +10,8 @@ import { createPlannerService } from './index';
 // their prompt budgets (config/planner.yaml, RATCHET_PLANNER_PROMPT_BUDGET_TOKENS, ...) and prompts from the config directory.
 main({
   name: 'planner',
+  // It holds the model's key: its replies and errors are redacted before they leave (a provider may echo the key).
+  redactReplies: true,
   version: packageVersion(path.join(__dirname, '..')),
   definition: PlannerServiceDefinition,
   schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, planner: plannerConfigSection, reprompter: reprompterConfigSection }),

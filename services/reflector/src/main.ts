@@ -10,6 +10,8 @@ import { createReflectorService } from './index';
 // their prompt budgets (config/reflector.yaml, RATCHET_REFLECTOR_PROMPT_BUDGET_TOKENS, ...) and prompts from the config directory.
 main({
   name: 'reflector',
+  // It holds the model's key: its replies and errors are redacted before they leave (a provider may echo the key).
+  redactReplies: true,
   version: packageVersion(path.join(__dirname, '..')),
   definition: ReflectorServiceDefinition,
   schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, reflector: reflectorConfigSection, reviewer: reviewerConfigSection, auditor: auditorConfigSection }),

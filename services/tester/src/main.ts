@@ -12,6 +12,8 @@ import { createTesterService } from './index';
 // sandbox work queue, so whichever sandbox-runner process has room takes each one.
 main({
   name: 'tester',
+  // It holds the model's key: its replies and errors are redacted before they leave (a provider may echo the key).
+  redactReplies: true,
   version: packageVersion(path.join(__dirname, '..')),
   definition: TesterServiceDefinition,
   schema: extendConfigSchema({ model: modelConfigSection, prices: pricesConfigSection, sandbox: sandboxConfigSection, tester: testerConfigSection }),
