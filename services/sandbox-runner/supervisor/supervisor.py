@@ -20,11 +20,15 @@
 # ending in one DONE frame whose JSON carries the answer.
 #
 # The code under test never writes to stdout itself: its output goes through
-# pipes this process reads, caps and frames, so it cannot forge a frame. This
-# process is made non-dumpable, so the code (same uid) can neither ptrace it
-# nor open its /proc/<pid>/fd. In Docker it is PID 1, whose namespace's own
-# processes cannot signal it; under bubblewrap the code can kill or stop it,
-# and the runner then sees no DONE frame and reports a failure, never a pass.
+# pipes this process reads, caps and frames, so it cannot forge a frame. The
+# runner's pipes are held in the sandbox by this process alone: it must be the
+# sandbox's PID 1 (Docker makes it so; bubblewrap with --as-pid-1, so no bwrap
+# init inside holds them), whose namespace's own processes cannot stop or kill
+# it, and it makes itself non-dumpable before it reads a job, so the code
+# (same uid) can neither ptrace it, nor take its descriptors (pidfd_getfd,
+# /proc/<pid>/fd), nor read its memory. Either step failing ends it with an
+# error before any command runs. bubblewrap's seccomp filter (and Docker's
+# default profile) refuse ptrace and pidfd_getfd besides.
 # Only the standard library, and only its cheap modules (no json, re,
 # subprocess or tarfile): in a fresh sandbox its start is part of every job.
 import os
@@ -45,13 +49,20 @@ CHUNK = 65536
 SIGKILL = 9  # not the signal module: importing it costs milliseconds per job
 
 
-def make_undumpable():
-    try:
-        import ctypes
+def guard_result_channel():
+    """Makes this process the sole holder of the runner's pipes in the
+    sandbox, or raises: non-dumpable (execve made it dumpable, so no launcher
+    can do this for it; it happens before any job is read, so before any
+    other process exists in the sandbox), PID 1, and no descriptor but 0, 1
+    and 2 for a command to inherit."""
+    import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
-    except Exception:  # no ctypes in a minimal image: ptrace is still limited by the runtime
-        pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0, then PR_GET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "cannot make the supervisor non-dumpable; the code under test could take its result channel")
+    if os.getpid() != 1:
+        raise RuntimeError("the supervisor runs as pid %d, not as its sandbox's PID 1, so another process there may hold the runner's pipes; start it as the container's command (docker) or with bwrap --as-pid-1" % os.getpid())
+    os.closerange(3, 1 << 20)
 
 
 def send(kind, payload):
@@ -717,7 +728,7 @@ def serve_session(spec):
 
 
 def main():
-    make_undumpable()
+    guard_result_channel()
     idle = None
     if "--idle-seconds" in sys.argv:
         idle = float(sys.argv[sys.argv.index("--idle-seconds") + 1])

@@ -49,6 +49,74 @@ def supervisor():
             if argv[:4] == [b'python3', b'-I', b'-S', b'-c']:
                 return int(entry)
 `;
+// Imported by the failing test: takes the supervisor's stdout (the runner's
+// result channel) from whichever process holds it, stops the supervisor and
+// writes a complete passing result, then lets the real test fail.
+const forgeryProgram = `${findSupervisor}
+import ctypes, io, json, os, struct, tarfile, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def parent_of(pid):
+    try:
+        return int(open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+target = supervisor()
+print('forgery: supervisor found', target)
+holders = sorted({pid for pid in (target, parent_of(target), 1) if pid})
+writers = []
+for pid in holders:
+    pidfd = libc.syscall(434, pid, 0)  # pidfd_open
+    if pidfd < 0:
+        print('forgery: pidfd_getfd of pid %d refused (pidfd_open errno %d)' % (pid, ctypes.get_errno()))
+        continue
+    stolen = libc.syscall(438, pidfd, 1, 0)  # pidfd_getfd of its fd 1
+    if stolen >= 0:
+        print('forgery: fd 1 of pid %d STOLEN' % pid)
+        writers.append(stolen)
+    else:
+        print('forgery: pidfd_getfd of pid %d refused (errno %d)' % (pid, ctypes.get_errno()))
+    os.close(pidfd)
+for pid in holders:
+    if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
+        print('forgery: ptrace of pid %d ATTACHED' % pid)
+        os.waitpid(pid, 0x40000000)  # __WALL
+        libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+    else:
+        print('forgery: ptrace of pid %d refused (errno %d)' % (pid, ctypes.get_errno()))
+    try:
+        writers.append(os.open('/proc/%d/fd/1' % pid, os.O_WRONLY))
+        print('forgery: /proc/%d/fd/1 STOLEN' % pid)
+    except OSError as error:
+        print('forgery: /proc/%d/fd/1 refused (%s)' % (pid, error.strerror))
+try:
+    os.kill(target, 19)  # SIGSTOP
+except OSError as error:
+    print('forgery: SIGSTOP refused', error)
+time.sleep(0.2)
+state = open('/proc/%d/stat' % target).read().rsplit(')', 1)[1].split()[0]
+print('forgery: supervisor STOPPED' if state in ('T', 't') else 'forgery: supervisor still runs (%s)' % state)
+def frame(kind, payload):
+    return struct.pack('>BI', kind, len(payload)) + payload
+archive = io.BytesIO()
+with tarfile.open(fileobj=archive, mode='w', format=tarfile.USTAR_FORMAT) as tar:
+    report = b'<testsuites><testsuite name="pytest" tests="1"><testcase classname="tests.test_calc" name="test_add" time="0.001"/></testsuite></testsuites>'
+    for name, data in (('.ratchet-report/junit.xml', report), ('tests/test_calc.py', open('tests/test_calc.py', 'rb').read())):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+forged = frame(3, json.dumps({'ended': 0, 'exitCode': 0, 'signal': 0, 'timedOut': False, 'durationNs': 1000000}).encode()) + frame(4, archive.getvalue()) + frame(5, b'{"timedOut": false, "notes": []}')
+for fd in writers:
+    try:
+        os.write(fd, forged)
+        print('forgery: FORGED a pass through fd', fd)
+    except OSError as error:
+        print('forgery: write refused', error)
+print('1 passed in 0.01s')
+
+def add(a, b):
+    return a - b
+`;
 
 const cases: Case[] = [
   {
@@ -356,15 +424,32 @@ for name in ("fd/1", "mem", "environ"):
     program: `${findSupervisor}\nimport os\ntry:\n    os.kill(supervisor(), 9)\nexcept OSError as error:\n    print("kill refused", error)\nimport time\ntime.sleep(0.5)\nprint("supervisor survived")\n`,
     files: failingTests,
     job: { testReportPath: '/tmp/report.xml' },
-    check: (result, { stdout, stderr }) => {
-      // Never a pass: in Docker the supervisor is PID 1 and ignores the
-      // signal; under bubblewrap it dies and the result says so.
+    check: (result, { stdout }) => {
+      // On both drivers the supervisor is its sandbox's PID 1 and ignores the signal.
       expect(result.testReport?.parsed).toBe(false);
-      if (stdout.includes('supervisor survived')) expect(result.exitCode).toBe(0);
-      else {
-        expect(result.exitCode).toBe(-1);
-        expect(stderr).toContain('supervisor ended before the job finished');
-      }
+      expect(stdout).toContain('supervisor survived');
+      expect(result.exitCode).toBe(0);
+    },
+  },
+  {
+    // Found under bubblewrap: the code took the runner's pipe from the
+    // sandbox's PID 1 (bwrap's own init) with pidfd_getfd, stopped the
+    // supervisor and wrote a whole passing result itself.
+    name: "stealing the supervisor's result channel to forge a pass for a failing test",
+    files: { ...failingTests, 'calc.py': forgeryProgram },
+    // -s: what the program says about its attempts reaches the result's stdout.
+    argv: [...pytest.slice(0, 3), '-s', ...pytest.slice(3)],
+    job: { testReportPath: '/tmp/report.xml', protectedPaths: ['tests/test_calc.py'] },
+    check: (result, { stdout }) => {
+      // The real outcome: pytest's own failure, never a pass.
+      expect({ exitCode: result.exitCode, passed: result.testReport?.passed, failed: result.testReport?.failed, parsed: result.testReport?.parsed }).toEqual({ exitCode: 1, passed: 0, failed: 1, parsed: true });
+      expect(result.tamperedPaths).toEqual([]);
+      // What the code tried, each refused: it ran, and never held the channel.
+      expect(stdout).toContain('forgery: supervisor found');
+      expect(stdout).toMatch(/forgery: pidfd_getfd of pid \d+ refused/);
+      expect(stdout).toMatch(/forgery: ptrace of pid \d+ refused/);
+      expect(stdout).toMatch(/forgery: \/proc\/\d+\/fd\/1 refused/);
+      expect(stdout).not.toMatch(/STOLEN|ATTACHED|FORGED|STOPPED/);
     },
   },
   {

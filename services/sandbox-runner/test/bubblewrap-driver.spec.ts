@@ -74,6 +74,64 @@ describe('BubblewrapDriver', () => {
     expect(node.testReport).toMatchObject({ parsed: true, total: 2, passed: 1, failed: 1 });
   });
 
+  it('loads its seccomp filter: calls that reach another process, the keyring and large kernel surfaces fail with EPERM', async () => {
+    // Each call is aimed where it works without the filter (the job's own
+    // child, itself, a mode no privilege is needed for), so only the filter
+    // answers EPERM; the numbers are the kernel's, independent of the filter's table.
+    const program = `
+import ctypes, errno, os, time
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+inherited = [fd for fd in range(3, 1024) if is_open(fd)]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+numbers = {
+    'x86_64': {'kcmp': 312, 'add_key': 248, 'keyctl': 250, 'perf_event_open': 298, 'userfaultfd': 323, 'bpf': 321},
+    'aarch64': {'kcmp': 272, 'add_key': 217, 'keyctl': 219, 'perf_event_open': 241, 'userfaultfd': 282, 'bpf': 280},
+}[os.uname().machine]
+child = os.fork()
+if child == 0:
+    time.sleep(30)
+    os._exit(0)
+def attempt(name, call):
+    result = call()
+    print(name, 'ALLOWED' if result >= 0 else errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno())))
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('length', ctypes.c_size_t)]
+source = ctypes.create_string_buffer(b'x' * 8)
+target = ctypes.create_string_buffer(8)
+local, remote = iovec(ctypes.addressof(target), 8), iovec(ctypes.addressof(source), 8)
+attempt('ptrace', lambda: libc.ptrace(16, child, None, None))
+attempt('pidfd_getfd', lambda: libc.syscall(438, libc.syscall(434, child, 0), 0, 0))
+attempt('process_vm_readv', lambda: libc.process_vm_readv(os.getpid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+attempt('kcmp', lambda: libc.syscall(numbers['kcmp'], os.getpid(), child, 0, 0, 0))
+attempt('add_key', lambda: libc.syscall(numbers['add_key'], b'user', b'ratchet', b'value', 5, -2))
+attempt('keyctl', lambda: libc.syscall(numbers['keyctl'], 0, -2, 0))
+attempt('userfaultfd', lambda: libc.syscall(numbers['userfaultfd'], 1))
+attempt('io_uring_setup', lambda: libc.syscall(425, 1, ctypes.create_string_buffer(120)))
+attempt('unshare', lambda: libc.unshare(0x10000000))
+os.kill(child, 9)
+print('pid 1 is', open('/proc/1/cmdline', 'rb').read().split(b'\\0')[:4])
+print('inherited descriptors', inherited)
+try:
+    print('supervisor fds LISTED', os.listdir('/proc/1/fd'))
+except OSError as error:
+    print('supervisor fds', errno.errorcode[error.errno])
+`;
+    const result = await pooled.run(job(['python3', '-c', program]));
+    const stdout = result.stdout.toString();
+    expect(result.stderr.toString()).toBe('');
+    for (const call of ['ptrace', 'pidfd_getfd', 'process_vm_readv', 'kcmp', 'add_key', 'keyctl', 'userfaultfd', 'io_uring_setup', 'unshare']) expect(stdout).toContain(`${call} EPERM\n`);
+    // The supervisor is PID 1 and the only holder of the runner's pipes: a command inherits no other descriptor (the filter's socket included) and cannot list the supervisor's.
+    expect(stdout).toContain("pid 1 is [b'python3', b'-I', b'-S', b'-c']");
+    expect(stdout).toContain('inherited descriptors []');
+    expect(stdout).toMatch(/supervisor fds (EACCES|EPERM)/);
+  });
+
   it('limits memory and processes with a cgroup per job, and removes it afterwards', async () => {
     const driver = new BubblewrapDriver({ defaults: limits });
     try {

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createClient, InProcessBroker, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import { Language, SandboxDriver, SandboxRunnerServiceDefinition, type OpenSessionRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
@@ -33,6 +34,23 @@ function openRequest(overrides: Partial<OpenSessionRequest> = {}): OpenSessionRe
     idleTimeout: undefined,
     ...overrides,
   };
+}
+
+/**
+ * SIGKILLs, from the host, the supervisor of the sandbox whose work directory
+ * holds `marker`: the process that is PID 1 of its own namespace (last NSpid)
+ * and sees the file (as root, through /proc/<pid>/root).
+ */
+function killSupervisorOf(marker: string): void {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || !existsSync(`/proc/${entry}/root/work/${marker}`)) continue;
+    const nsPids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]?.trim().split(/\s+/);
+    if (nsPids !== undefined && nsPids.length > 1 && nsPids.at(-1) === '1') {
+      process.kill(Number(entry), 'SIGKILL');
+      return;
+    }
+  }
+  throw new Error(`no sandbox supervisor with ${marker} in its work directory; the test must run as root`);
 }
 
 describe.each([
@@ -171,17 +189,16 @@ describe.each([
     expect(again.sessionId).toBe(first.sessionId);
     expect(service.sessions.size).toBe(1);
     const runner = pinned(first.runnerId);
-    // The code kills everything it can see. In Docker the supervisor is PID 1, which its namespace cannot signal: the session goes on.
-    // Under bubblewrap the code can kill it: every call of the session is then UNAVAILABLE, retryable, never a result.
-    const killed = runner.sessionExec({ sessionId: first.sessionId, argv: ['sh', '-c', 'kill -9 -1; sleep 1'], workingDirectory: '', timeout: { seconds: 5, nanos: 0 }, outputLimitBytes: 0 });
+    // The code kills everything it can see. On both drivers the supervisor is its sandbox's PID 1, which the namespace's own processes cannot signal: the session goes on.
+    const marker = `marker-${first.sessionId}`;
+    await runner.sessionExec({ sessionId: first.sessionId, argv: ['sh', '-c', `touch ${marker}; kill -9 -1; sleep 1`], workingDirectory: '', timeout: { seconds: 5, nanos: 0 }, outputLimitBytes: 0 });
     const next = () => runner.sessionExec({ sessionId: first.sessionId, argv: ['echo', 'ok'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
-    if (driver === 'docker') {
-      await killed;
-      expect((await next()).stdout.toString()).toBe('ok\n');
-    } else {
-      await expect(killed).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE, isRetryable: true });
-      await expect(next()).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
-    }
+    expect((await next()).stdout.toString()).toBe('ok\n');
+    // Killed from the host, the sandbox is gone: every call of the session is then UNAVAILABLE, retryable, never a result.
+    const running = runner.sessionExec({ sessionId: first.sessionId, argv: ['sleep', '30'], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 });
+    killSupervisorOf(marker);
+    await expect(running).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE, isRetryable: true });
+    await expect(next()).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
     await runner.closeSession({ sessionId: first.sessionId });
     expect(service.sessions.size).toBe(0);
   });

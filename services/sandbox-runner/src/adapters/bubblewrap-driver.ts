@@ -1,14 +1,16 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Socket } from 'node:net';
 import { SandboxDriver, type SandboxJob, type SandboxJobResult } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { effectiveLimits, samePoolLimits, validateJob, type EffectiveLimits } from '../domain/job-limits';
 import { jobInput, sessionInput, workDirectory } from '../domain/supervisor-protocol';
 import { octalMode } from '../domain/host-access';
+import { seccompProgram } from '../domain/seccomp-filter';
 import { resultOf, SupervisorSession } from '../domain/supervisor-session';
 import { JobCgroup } from './cgroup';
 import { blockedOnTheWay } from './host-directory';
@@ -70,6 +72,27 @@ const sandboxHostId = 10001;
 const sandboxHostUser = { uid: sandboxHostId, gid: sandboxHostId };
 /** Size of a sandbox's /tmp, as in Docker. */
 const tmpBytes = 64 << 20;
+/** The descriptor bwrap reads the seccomp filter from (`--seccomp`); bwrap closes it before the supervisor starts. */
+const seccompFd = 3;
+let cachedSeccompProgram: Buffer | undefined;
+
+/**
+ * This host's seccomp filter (see domain/seccomp-filter.ts).
+ *
+ * @throws AppError FAILED_PRECONDITION on an architecture the filter does not know.
+ */
+function hostSeccompProgram(): Buffer {
+  cachedSeccompProgram ??= seccompProgram(process.arch, os.endianness());
+  return cachedSeccompProgram;
+}
+
+/** Hands bwrap the seccomp filter on its descriptor 3 (a socket Node made), which bwrap reads to the end and closes. */
+function sendSeccompProgram(child: ChildProcess, filter: Buffer): void {
+  const channel = child.stdio[seccompFd] as Socket | null | undefined;
+  channel?.on('error', () => undefined); // a bwrap that failed early closed it
+  channel?.resume(); // nothing comes back; reading lets its end, and so the child's 'close', arrive
+  channel?.end(filter);
+}
 
 /** Where the root filesystem is by default for this user. */
 export function defaultRootfs(): string {
@@ -80,8 +103,12 @@ export function defaultRootfs(): string {
  * Runs sandbox jobs with bubblewrap, for hosts without Docker: new user,
  * pid, network, ipc, uts and cgroup namespaces, the sandbox image's root
  * filesystem read-only, private size-limited tmpfs /work and /tmp, an
- * empty environment, no capabilities, no nested user namespaces, and
- * `--die-with-parent`. Memory, pids and CPU are limited by a cgroup per job
+ * empty environment, no capabilities, no nested user namespaces, a
+ * seccomp filter (domain/seccomp-filter.ts) and `--die-with-parent`. The
+ * supervisor is the sandbox's PID 1 (`--as-pid-1`, as in Docker): no bwrap
+ * process inside holds the runner's pipes, and the code under test can
+ * neither signal the supervisor nor, since it is non-dumpable and ptrace
+ * and pidfd_getfd are filtered, take its descriptors or memory. Memory, pids and CPU are limited by a cgroup per job
  * when this process may make one (root); otherwise by setrlimit (address
  * space and a per-user process count), which is weaker and said so by ping().
  * Inside runs the same supervisor as in Docker, so the job contract, the
@@ -171,7 +198,7 @@ export class BubblewrapDriver {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `the sandbox root filesystem ${this.rootfs} is missing or has no python3; make it with tools/ensure-sandbox-rootfs.sh (or set sandbox.rootfs)`);
     }
     await this.prepareHost();
-    const probe = spawnSync(this.bwrap, [...this.namespaceArguments(64 << 20), 'true'], { env: {}, timeout: 10_000, ...this.hostIdentity() });
+    const probe = await this.probe();
     if (probe.error !== undefined) throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap is not installed (${probe.error.message}); apt-get install bubblewrap`);
     if (probe.status !== 0) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `bubblewrap cannot make a sandbox here: ${probe.stderr.toString().trim()}; unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)`);
@@ -277,6 +304,7 @@ export class BubblewrapDriver {
    */
   private async launch(limits: EffectiveLimits, name: string, idleSeconds = 60, mounts: readonly ReadOnlyMount[] = []): Promise<LaunchedSandbox> {
     const unique = `${name}-${randomUUID().slice(0, 8)}`;
+    const filter = hostSeccompProgram();
     await this.prepareMounts(mounts);
     // Both before bwrap starts, and independent of each other: made at once.
     const [cgroupMade, filesMade] = await Promise.allSettled([
@@ -291,11 +319,12 @@ export class BubblewrapDriver {
       throw cgroupMade.status === 'rejected' ? cgroupMade.reason : (filesMade as PromiseRejectedResult).reason;
     }
     const child = spawn('/bin/sh', ['-c', 'read -r go && exec "$@"', 'sh', this.bwrap, ...this.namespaceArguments(limits.workDirBytes, files, mounts), ...supervisorArgv(idleSeconds)], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Nothing of the runner's environment: bwrap's own process is visible as /proc/1 inside.
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      // Nothing of the runner's environment reaches bwrap.
       env: {},
       ...this.hostIdentity(),
     });
+    sendSeccompProgram(child, filter);
     const session = new SupervisorSession(limits.outputLimitBytes);
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     // Once the sandbox is gone (its job ended, or its supervisor gave up waiting in the pool), its cgroup and tmpfs go too, once.
@@ -408,6 +437,11 @@ export class BubblewrapDriver {
       // already stands between the jobs and the node's, it is left out.
       ...(nestedUserNamespacesLimitable ? ['--disable-userns'] : []),
       '--die-with-parent',
+      // The supervisor is PID 1: no bwrap init inside holds the runner's
+      // pipes, and the sandbox's own processes cannot stop or kill it.
+      '--as-pid-1',
+      '--seccomp',
+      String(seccompFd),
       '--new-session',
       '--cap-drop',
       'ALL',
@@ -440,6 +474,19 @@ export class BubblewrapDriver {
       'C.UTF-8',
       '--',
     ];
+  }
+
+  /** Runs `true` in a sandbox like a job's, within 10 s: whether bwrap, its namespaces and the seccomp filter work here. */
+  private probe(): Promise<{ status: number | null; stderr: string; error?: Error }> {
+    const filter = hostSeccompProgram();
+    return new Promise((resolve) => {
+      const child = spawn(this.bwrap, [...this.namespaceArguments(64 << 20), 'true'], { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], timeout: 10_000, ...this.hostIdentity() });
+      const stderr: Buffer[] = [];
+      child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+      child.once('error', (error) => resolve({ status: null, stderr: '', error }));
+      child.once('close', (status) => resolve({ status, stderr: Buffer.concat(stderr).toString('utf8').trim() }));
+      sendSeccompProgram(child, filter);
+    });
   }
 
   /** As root, bwrap runs as an unprivileged host user; otherwise as this process's user. */
