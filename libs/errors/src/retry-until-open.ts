@@ -32,19 +32,34 @@ export async function retryUntilOpen<T>(open: () => Promise<T>, options: RetryUn
     } catch (error) {
       const appError = AppError.from(error);
       if (!options.shouldRetry(appError)) throw appError;
-      const retryInMs = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** (attempt - 1));
+      const retryInMs = backoffDelay(attempt, options.initialDelayMs, options.maxDelayMs);
       options.onAttemptFailed?.(appError, attempt, retryInMs);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          signal.removeEventListener('abort', stop);
-          resolve();
-        }, retryInMs);
-        signal.addEventListener('abort', stop, { once: true });
-      });
+      await sleepUnlessAborted(retryInMs, signal);
     }
   }
+}
+
+/** The wait before attempt `attempt + 1` (the first failed attempt is 1): `initialMs` doubled each time, at most `maxMs`. */
+export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * Resolves after `ms`, or at once when `signal` aborts (it never rejects);
+ * the abort listener is removed either way, so a long outage does not pile
+ * listeners on the signal.
+ */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', stop, { once: true });
+  });
 }

@@ -21,7 +21,7 @@ import {
   type Task,
 } from '@ratchet/contracts';
 import { openPglite } from '@ratchet/db';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
 import { createRedactor, DEFAULT_TEAM, loadRedactionRules } from '@ratchet/agent';
@@ -40,8 +40,13 @@ export interface TaskApi {
   /** Set when the CLI drives the models itself (embedded): their names. */
   readonly modelNames?: readonly string[];
   submitTask(request: SubmitTaskRequest): Promise<Task>;
-  /** Every event of the task from the start, then live ones, ending after TaskCompleted. */
-  watchTask(taskId: string, signal: AbortSignal): AsyncIterable<TaskEvent>;
+  /**
+   * Every event of the task from the start, then live ones, ending after
+   * TaskCompleted. A server's stream that breaks with a retryable error (the
+   * server's database or the server itself gone for a while) is opened
+   * again after the last event seen, each time told to `onInterrupted`.
+   */
+  watchTask(taskId: string, signal: AbortSignal, onInterrupted?: (interruption: WatchInterruption) => void): AsyncIterable<TaskEvent>;
   getTask(taskId: string, view: TaskView): Promise<GetTaskResponse>;
   listTasks(request: ListTasksRequest): Promise<ListTasksResponse>;
   cancelTask(taskId: string, reason: string): Promise<Task>;
@@ -113,6 +118,34 @@ export function serverTarget(options: ConnectOptions, env: NodeJS.ProcessEnv = p
   return { address, ...(token === undefined ? {} : { token }), ...(tls ? { tls: caFile === undefined ? {} : { caFile } } : {}) };
 }
 
+/** A server's event stream that broke and is about to be opened again. */
+export interface WatchInterruption {
+  readonly error: AppError;
+  readonly retryInMs: number;
+  /** The first event the next stream starts at. */
+  readonly fromSequence: number;
+}
+
+/** How long `watchTask` keeps reopening a server's stream that keeps failing, and a submit is sent again, ms. */
+const WATCH_PATIENCE_MS = 15 * 60_000;
+
+/**
+ * `call`, again after a retryable failure (the server or its database gone
+ * for a while) with backoff, for up to WATCH_PATIENCE_MS, when `idempotent`.
+ */
+async function untilAnswered<T>(call: () => Promise<T>, idempotent: boolean): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const appError = AppError.from(error);
+      if (!idempotent || !appError.isRetryable || Date.now() - started > WATCH_PATIENCE_MS) throw appError;
+      await sleepUnlessAborted(backoffDelay(attempt, 500, 5_000), new AbortController().signal);
+    }
+  }
+}
+
 /** The orchestrator's gRPC API at `target`. */
 export function connectServer(target: ServerTarget): TaskApi {
   const client = createGrpcClient(OrchestratorServiceDefinition, target.address, {
@@ -126,10 +159,34 @@ export function connectServer(target: ServerTarget): TaskApi {
   };
   return {
     where: `server ${target.address}`,
-    submitTask: async (request) => taskOf(await client.submitTask(request), 'SubmitTask'),
-    async *watchTask(taskId, signal) {
-      for await (const { event } of client.watchTask({ taskId, fromSequence: 0, followAfterCompletion: false }, { signal })) {
-        if (event !== undefined) yield event;
+    // Idempotent with the request id the CLI gives every run: sent again while the server is briefly gone.
+    submitTask: (request) => untilAnswered(async () => taskOf(await client.submitTask(request), 'SubmitTask'), request.requestId !== ''),
+    async *watchTask(taskId, signal, onInterrupted) {
+      let fromSequence = 0;
+      let failures = 0;
+      let brokenSince = 0;
+      for (;;) {
+        try {
+          for await (const { event } of client.watchTask({ taskId, fromSequence, followAfterCompletion: false }, { signal })) {
+            if (event === undefined) continue;
+            failures = 0;
+            fromSequence = event.sequence + 1;
+            yield event;
+          }
+          return;
+        } catch (error) {
+          const appError = AppError.from(error);
+          if (signal.aborted || !appError.isRetryable) throw appError;
+          if (failures === 0) brokenSince = Date.now();
+          failures += 1;
+          if (Date.now() - brokenSince > WATCH_PATIENCE_MS) {
+            throw new AppError(appError.code, `${appError.message} (for ${Math.round(WATCH_PATIENCE_MS / 60_000)} minutes); the task goes on: follow it with ratchet watch ${taskId}`, { cause: appError });
+          }
+          const retryInMs = backoffDelay(failures, 500, 5_000);
+          onInterrupted?.({ error: appError, retryInMs, fromSequence });
+          await sleepUnlessAborted(retryInMs, signal);
+          if (signal.aborted) return;
+        }
       }
     },
     getTask: (taskId, view) => client.getTask({ taskId, view }),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SafetyFinding, type SourceFile, type Task } from '@ratchet/contracts';
@@ -6,7 +7,7 @@ import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
 import { checkLabels, userTestsOnlyLabel } from '@ratchet/orchestrator';
 import { isBlockingFinding, isTerminal, testCommandLine, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
-import { openApi, serverTarget, type ConnectOptions, type TaskApi } from './api';
+import { openApi, serverTarget, type ConnectOptions, type TaskApi, type WatchInterruption } from './api';
 import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { checkOutputDirectory, failingMarker, readDirectoryFiles, writeFiles, type OutputDirectoryState } from './files';
@@ -242,7 +243,8 @@ export async function runGoal(goalGiven: string, options: RunOptions, output: Ou
       acceptanceTests,
       approvalPolicy: options.requireApproval ? { required: [ApprovalKind.APPROVAL_KIND_FINAL_RESULT], timeout: undefined } : undefined,
       labels,
-      requestId: '',
+      // One id per run: a submit the CLI sends again (the server was briefly gone) makes no second task.
+      requestId: randomUUID(),
       testCommand,
       setupCommand,
       testEdits,
@@ -318,7 +320,9 @@ function dependencyGateAnswerer(api: TaskApi, options: RunOptions, output: Outpu
 /** Prints a task's events until it completes (or `signal` aborts); a gate it raises, or questions it asks, go to `answerers`. */
 async function followEvents(api: TaskApi, taskId: string, signal: AbortSignal, json: boolean, output: Output, answerers: Answerers = {}): Promise<void> {
   try {
-    for await (const event of api.watchTask(taskId, signal)) {
+    const interrupted = ({ error, retryInMs, fromSequence }: WatchInterruption) =>
+      output.err(`lost the task's event stream from ${api.where} (${error.code}: ${error.message}); the task goes on; following again from event ${fromSequence} in ${(retryInMs / 1000).toFixed(1)} s\n`);
+    for await (const event of api.watchTask(taskId, signal, interrupted)) {
       if (json) output.out(eventJson(event));
       else {
         const line = renderEvent(event);

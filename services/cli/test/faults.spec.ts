@@ -5,7 +5,8 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { createGrpcClient, grpcHealth, type GrpcClient } from '@ratchet/grpc-api';
 import { scriptedGoals, startStack, waitFor, writeScript, type ScriptedGoal, type Stack } from '@ratchet/testing';
 import { Client } from 'pg';
-import { temporaryDirectory } from './helpers';
+import { readdir } from 'node:fs/promises';
+import { runRatchet, temporaryDirectory } from './helpers';
 
 // Faults on the real distributed stack: the orchestrator SIGKILLed at random
 // moments and restarted (same instance id, so it takes its tasks straight
@@ -18,6 +19,10 @@ const token = 'fault-token';
 // Each task fails once, is reflected on and passes: two iterations, eight model calls.
 const goals = scriptedGoals('fault', 20, { failFirst: true });
 const outageGoals = scriptedGoals('outage', 3, { failFirst: true });
+// The task a user follows with `ratchet run --server` through the outage.
+const [cliOutageGoal] = scriptedGoals('outage-cli', 1, { failFirst: true }) as [ScriptedGoal];
+// The task a user follows with `ratchet run --server` while the orchestrator restarts: slow tests keep it mid-run.
+const [cliRestartGoal] = scriptedGoals('restart-cli', 1, { slowSeconds: 4 }) as [ScriptedGoal];
 // Tests that take a few seconds, so the tasks are mid-run when their replica dies.
 const takeoverGoals = scriptedGoals('takeover', 4, { slowSeconds: 3 });
 const terminal = new Set([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STATUS_FAILED, TaskStatus.TASK_STATUS_CANCELLED]);
@@ -25,6 +30,7 @@ const terminal = new Set([TaskStatus.TASK_STATUS_SUCCEEDED, TaskStatus.TASK_STAT
 let stack: Stack;
 let client: GrpcClient<typeof OrchestratorServiceDefinition>;
 let remove: () => Promise<void>;
+let dir: string;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Retries while the orchestrator is down or starting (UNAVAILABLE): what a client does across a restart. */
@@ -66,12 +72,11 @@ async function eventually(condition: () => Promise<boolean>, what: string, timeo
 }
 
 beforeAll(async () => {
-  let dir: string;
   ({ dir, remove } = await temporaryDirectory());
   const script = path.join(dir, 'model-script.json');
   // A phase cut off by a kill (or by the bus going away) asks its model again,
   // as it would ask a real model; each turn may answer that many times.
-  await writeScript(script, [...goals, ...outageGoals, ...takeoverGoals], { times: 10 });
+  await writeScript(script, [...goals, ...outageGoals, cliOutageGoal, cliRestartGoal, ...takeoverGoals], { times: 10 });
   stack = await startStack({
     repoRoot,
     runners: 2,
@@ -186,10 +191,40 @@ describe('distributed Ratchet under faults', () => {
     const pausesBefore = pauseCount();
     await stack.postgres.kill();
     await eventually(async () => pauseCount() > pausesBefore, 'a task pausing while Postgres is gone', 60_000);
+    // A user runs `ratchet run --server` while it is gone: the CLI waits for the server to take the
+    // task (its submit sent again with the same request id), follows it and gets the result.
+    const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+    const cliRun = runRatchet(['run', cliOutageGoal.goal, '--server', stack.grpcAddress, '--out', path.join(dir, 'outage-out')], {
+      cwd: dir,
+      env: { ...cleanEnv, RATCHET_TOKEN: token },
+      timeoutMs: 300_000,
+    });
+    await sleep(5_000);
     await stack.postgres.restart();
     await eventually(async () => (await tasksOf('outage')).every((task) => terminal.has(task.status)), 'every outage task ending', 120_000);
     const tasks = await tasksOf('outage');
     expect(tasks.map((task) => [task.status, task.currentIteration])).toEqual(outageGoals.map(() => [TaskStatus.TASK_STATUS_SUCCEEDED, 2]));
+    const run = await cliRun;
+    if (run.status !== 0) throw new Error(`ratchet run --server exited ${run.status} through the outage:\n${run.stderr}`);
+    expect(run.stderr).toMatch(/SUCCEEDED after 2 iteration\(s\)/);
+    expect((await readdir(path.join(dir, 'outage-out'))).length).toBeGreaterThan(0);
+  });
+
+  it('keeps following a task with ratchet run --server while the orchestrator restarts, from the last event it saw', async () => {
+    const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+    const out = path.join(dir, 'restart-out');
+    const cliRun = runRatchet(['run', cliRestartGoal.goal, '--server', stack.grpcAddress, '--out', out], { cwd: dir, env: { ...cleanEnv, RATCHET_TOKEN: token }, timeoutMs: 300_000 });
+    const mine = async () => (await whileUp(() => client.listTasks({ statuses: [], labels: {}, pageSize: 100, pageToken: '', view: TaskView.TASK_VIEW_BASIC }))).tasks.find((task) => task.goal === cliRestartGoal.goal);
+    await eventually(async () => ((await mine())?.currentIteration ?? 0) >= 1, 'the CLI task reaching its first iteration');
+    await stack.killService('orchestrator');
+    await stack.startService('orchestrator');
+    const run = await cliRun;
+    if (run.status !== 0) throw new Error(`ratchet run --server exited ${run.status} across the restart:\n${run.stderr}`);
+    expect(run.stderr).toMatch(/lost the task's event stream from server .* \(UNAVAILABLE: .*\); the task goes on; following again from event \d+ in \d+\.\d s/);
+    expect(run.stderr).toMatch(/SUCCEEDED after 1 iteration\(s\)/);
+    // Every event once: the stream picked up after the last one it printed.
+    expect(run.stderr.match(/\[iteration 1\] planning done/g)).toHaveLength(1);
+    expect((await readdir(out)).length).toBeGreaterThan(0);
   });
 
   it('has a second replica take over the tasks of one that died, when their leases run out', async () => {
