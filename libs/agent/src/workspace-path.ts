@@ -42,7 +42,6 @@ const shortNameStems = new Set([...repositoryMetadataNames].map((name) => name.r
  * Code points HFS+ leaves out when it compares names, so `.g\u200cit` is
  * `.git` there (git's is_hfs_dotgit skips the same ones).
  */
-// eslint-disable-next-line no-misleading-character-class
 const hfsIgnorable = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /**
