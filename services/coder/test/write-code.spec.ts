@@ -176,6 +176,30 @@ describe('coder over the in-process bus', () => {
     expect(model.remaining).toBe(0);
   });
 
+  it('never returns a file inside .git (in any spelling) or a git HEAD: the repair round says why, and a reply still doing it fails', async () => {
+    const fsmonitor = { path: '.git/config', content: '[core]\n\tfsmonitor = touch /tmp/x\n' };
+    const { model, client } = serve([
+      { role: 'coder', reply: reply([{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }, fsmonitor]) },
+      { role: 'coder', expect: ['inside version-control metadata'], reply: reply([{ path: 'calc.py', content: 'ok' }, { path: '.GIT /hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/x\n' }]) },
+    ]);
+    const response = await client.writeCode(request());
+    expect(response.files).toEqual([]);
+    expect(response.replyFailure?.message).toContain('inside version-control metadata');
+    expect(model.remaining).toBe(0);
+
+    const head = serve([
+      { role: 'coder', reply: reply([{ path: 'calc.py', content: 'ok' }, { path: 'HEAD', content: 'ref: refs/heads/main\n' }, { path: 'refs/heads/main', content: '' }]) },
+      { role: 'coder', expect: ['is a git HEAD'], reply: reply([{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }]) },
+    ]);
+    expect((await head.client.writeCode(request())).files.map((file) => file.path)).toEqual(['calc.py', 'old.py']);
+    expect(head.model.remaining).toBe(0);
+  });
+
+  it('writes .gitignore, .gitattributes and .gitmodules: they are project files, not repository metadata', async () => {
+    const { client } = serve([{ role: 'coder', reply: reply([{ path: '.gitignore', content: '*.pyc\n' }, { path: '.gitattributes', content: '* text=auto\n' }, { path: '.gitmodules', content: '' }]) }]);
+    expect((await client.writeCode(request())).files.map((file) => file.path)).toEqual(['.gitattributes', '.gitignore', '.gitmodules', 'calc.py', 'old.py']);
+  });
+
   it('rejects a request without a plan', async () => {
     const { client } = serve([]);
     await expect(client.writeCode(request({ plan: undefined }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('plan is missing') });

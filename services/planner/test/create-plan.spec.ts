@@ -172,6 +172,17 @@ describe('planner over the in-process bus', () => {
     expect(model.remaining).toBe(0);
   });
 
+  it('sends a plan that names a file inside .git back for a repair round', async () => {
+    const bad = { ...validPlan, files: [{ path: '.git/hooks/pre-commit', purpose: 'x', isTest: false }] };
+    const { model, client } = serve([
+      { role: 'planner', reply: JSON.stringify(bad), usage: { promptTokens: 10, completionTokens: 5 } },
+      { role: 'planner', expect: 'inside version-control metadata', reply: JSON.stringify(validPlan), usage: { promptTokens: 20, completionTokens: 5 } },
+    ]);
+    const response = await client.createPlan(request());
+    expect(response.plan?.files[0]?.path).toBe('app.py');
+    expect(model.remaining).toBe(0);
+  });
+
   it('answers with the reply failure and the tokens of both rounds when the reply is still wrong after the repair round', async () => {
     const { client } = serve([
       { role: 'planner', reply: 'not json', usage: { promptTokens: 10, completionTokens: 5 } },

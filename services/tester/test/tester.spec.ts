@@ -93,6 +93,17 @@ describe('tester over the in-process bus', () => {
     expect(model.remaining).toBe(0);
   });
 
+  it('never writes a test inside .git, however it is spelled', async () => {
+    const { model, client } = serve([
+      { role: 'tester', reply: JSON.stringify({ tests: [{ path: '.git/hooks/calc.test.ts', content: 'x' }], summary: 's' }) },
+      { role: 'tester', expect: ['inside version-control metadata'], reply: JSON.stringify({ tests: [{ path: 'GIT~1/calc.test.ts', content: 'x' }], summary: 's' }) },
+    ]);
+    const response = await client.writeTests(writeRequest());
+    expect(response.tests).toEqual([]);
+    expect(response.replyFailure?.message).toContain('inside version-control metadata');
+    expect(model.remaining).toBe(0);
+  });
+
   it('refuses a run without test paths (unless a test command decides), a test path that was not sent, or a malformed test command', async () => {
     const { client } = serve([]);
     const base = { taskId: 't', iteration: 1, language: Language.LANGUAGE_PYTHON, files: [{ path: 'app.py', content: '' }], dataFiles: [], setupCommand: '', limits: undefined, dependencies: [], testCommand: [] };
@@ -102,6 +113,7 @@ describe('tester over the in-process bus', () => {
     await expect(client.runTests({ ...base, testPaths: [], testCommand: Array.from({ length: 101 }, () => 'x') })).rejects.toMatchObject({ message: expect.stringContaining('at most 100') });
     await expect(client.runTests({ ...base, testPaths: ['tests/test_app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('not among the files') });
     await expect(client.runTests({ ...base, files: [{ path: '/etc/passwd', content: '' }], testPaths: ['/etc/passwd'] })).rejects.toMatchObject({ message: expect.stringContaining('is absolute') });
+    await expect(client.runTests({ ...base, files: [{ path: '.git/config', content: '[core]\n\tfsmonitor = touch /tmp/x\n' }], testPaths: ['app.py'] })).rejects.toMatchObject({ message: expect.stringContaining('inside version-control metadata') });
   });
 });
 

@@ -1,4 +1,4 @@
-import { workspacePathProblem, type TestConvention } from '@ratchet/agent';
+import { workspaceFileProblem, workspacePathProblem, type TestConvention } from '@ratchet/agent';
 import type { SourceFile } from '@ratchet/contracts';
 import { z } from 'zod';
 
@@ -10,7 +10,9 @@ export const maxFiles = 50;
 /**
  * What the coder model must reply. Paths are checked here, inside the schema,
  * so a bad path goes back to the model in the repair round: inside the
- * workspace, not a test file, not one of the read-only tests.
+ * workspace and outside version-control metadata (see `workspacePathProblem`),
+ * not a test file, not one of the read-only tests, and no file git would take
+ * for a repository's HEAD (see `workspaceFileProblem`).
  */
 export function codeReplySchema(convention: TestConvention, readOnlyPaths: ReadonlySet<string>) {
   const sourcePath = z.string().superRefine((value, context) => {
@@ -21,7 +23,14 @@ export function codeReplySchema(convention: TestConvention, readOnlyPaths: Reado
   });
   return z.strictObject({
     files: z
-      .array(z.strictObject({ path: sourcePath, content: z.string().max(maxFileChars) }))
+      .array(
+        z.strictObject({ path: sourcePath, content: z.string().max(maxFileChars) }).superRefine((file, context) => {
+          // The path alone passed; a file named HEAD can still make its directory a git repository by its content.
+          if (workspacePathProblem(file.path) !== undefined) return;
+          const problem = workspaceFileProblem(file.path, file.content);
+          if (problem !== undefined) context.addIssue({ code: 'custom', path: ['content'], message: `path ${JSON.stringify(file.path)} ${problem}; name the file otherwise` });
+        }),
+      )
       .min(1)
       .max(maxFiles),
     deletedPaths: z.array(sourcePath),
