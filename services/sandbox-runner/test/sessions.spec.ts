@@ -182,6 +182,37 @@ describe.each([
     await runner.closeSession({ sessionId });
   });
 
+  it("never writes, deletes or runs inside the session's .git (or other repository metadata) but reads it; a diff does not carry metadata or a git HEAD", async () => {
+    const fsmonitor = '[core]\n\tfsmonitor = touch /tmp/x\n';
+    await expect(any.openSession(openRequest({ files: [{ path: '.git/config', content: fsmonitor }] }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('inside version-control metadata') });
+    const opened = await any.openSession(openRequest());
+    expect(opened.gitRepository).toBe(true);
+    const runner = pinned(opened.runnerId);
+    const { sessionId } = opened;
+    const sh = async (script: string) => (await runner.sessionExec({ sessionId, argv: ['sh', '-c', script], workingDirectory: '', timeout: undefined, outputLimitBytes: 0 })).stdout.toString();
+
+    for (const path of ['.git/config', '.GIT/config', 'GIT~1/config', '.git./hooks/pre-commit', 'sub/.hg/hgrc']) {
+      await expect(runner.sessionWriteFiles({ sessionId, files: [{ path, content: fsmonitor }], deletedPaths: [] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('inside version-control metadata') });
+    }
+    await expect(runner.sessionWriteFiles({ sessionId, files: [], deletedPaths: ['.git/index'] })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    await expect(runner.sessionExec({ sessionId, argv: ['ls'], workingDirectory: '.git', timeout: undefined, outputLimitBytes: 0 })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    expect(await sh('git config --get core.fsmonitor; git status --porcelain')).toBe('');
+
+    // The session's own repository can still be read.
+    const head = await runner.sessionReadFiles({ sessionId, paths: ['.git/HEAD'] });
+    expect(head.files[0]?.content).toMatch(/^ref: refs\/heads\//);
+    expect((await runner.sessionListFiles({ sessionId, directory: '.git/info', limit: 0 })).files.map((file) => file.path)).toEqual(['.git/info/exclude']);
+
+    // A command can still make metadata under another spelling; the change never carries it.
+    await sh(`mkdir -p .GIT sub/.hg && printf '${'[core]\\n\\tfsmonitor = touch /tmp/x\\n'}' > .GIT/config && echo '[hooks]' > sub/.hg/hgrc && echo 'ref: refs/heads/main' > HEAD && echo ok > notes.txt`);
+    const diff = await runner.sessionDiff({ sessionId });
+    expect(diff.changedFiles.map((file) => file.path)).toEqual(['notes.txt']);
+    expect(diff.skipped.map((entry) => entry.path).sort()).toEqual(['.GIT/config', 'HEAD', 'sub/.hg/hgrc']);
+    expect(diff.skipped.find((entry) => entry.path === '.GIT/config')?.reason).toContain('inside version-control metadata');
+    expect(diff.skipped.find((entry) => entry.path === 'HEAD')?.reason).toContain('is a git HEAD');
+    await runner.closeSession({ sessionId });
+  });
+
   it('reopening the same id returns the live session; a killed sandbox makes calls UNAVAILABLE and retryable', async () => {
     const request = openRequest();
     const first = await any.openSession(request);

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { isSubjectToken } from '@ratchet/bus';
 import { createHash } from 'node:crypto';
-import { checkWorkspacePath, durationFromMs, msOf, workspacePathProblem } from '@ratchet/agent';
+import { checkWorkspacePath, durationFromMs, msOf, workspaceFileProblem, workspacePathProblem } from '@ratchet/agent';
 import type {
   CloseSessionRequest,
   CloseSessionResponse,
@@ -169,13 +169,15 @@ export class SessionManager {
 
   /**
    * Reads text files. A path that is missing, a directory, a link, binary
-   * or over 1 MiB is listed in `problems` with why, not thrown.
+   * or over 1 MiB is listed in `problems` with why, not thrown. The
+   * session's own git repository (`.git/HEAD`) can be read; only writes,
+   * deletions and commands are kept out of repository metadata.
    *
    * @throws AppError NOT_FOUND for an unknown session; INVALID_ARGUMENT for a path outside the work directory.
    */
   async readFiles(request: SessionReadFilesRequest): Promise<SessionReadFilesResponse> {
     const session = await this.session(request.sessionId);
-    for (const path of request.paths) checkWorkspacePath(path, 'read');
+    for (const path of request.paths) checkWorkspacePath(path, 'read', { allowRepositoryMetadata: true });
     const { files, problems } = await this.read(session, [...new Set(request.paths)]);
     return { files, problems };
   }
@@ -184,8 +186,10 @@ export class SessionManager {
    * Writes and deletes files.
    *
    * @throws AppError NOT_FOUND for an unknown session; INVALID_ARGUMENT for
-   *   a path outside the work directory, or one the sandbox could not write
-   *   (a directory in the way, the work directory full).
+   *   a path outside the work directory or inside version-control metadata
+   *   (a `.git/config` with core.fsmonitor would run a command on the next
+   *   `git status`, bypassing the command policy), or one the sandbox could
+   *   not write (a directory in the way, the work directory full).
    */
   async writeFiles(request: SessionWriteFilesRequest): Promise<SessionWriteFilesResponse> {
     const session = await this.session(request.sessionId);
@@ -197,13 +201,14 @@ export class SessionManager {
 
   /**
    * Lists regular files under a directory, sorted: links are not followed,
-   * and `.git` and caches (as in `diff`) are left out.
+   * and `.git` and caches (as in `diff`) are left out unless `directory`
+   * is inside them (the session's own repository can be looked at).
    *
    * @throws AppError NOT_FOUND for an unknown session; INVALID_ARGUMENT for a directory outside the work directory.
    */
   async listFiles(request: SessionListFilesRequest): Promise<SessionListFilesResponse> {
     const session = await this.session(request.sessionId);
-    if (request.directory !== '') checkWorkspacePath(request.directory.replace(/\/+$/, ''), 'list');
+    if (request.directory !== '') checkWorkspacePath(request.directory.replace(/\/+$/, ''), 'list', { allowRepositoryMetadata: true });
     const limit = request.limit > 0 ? Math.min(request.limit, maxListed) : maxListed;
     const answer = await this.ask(session, { op: 'list', directory: request.directory.replace(/\/+$/, ''), limit }, undefined, session.limits.timeoutMs);
     const rows = (answer.done['files'] as [string, number][] | undefined) ?? [];
@@ -218,7 +223,10 @@ export class SessionManager {
    * What changed since the session opened: files created or changed (text,
    * up to 1 MiB each), files deleted, and changes that cannot be carried as
    * text. Caches and build output (`.pytest_cache/`, `__pycache__/`,
-   * `node_modules/`, ...) are left out.
+   * `node_modules/`, ...) are left out. Version-control metadata a command
+   * made (`.GIT/config`, `sub/.hg/hgrc`) and a file git would take for a
+   * repository's HEAD are never carried: they are listed in `skipped`, since
+   * written to the user's disk they could run commands there.
    *
    * @throws AppError NOT_FOUND for an unknown session; UNAVAILABLE (retryable) when the sandbox is gone.
    */
@@ -234,7 +242,10 @@ export class SessionManager {
     for (const [path, size, hash] of rows) {
       if (generated(path)) continue;
       present.add(path);
-      if (session.initial.get(path) !== hash) changed.push({ path, size });
+      if (session.initial.get(path) === hash) continue;
+      const problem = workspacePathProblem(path);
+      if (problem !== undefined) skipped.push({ path, reason: `path ${problem}; not carried out of the sandbox` });
+      else changed.push({ path, size });
     }
     for (const path of others) {
       if (generated(path)) continue;
@@ -249,7 +260,11 @@ export class SessionManager {
     const flush = async () => {
       if (batch.length === 0) return;
       const { files, problems } = await this.read(session, batch);
-      changedFiles.push(...files);
+      for (const file of files) {
+        const problem = workspaceFileProblem(file.path, file.content);
+        if (problem !== undefined) skipped.push({ path: file.path, reason: `${problem}; not carried out of the sandbox` });
+        else changedFiles.push(file);
+      }
       skipped.push(...problems);
       batch = [];
       batchBytes = 0;
