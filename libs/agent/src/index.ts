@@ -9,7 +9,7 @@ export { assertPlaceholders, loadPrompts, renderTemplate } from './prompts';
 export type { Prompts, RolePrompt } from './prompts';
 export { callRole, sumUsage } from './role-call';
 export type { RoleCallOptions, RoleCallResult } from './role-call';
-export { checkWorkspaceFile, checkWorkspacePath, mergeFiles, workspaceFileProblem, workspacePathProblem } from './workspace-path';
+export { checkWorkspaceFile, checkWorkspacePath, isRepositoryMetadata, mergeFiles, workspaceFileProblem, workspacePathProblem } from './workspace-path';
 export type { WorkspacePathOptions } from './workspace-path';
 export { maxTestCommandArgs, maxTestCommandChars, testCommandLine, testCommandProblem, withJunitReport } from './test-command';
 export { auditorConfigSection, coderConfigSection, configDirectoryOf, databaseConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, runnerConfigSection, SANDBOX_JOB_QUEUE, SANDBOX_JOB_QUEUE_DEFAULTS, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from './settings';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@ratchet/errors';
-import { checkWorkspaceFile, checkWorkspacePath, workspaceFileProblem, workspacePathProblem } from './workspace-path';
+import { checkWorkspaceFile, checkWorkspacePath, isRepositoryMetadata, workspaceFileProblem, workspacePathProblem } from './workspace-path';
 
 describe('workspacePathProblem', () => {
   it.each(['src/app.py', 'a/b/c.txt', 'README', '.gitignore', '.gitattributes', '.gitmodules', 'sub/.gitignore', '.github/workflows/ci.yml', '.hgignore', '.hgsub', 'git/config', 'hg/x', 'docs/.git-blame-ignore-revs', 'x.git', '.git-rewrite/x', '.gitkeep', 'src/cvs.py', 'repo/x', 'src/repo.py', 'jj.txt', 'HEAD', 'refs/heads/main', 'GIT~A', 'foo~1'])(
@@ -50,6 +50,10 @@ describe('workspacePathProblem', () => {
     expect(workspacePathProblem('.git/HEAD', { allowRepositoryMetadata: true })).toBeUndefined();
     expect(workspacePathProblem('.git/../x', { allowRepositoryMetadata: true })).toBe('leaves the workspace (..)');
     expect(checkWorkspacePath('.git/HEAD', 'read', { allowRepositoryMetadata: true })).toBe('.git/HEAD');
+  });
+
+  it('tells a walk which entries are metadata to leave out', () => {
+    expect(['.git', 'sub/.hg', 'CVS', '.gitignore', 'src/app.py'].filter((entry) => isRepositoryMetadata(entry))).toEqual(['.git', 'sub/.hg', 'CVS']);
   });
 
   it('still refuses what it refused before', () => {

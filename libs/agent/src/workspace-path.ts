@@ -73,6 +73,15 @@ function repositoryMetadataComponent(filePath: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether `filePath` is or lies inside version-control metadata (see
+ * `workspacePathProblem` for the names and spellings), so a walk of the
+ * user's own directory can leave it out without a word, as it leaves `.git`.
+ */
+export function isRepositoryMetadata(filePath: string): boolean {
+  return repositoryMetadataComponent(filePath) !== undefined;
+}
+
 /** What a workspace path check accepts besides project files. */
 export interface WorkspacePathOptions {
   /**
