@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { workspacePathProblem } from '@ratchet/agent';
+import { isRepositoryMetadata, workspaceFileProblem } from '@ratchet/agent';
 import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { SafeDirectory } from './safe-write';
@@ -13,7 +13,8 @@ const skippedDirectories = new Set(['node_modules', '.git', '__pycache__', '.pyt
 
 /**
  * Reads every file under `directory` as workspace files, with paths relative
- * to `directory` placed under `prefix` (e.g. `tests/`), skipping VCS,
+ * to `directory` placed under `prefix` (e.g. `tests/`), skipping
+ * version-control metadata (`.git`, `.hg`, ... see `isRepositoryMetadata`),
  * dependency and cache directories.
  *
  * @throws AppError INVALID_ARGUMENT when the directory is missing, empty, too
@@ -28,9 +29,11 @@ export async function readDirectoryFiles(directory: string, prefix: string, opti
     for (const entry of await readdir(current, { withFileTypes: true })) {
       const full = path.join(current, entry.name);
       if (entry.isDirectory()) {
-        if (!skippedDirectories.has(entry.name)) await walk(full);
+        if (!skippedDirectories.has(entry.name) && !isRepositoryMetadata(entry.name)) await walk(full);
         continue;
       }
+      // A gitfile (.git as a file), Fossil's .fslckout: metadata, never sent as a test.
+      if (isRepositoryMetadata(entry.name)) continue;
       if (!entry.isFile()) continue;
       if (files.length >= maxFiles) throw new AppError(ErrorCode.INVALID_ARGUMENT, `${option} ${directory}: more than ${maxFiles} files; point at a smaller directory`);
       const size = (await stat(full)).size;
@@ -95,21 +98,25 @@ function outputRefusal(directory: string) {
 /**
  * Writes files under `directory`, creating it and subdirectories, never
  * through a symlink and never outside it (see `SafeDirectory`); each file
- * whole or not at all. Paths are checked again here. With `expected` (what
+ * whole or not at all. Paths are checked again here (see
+ * `workspaceFileProblem`): nothing goes into `.git/` or other version-control
+ * metadata in any spelling, and no file git would take for a repository's
+ * HEAD, so a `git status` in the directory afterwards cannot run a command
+ * the task chose. With `expected` (what
  * `checkOutputDirectory` saw when the run started) a directory that was
  * replaced meanwhile, or (without --force) got new entries, is refused.
  * Every check runs before the first write.
  *
  * @throws AppError INVALID_ARGUMENT for a path that would leave the
- *   directory; FAILED_PRECONDITION when the directory changed during the run
+ *   directory or write repository metadata (nothing is written then); FAILED_PRECONDITION when the directory changed during the run
  *   or a component or target is a symlink or not what it should be (nothing
  *   is written then).
  */
 export async function writeFiles(directory: string, files: readonly SourceFile[], expected?: OutputDirectoryState): Promise<string[]> {
   const root = path.resolve(directory);
   for (const file of files) {
-    const problem = workspacePathProblem(file.path);
-    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `refusing to write ${JSON.stringify(file.path)}: it ${problem}`);
+    const problem = workspaceFileProblem(file.path, file.content);
+    if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `refusing to write ${JSON.stringify(file.path)}: it ${problem}; nothing was written. Only a task's project files are written, never repository metadata`);
   }
   const refuse = outputRefusal(directory);
   const changed = (what: string) =>

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode } from '@ratchet/errors';
 import { runGoal } from '../src/commands';
+import { writeFiles } from '../src/files';
 import { codeReply, failure, planReply, RecordedOutput, scripted, temporaryDirectory, testsReply } from './helpers';
 
 // `--out` never writes through a symlink or outside the directory, even when
@@ -111,6 +114,57 @@ describe('ratchet run --out (embedded): safe output', () => {
     expect(error.message).toMatch(/refusing to write .*swapped: it is a symlink/);
     expect(await readdir(elsewhere)).toEqual([]);
     expect(await readdir(`${out}.old`)).toEqual([]);
+  });
+
+  it("never writes a coder reply's .git/config: the reply goes back for repair, and git status in --out runs nothing", async () => {
+    const out = path.join(dir, 'dot-git-reply');
+    const marker = path.join(dir, 'fsmonitor-ran');
+    const fsmonitor = `[core]\n\tfsmonitor = touch ${marker}\n`;
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: JSON.stringify({ files: [{ path: 'calc.py', content: calc }, { path: '.git/config', content: fsmonitor }, { path: '.git/HEAD', content: 'ref: refs/heads/main\n' }], deletedPaths: [], summary: 'wrote calc.py' }) },
+      { role: 'coder', expect: ['inside version-control metadata'], reply: codeReply('calc.py', calc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', calcTest) },
+    ]);
+    const result = await runGoal('add two numbers', { lang: 'python', out, dataDir: path.join(dir, 'data'), models }, new RecordedOutput());
+    expect(model.remaining).toBe(0);
+    expect(result.written.map((file) => path.relative(out, file)).sort()).toEqual(['calc.py', path.join('tests', 'test_calc.py')]);
+    expect((await readdir(out)).sort()).toEqual(['calc.py', 'tests']);
+    // What the user does next: git status in the output directory (here inside no repository at all) runs no command.
+    try {
+      execFileSync('git', ['status'], { cwd: out, stdio: 'ignore', env: { ...process.env, GIT_CEILING_DIRECTORIES: dir } });
+    } catch {
+      // "not a git repository" is the expected answer.
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it.each([
+    ['.git/config', '[core]\n\tfsmonitor = touch /tmp/x\n'],
+    ['.git/hooks/pre-commit', '#!/bin/sh\ntouch /tmp/x\n'],
+    ['src/.GIT /config', '[core]\n\tfsmonitor = touch /tmp/x\n'],
+    ['GIT~1/config', '[core]\n\tfsmonitor = touch /tmp/x\n'],
+    ['.git', 'gitdir: ../elsewhere\n'],
+    ['.hg/hgrc', '[hooks]\npre-status = touch /tmp/x\n'],
+    ['HEAD', 'ref: refs/heads/main\n'],
+  ])('writeFiles refuses %j in a result, writing nothing at all', async (filePath, content) => {
+    const out = path.join(dir, `refused-${filePath.replace(/[^a-z]/gi, '_')}`);
+    const error = await failure(writeFiles(out, [{ path: 'calc.py', content: calc }, { path: filePath, content }]));
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.message).toContain(`refusing to write ${JSON.stringify(filePath)}`);
+    expect(error.message).toContain('nothing was written');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('writeFiles writes .gitignore, .gitattributes and .gitmodules, which are project files', async () => {
+    const out = path.join(dir, 'git-project-files');
+    await writeFiles(out, [
+      { path: '.gitignore', content: '*.pyc\n' },
+      { path: '.gitattributes', content: '* text=auto\n' },
+      { path: '.gitmodules', content: '' },
+      { path: 'docs/HEAD.md', content: 'ref: refs/heads/main\n' },
+    ]);
+    expect((await readdir(out)).sort()).toEqual(['.gitattributes', '.gitignore', '.gitmodules', 'docs']);
   });
 
   it('writes a normal result whole, and a second run with --force replaces it', async () => {

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,6 +71,41 @@ describe('applyPatchToDirectory', () => {
     expect(await read('keep.txt')).toBe('untouched\n');
     // The emptied directory goes, as with git apply, and no temporary file is left behind.
     expect(await listing(dir)).toEqual(['calc.py', 'keep.txt', 'run.sh', 'tests', 'tests/unit', 'tests/unit/test_calc.py']);
+  });
+
+  it("applies a patch to the user's own git repository, whose .git it reads past, and refuses one that writes into .git in any spelling", async () => {
+    const env = { PATH: process.env['PATH'], HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull, LC_ALL: 'C' };
+    const git = (args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+    git(['init', '-q', '-b', 'main', '.']);
+    await put('calc.py', 'def add(a, b):\n    return a - b\n');
+    const configBefore = await read('.git/config');
+    const start = await collectWorkspace(dir);
+    expect(start.isGitRepository).toBe(true);
+    expect(start.files.map((file) => file.path)).toEqual(['calc.py']);
+
+    const marker = path.join(scratch, 'fsmonitor-ran');
+    const hooks = [
+      `diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch ${marker}\n`,
+      `--- a/.git/config\n+++ b/.git/config\n@@ -1,1 +1,2 @@\n [core]\n+\tfsmonitor = touch ${marker}\n`,
+      `--- /dev/null\n+++ b/.GIT/config\n@@ -0,0 +1,2 @@\n+[core]\n+\tfsmonitor = touch ${marker}\n`,
+      `--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n--- /dev/null\n+++ b/sub/.git\n@@ -0,0 +1,1 @@\n+gitdir: ../elsewhere\n`,
+    ];
+    for (const patch of hooks) {
+      const error = await failure(applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, sentFiles: start.files }));
+      expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(error.message).toContain('inside version-control metadata');
+    }
+    expect(existsSync(path.join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(await read('.git/config')).toBe(configBefore);
+    expect(await read('calc.py')).toBe('def add(a, b):\n    return a - b\n');
+    expect(existsSync(path.join(dir, 'sub'))).toBe(false);
+    git(['status', '--porcelain']);
+    expect(existsSync(marker)).toBe(false);
+
+    const { patch } = makePatch(start.files, [{ path: 'calc.py', content: 'def add(a, b):\n    return a + b\n' }]);
+    expect(await applyPatchToDirectory(dir, patch, { expectedFingerprint: start.fingerprint, sentFiles: start.files })).toEqual({ written: ['calc.py'], deleted: [], leftOut: [] });
+    expect(git(['status', '--porcelain'])).toBe('?? calc.py\n');
+    expect(await read('.git/config')).toBe(configBefore);
   });
 
   it('refuses when the directory changed since the task started, names the files and writes nothing', async () => {

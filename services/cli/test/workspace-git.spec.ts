@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +131,26 @@ describe('commitPatchToBranch', () => {
     expect(error.message).toContain('differ from HEAD');
     expect(error.message).toContain('calc.py');
     expect(git(['branch', '--list', 'ratchet/fix'])).toBe('');
+  });
+
+  it('refuses a patch that touches .git/hooks/pre-commit or .git/config (in any spelling), creating no branch and no hook', async () => {
+    const marker = path.join(scratch, 'hook-ran');
+    const configBefore = await readFile(path.join(dir, '.git', 'config'), 'utf8');
+    const patches = [
+      `diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch ${marker}\n`,
+      `--- /dev/null\n+++ b/.Git./config\n@@ -0,0 +1,2 @@\n+[core]\n+\tfsmonitor = touch ${marker}\n`,
+      `--- /dev/null\n+++ b/HEAD\n@@ -0,0 +1,1 @@\n+ref: refs/heads/main\n`,
+    ];
+    for (const patch of patches) {
+      const error = await failure(commitPatchToBranch(dir, patch, 'ratchet/fix', 'Fix', { env }));
+      expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(error.message).toMatch(/inside version-control metadata|is a git HEAD/);
+    }
+    expect(git(['branch', '--list', 'ratchet/fix'])).toBe('');
+    expect(existsSync(path.join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).toBe(configBefore);
+    git(['-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '--allow-empty', '-m', 'after']);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('refuses a directory outside any repository, and a bad branch name', async () => {

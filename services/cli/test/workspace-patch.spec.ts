@@ -100,6 +100,38 @@ describe('makePatch', () => {
   });
 });
 
+describe('repository metadata in a patch', () => {
+  const hook = '#!/bin/sh\ntouch /tmp/x\n';
+  const hookPatch = `diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch /tmp/x\n`;
+
+  it('makePatch refuses a result that writes or deletes inside .git, however it is spelled', () => {
+    for (const filePath of ['.git/hooks/pre-commit', '.git/config', '.GIT./config', 'sub/.git', 'git~1/config', '.svn/wc.db']) {
+      const error = thrown(() => makePatch(before, [...after, { path: filePath, content: hook }]));
+      expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(error.message).toContain('inside version-control metadata');
+    }
+    expect(thrown(() => makePatch(before, after, ['.git/index'])).message).toContain('inside version-control metadata');
+  });
+
+  it('makePatch refuses a new or changed file git would take for a HEAD, and keeps one the workspace already had', () => {
+    expect(thrown(() => makePatch(before, [...after, { path: 'HEAD', content: 'ref: refs/heads/main\n' }])).message).toContain('is a git HEAD');
+    const fixture = { path: 'fixtures/bare/HEAD', content: 'ref: refs/heads/main\n' };
+    expect(makePatch([...before, fixture], [...after, fixture]).patch).not.toContain('fixtures/bare/HEAD');
+  });
+
+  it('parseWorkspacePatch refuses a patch touching .git/hooks/pre-commit, .GIT/config or a HEAD it turns into a git HEAD', () => {
+    expect(thrown(() => parseWorkspacePatch(hookPatch)).message).toContain('the patch: path ".git/hooks/pre-commit" is inside version-control metadata');
+    const folded = '--- a/.GIT/config\n+++ b/.GIT/config\n@@ -1,1 +1,2 @@\n [core]\n+\tfsmonitor = touch /tmp/x\n';
+    expect(thrown(() => parseWorkspacePatch(folded)).message).toContain('inside version-control metadata');
+    const created = '--- /dev/null\n+++ b/HEAD\n@@ -0,0 +1,1 @@\n+ref: refs/heads/main\n';
+    expect(thrown(() => parseWorkspacePatch(created)).message).toContain('is a git HEAD');
+    const changed = '--- a/HEAD\n+++ b/HEAD\n@@ -1,1 +1,1 @@\n-the HEAD request\n+0123456789abcdef0123456789abcdef01234567\n';
+    expect(thrown(() => parseWorkspacePatch(changed)).message).toContain('is a git HEAD');
+    const plain = '--- a/HEAD\n+++ b/HEAD\n@@ -1,1 +1,1 @@\n-the HEAD request\n+the HEAD method\n';
+    expect(parseWorkspacePatch(plain).map((change) => change.path)).toEqual(['HEAD']);
+  });
+});
+
 describe('parseWorkspacePatch and patchedContent', () => {
   it('refuses paths outside the workspace, renames and binary changes', () => {
     const escape = '--- a/../outside.txt\n+++ b/../outside.txt\n@@ -1,1 +1,1 @@\n-a\n+b\n';

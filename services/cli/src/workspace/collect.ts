@@ -71,7 +71,8 @@ interface Repository {
  * Collects the text files of `dir` for a workspace task, reading nothing
  * outside `dir`.
  *
- * Left out without a word: `.git` (always), workspace.alwaysSkip patterns,
+ * Left out without a word: `.git` (always; other version-control metadata
+ * such as `.hg` or `CVS` is listed in `skipped`), workspace.alwaysSkip patterns,
  * and what .gitignore files at every level and .git/info/exclude ignore
  * (with git's precedence and negation; a directory inside a repository also
  * honours the .gitignore files above it up to the repository's top; the

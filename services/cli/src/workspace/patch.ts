@@ -1,4 +1,4 @@
-import { checkWorkspacePath } from '@ratchet/agent';
+import { checkWorkspaceFile, checkWorkspacePath, workspaceFileProblem } from '@ratchet/agent';
 import type { SourceFile } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { applyPatch, formatPatch, parsePatch, structuredPatch, type StructuredPatch } from 'diff';
@@ -53,8 +53,10 @@ export interface FilePatch {
  * and is left out). Files identical on both sides are not in the patch.
  * Files appear in path order, each with 3 lines of context.
  *
- * @throws AppError INVALID_ARGUMENT for a path `checkWorkspacePath` refuses,
- *   or a path both in `after` and in `deletedPaths`.
+ * @throws AppError INVALID_ARGUMENT for a path `checkWorkspacePath` refuses
+ *   (repository metadata such as `.git/hooks/pre-commit` included), a new or
+ *   changed file `checkWorkspaceFile` refuses (a git HEAD), or a path both
+ *   in `after` and in `deletedPaths`.
  */
 export function makePatch(before: readonly SourceFile[], after: readonly SourceFile[], deletedPaths: readonly string[] = []): WorkspacePatch {
   const old = new Map(before.map((file) => [checkWorkspacePath(file.path, 'the workspace before the task'), file.content]));
@@ -74,6 +76,8 @@ export function makePatch(before: readonly SourceFile[], after: readonly SourceF
       continue;
     }
     const newContent = next.get(filePath) as string;
+    // Content is judged only where the task changes it: a fixture HEAD the workspace already had is the user's.
+    if (oldContent !== newContent) checkWorkspaceFile({ path: filePath, content: newContent }, 'the workspace after the task');
     if (oldContent === undefined) {
       patches.push({ ...structuredPatch('/dev/null', `b/${filePath}`, '', newContent, undefined, undefined, { context: contextLines }), isGit: true, isCreate: true });
     } else if (oldContent !== newContent) {
@@ -89,8 +93,10 @@ export function makePatch(before: readonly SourceFile[], after: readonly SourceF
  * own `diff` output for text files.
  *
  * @throws AppError INVALID_ARGUMENT when the text is no unified diff, names a
- *   path `checkWorkspacePath` refuses, renames, copies or changes binary
- *   files, or changes the same file twice.
+ *   path `checkWorkspacePath` refuses (repository metadata such as
+ *   `.git/hooks/pre-commit` included), makes a file's first line one git
+ *   takes for a HEAD (see `workspaceFileProblem`), renames, copies or changes
+ *   binary files, or changes the same file twice.
  */
 export function parseWorkspacePatch(patch: string): FilePatch[] {
   let parsed: StructuredPatch[];
@@ -125,6 +131,11 @@ export function parseWorkspacePatch(patch: string): FilePatch[] {
       filePath = newName;
     }
     checkWorkspacePath(filePath, 'the patch');
+    if (kind !== FileChangeKind.DELETED) {
+      const firstLine = patchedFirstLine(entry);
+      const problem = firstLine === undefined ? undefined : workspaceFileProblem(filePath, firstLine);
+      if (problem !== undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the patch: path ${JSON.stringify(filePath)} ${problem}; such a change is never applied`);
+    }
     if (seen.has(filePath)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the patch changes ${filePath} twice`);
     seen.add(filePath);
     result.push({ path: filePath, kind, structured: entry });
@@ -154,6 +165,18 @@ export function patchedContent(filePatch: FilePatch, current: string | undefined
     throw new AppError(ErrorCode.FAILED_PRECONDITION, `the patch does not fit ${filePatch.path}: its lines differ from the ones the patch was made from`);
   }
   return result;
+}
+
+/**
+ * The first line of a file after its patch when the patch decides it (its
+ * first hunk starts at the top), else undefined: the line is then the one
+ * the file has now. Enough to tell a file the patch turns into a git HEAD.
+ */
+function patchedFirstLine(entry: StructuredPatch): string | undefined {
+  const first = entry.hunks[0];
+  if (first === undefined || first.oldStart > 1) return undefined;
+  const line = first.lines.find((hunkLine) => hunkLine.startsWith(' ') || hunkLine.startsWith('+'));
+  return line?.slice(1);
 }
 
 function summarize(patches: readonly StructuredPatch[]): PatchSummary {
