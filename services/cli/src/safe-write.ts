@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { AppError } from '@ratchet/errors';
+import { isRepositoryMetadata } from '@ratchet/agent';
+import { AppError, ErrorCode } from '@ratchet/errors';
 
 const directoryFlags = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
 // O_EXCL creates the temporary file or fails, so a file or symlink planted
@@ -103,9 +104,11 @@ export class SafeDirectory {
    * then renamed over the target, which replaces a link planted there
    * meanwhile instead of following it. An overwritten file keeps its
    * permission bits.
-   * @throws AppError from `refuse` when a component or the target is a symlink or not what it should be.
+   * @throws AppError from `refuse` when a component or the target is a symlink or not what it should be;
+   *   INVALID_ARGUMENT for a path inside version-control metadata (callers check first; this is the last line).
    */
   async writeFile(relativePath: string, content: string, refuse: Refusal): Promise<void> {
+    refuseMetadata(relativePath);
     const parent = (await this.parentOf(relativePath, refuse, true)) as SafeDirectory;
     try {
       const target = parent.entry(path.posix.basename(relativePath));
@@ -135,8 +138,10 @@ export class SafeDirectory {
    * Deletes the regular file at `relativePath`, then the directories that
    * leaves empty up to (not including) this one.
    * @returns false when it did not exist.
+   * @throws AppError INVALID_ARGUMENT for a path inside version-control metadata.
    */
   async deleteFile(relativePath: string, refuse: Refusal): Promise<boolean> {
+    refuseMetadata(relativePath);
     const segments = relativePath.split('/');
     const parent = await this.parentOf(relativePath, refuse, false);
     if (parent === undefined) return false;
@@ -160,6 +165,13 @@ export class SafeDirectory {
       if (!removed) break;
     }
     return true;
+  }
+}
+
+/** Whatever a caller checked, nothing is written into or deleted from `.git/` (or other metadata) through this class. */
+function refuseMetadata(relativePath: string): void {
+  if (isRepositoryMetadata(relativePath)) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, `refusing to change ${JSON.stringify(relativePath)}: it is inside version-control metadata, which only the user's own tools may write`);
   }
 }
 

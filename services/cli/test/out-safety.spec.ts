@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ErrorCode } from '@ratchet/errors';
 import { runGoal } from '../src/commands';
 import { writeFiles } from '../src/files';
+import { SafeDirectory } from '../src/safe-write';
 import { codeReply, failure, planReply, RecordedOutput, scripted, temporaryDirectory, testsReply } from './helpers';
 
 // `--out` never writes through a symlink or outside the directory, even when
@@ -154,6 +155,23 @@ describe('ratchet run --out (embedded): safe output', () => {
     expect(error.message).toContain(`refusing to write ${JSON.stringify(filePath)}`);
     expect(error.message).toContain('nothing was written');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('SafeDirectory, under both --out and --apply, never writes or deletes inside .git whatever its caller checked', async () => {
+    const root = path.join(dir, 'safe-directory');
+    await mkdir(path.join(root, '.git'), { recursive: true });
+    await writeFile(path.join(root, '.git', 'config'), '[core]\n');
+    const refuse = () => new Error('unexpected refusal') as never;
+    const opened = (await SafeDirectory.open(root, refuse, false)) as SafeDirectory;
+    try {
+      await expect(opened.writeFile('.git/config', '[core]\n\tfsmonitor = touch /tmp/x\n', refuse)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('inside version-control metadata') });
+      await expect(opened.writeFile('.GIT./hooks/pre-commit', 'x', refuse)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+      await expect(opened.deleteFile('.git/config', refuse)).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
+    } finally {
+      await opened.close();
+    }
+    expect(await readFile(path.join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(await readdir(root)).toEqual(['.git']);
   });
 
   it('writeFiles writes .gitignore, .gitattributes and .gitmodules, which are project files', async () => {
