@@ -125,6 +125,14 @@ describe('validateSubmit', () => {
     }
   });
 
+  it('refuses files inside .git or other repository metadata, in any spelling, and keeps .gitignore and .gitmodules', () => {
+    const config = { path: '.git/config', content: '[core]\n\tfsmonitor = touch /tmp/x\n' };
+    expect(() => validateSubmit(request({ workspace: [config] }))).toThrow(/workspace: path ".git\/config" is inside version-control metadata/);
+    expect(() => validateSubmit(request({ acceptanceTests: [{ path: 'tests/.GIT/hooks/test_x.py', content: 'x' }] }))).toThrow(/inside version-control metadata/);
+    expect(() => validateSubmit(request({ dataFiles: [{ path: '.hg/hgrc', content: Buffer.from('[hooks]\n') }] }))).toThrow(/data_files: path ".hg\/hgrc" is inside version-control metadata/);
+    expect(() => validateSubmit(request({ workspace: [{ path: '.gitignore', content: '*.pyc\n' }, { path: '.gitmodules', content: '' }] }))).not.toThrow();
+  });
+
   it('accepts files that are not text in data_files, within the limits, and refuses bad paths and duplicates', () => {
     const fixture = { path: 'tests/files/latin1.sql', content: Buffer.from([0x73, 0x65, 0x6c, 0xe9, 0x00]) };
     expect(() => validateSubmit(request({ dataFiles: [fixture] }))).not.toThrow();

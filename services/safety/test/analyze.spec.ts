@@ -9,7 +9,7 @@ beforeAll(async () => {
 afterAll(() => parsers.close());
 
 describe('file paths', () => {
-  it.each(['/etc/cron.d/x.py', '../x.py', 'a/../../b.py', 'src/../x.py', 'C:/x.py', 'C:\\x.py', 'a\\b.py', './a.py', 'a/./b.py', 'a//b.py', 'a/', '', '~/x.py', 'a\u0000.py', `${'d/'.repeat(200)}x.py`])(
+  it.each(['/etc/cron.d/x.py', '../x.py', 'a/../../b.py', 'src/../x.py', 'C:/x.py', 'C:\\x.py', 'a\\b.py', './a.py', 'a/./b.py', 'a//b.py', 'a/', '', '~/x.py', 'a\u0000.py', `${'d/'.repeat(200)}x.py`, '.git/config', '.git/hooks/pre-commit', 'src/.GIT /hooks/post-checkout', 'GIT~1/config', '.hg/hgrc'])(
     'blocks %j as CRITICAL without analysing its content',
     (path) => {
       const result = analyzeFiles(parsers, [{ path, content: 'import os\nos.system("x")\n' }]);
@@ -18,7 +18,7 @@ describe('file paths', () => {
     },
   );
 
-  it.each(['app.py', 'src/pkg/mod.py', 'a..b.py', '.github/workflows/ci.yml', 'tests/test_x.py', 'web/App.tsx'])('accepts %j', (path) => {
+  it.each(['app.py', 'src/pkg/mod.py', 'a..b.py', '.github/workflows/ci.yml', 'tests/test_x.py', 'web/App.tsx', '.gitignore', '.gitmodules', '.gitattributes'])('accepts %j', (path) => {
     expect(analyzeFiles(parsers, [{ path, content: 'x = 1\n' }]).findings).toEqual([]);
   });
 

@@ -80,6 +80,7 @@ describe('CheckCommand over the in-process bus', () => {
     await expect(client.checkCommand(request(''))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('no command to check') });
     await expect(client.checkCommand(request('x'.repeat(2_001)))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('at most 2000 (commands.maxCommandLineChars') });
     await expect(client.checkCommand(request('ls', { workingDirectory: '/etc' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('working_directory "/etc" is absolute') });
+    await expect(client.checkCommand(request('ls', { workingDirectory: '.git/hooks' }))).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('is inside version-control metadata') });
   });
 
   it('keeps serving after hostile input', async () => {

@@ -66,7 +66,7 @@ export function analyzeFile(parsers: Parsers, file: SourceText): Detection[] {
   const out = new FileFindings(file.path, file.content);
   const problem = workspacePathProblem(file.path);
   if (problem !== undefined) {
-    out.addForFile(RuleId.PATH_OUTSIDE_WORKSPACE, `the file path ${quotePath(file.path)} ${problem}, so writing it would leave the workspace`);
+    out.addForFile(RuleId.PATH_OUTSIDE_WORKSPACE, `the file path ${quotePath(file.path)} ${problem}, so it is never written; write project files inside the workspace only`);
     return out.findings;
   }
   const grammar = grammarOf(file.path, file.content);
