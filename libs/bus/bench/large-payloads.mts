@@ -1,6 +1,6 @@
 // Round trips of payloads too large for one NATS message: the bus puts them
-// in the JetStream object store (bucket RATCHET_PAYLOADS) and sends only the
-// object's name. A nats-server with the default max_payload (1 MiB) and a
+// as chunks in the JetStream stream RATCHET_PAYLOADS and sends only a
+// reference (id, chunks, size, SHA-256). A nats-server with the default max_payload (1 MiB) and a
 // file store in a temp directory. Run with `npm run bench` (builds first).
 // Prints a table and a JSON line.
 import { randomBytes } from 'node:crypto';
@@ -17,13 +17,13 @@ interface Scenario {
   readonly name: string;
   readonly requestBytes: number;
   readonly replyBytes: number;
-  /** Force the object store below max_payload, to compare with the same bytes inline. */
+  /** Force the payload stream below max_payload, to compare with the same bytes inline. */
   readonly inlineLimitBytes?: number;
 }
 
 const scenarios: Scenario[] = [
   { name: '512 KiB both ways, inline', requestBytes: MB / 2, replyBytes: MB / 2 },
-  { name: '512 KiB both ways, object store', requestBytes: MB / 2, replyBytes: MB / 2, inlineLimitBytes: 1024 },
+  { name: '512 KiB both ways, payload stream', requestBytes: MB / 2, replyBytes: MB / 2, inlineLimitBytes: 1024 },
   { name: '5 MiB request, small reply', requestBytes: 5 * MB, replyBytes: 16 },
   { name: '5 MiB both ways', requestBytes: 5 * MB, replyBytes: 5 * MB },
   { name: '40 MiB request, small reply', requestBytes: 40 * MB, replyBytes: 16 },
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
         const answer = await caller.request('bench.large', request, { timeoutMs: 120_000 });
         if (answer.data.length !== reply.length) throw new Error(`reply of ${answer.data.length} bytes, expected ${reply.length}`);
       };
-      await call(); // warm-up: creates the bucket, opens consumers
+      await call(); // warm-up: creates and checks the payload stream
       const samples: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         const started = process.hrtime.bigint();

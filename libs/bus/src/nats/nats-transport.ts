@@ -52,7 +52,7 @@ export interface NatsTransportOptions {
   readonly onStatus?: (status: { type: string; detail?: string }) => void;
   /**
    * Payloads (of requests, replies, jobs and dead letters) larger than this
-   * many bytes travel through the JetStream object store bucket
+   * many bytes travel as chunks through the JetStream stream
    * `RATCHET_PAYLOADS` and the message carries only the object's name.
    * Default, and upper bound: the server's max_payload less room for headers.
    */
@@ -98,6 +98,8 @@ const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const MIN_PULL_EXPIRES_MS = 1000;
 /** Room left for headers (trace context, error message, ...) when a payload is sent inline; at most a quarter of max_payload. */
 const HEADER_ROOM_BYTES = 32 * 1024;
+/** Largest payload chunk: a chunk is one message, and a server may allow messages far larger than is wise to store whole. */
+const MAX_CHUNK_BYTES = 1024 * 1024;
 /** How long close() lets payload deletions and payload reads in flight finish, ms. */
 const CLOSE_GRACE_MS = 2_000;
 const EMPTY = new Uint8Array(0);
@@ -134,15 +136,20 @@ export class NatsTransport implements Transport {
     private readonly options: NatsTransportOptions,
   ) {
     this.js = jetstream(nc);
-    this.payloads = new PayloadStore(nc, this.js, options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS, () => this.inlineLimit(), (stream) => this.ensureStream(stream));
+    this.payloads = new PayloadStore(nc, this.js, options.payloadTtlMs ?? DEFAULT_PAYLOAD_TTL_MS, () => Math.min(MAX_CHUNK_BYTES, this.messageLimit()), (stream) => this.ensureStream(stream));
     void this.watchStatus();
   }
 
-  /** Largest payload sent inside the message itself, in bytes; anything larger goes through the object store. */
+  /** Largest payload sent inside the message itself, in bytes; anything larger goes through the payload stream. */
   inlineLimit(): number {
-    const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
-    const fits = maxPayload - Math.min(HEADER_ROOM_BYTES, Math.floor(maxPayload / 4));
+    const fits = this.messageLimit();
     return Math.max(0, Math.min(this.options.inlineLimitBytes ?? fits, fits));
+  }
+
+  /** The most bytes one message carries with room for headers: the server's max_payload less that room (and the size of a payload chunk, at most 1 MiB). */
+  private messageLimit(): number {
+    const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
+    return maxPayload - Math.min(HEADER_ROOM_BYTES, Math.floor(maxPayload / 4));
   }
 
   /** The payload to send to `destination` and the header naming its object, when `data` is too large to go inline. */
@@ -513,7 +520,7 @@ export class NatsTransport implements Transport {
    * The delivery of `message`, with its payload object read when it has
    * one; the object is deleted once the job is acked or terminated.
    * @throws AppError UNAVAILABLE (retryable) when the job's payload object is
-   *   gone (it waited in the queue past the bucket's TTL); the job is then
+   *   gone (it waited in the queue past the payload TTL); the job is then
    *   dead-lettered with that reason, and the next pull goes on.
    */
   private async delivery(queue: string, message: JsMsg): Promise<Delivery> {
@@ -552,7 +559,7 @@ export class NatsTransport implements Transport {
     await this.publishDeadLetter(queue, delivery.id, delivery.data, delivery.headers, reason);
   }
 
-  /** A large dead letter keeps its payload in a bucket without TTL: the job's own object goes when the job is terminated. */
+  /** A large dead letter keeps its payload in a stream without TTL: the job's own object goes when the job is terminated. */
   private async publishDeadLetter(queue: string, id: string, data: Uint8Array, headers: Headers, reason: string): Promise<void> {
     await this.ensureStream(DEAD_LETTER_STREAM);
     const subject = Subjects.deadLetter(queue);
