@@ -2,6 +2,7 @@ import { sandboxConfigSection } from '@ratchet/agent';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
 import { z } from 'zod';
 import { BanditMode, CodeAction, defaultCodeCheckSettings, defaultCodeRules, type CodeCheckSettings, type CodeRule } from './domain/code-policy';
+import { CodeSource } from './domain/command-code';
 import { PathClass } from './domain/command-paths';
 import { CommandDecision, CommandRuleId, reasonPlaceholders, type CommandPolicy, type CommandRule } from './domain/command-policy';
 import { defaultCommandPolicy, defaultCommandRules } from './domain/command-rules';
@@ -9,7 +10,24 @@ import { eslintRulePrefix, EslintRule } from './domain/eslint-findings';
 import { Confidence, RuleId, Severity } from './domain/findings';
 
 /** The keys of a rule that match something; a rule needs at least one. */
-const matcherKeys = ['programs', 'dynamicProgram', 'subcommands', 'flags', 'args', 'operands', 'targets', 'writes', 'pipedInto', 'recursiveFunction'] as const;
+const matcherKeys = [
+  'programs',
+  'dynamicProgram',
+  'subcommands',
+  'flags',
+  'args',
+  'operands',
+  'targets',
+  'writes',
+  'pipedInto',
+  'recursiveFunction',
+  'codeFrom',
+  'code',
+  'gitConfig',
+  'remote',
+  'environment',
+  'opens',
+] as const;
 const reservedIds = new Set<string>(Object.values(CommandRuleId));
 
 const names = z.array(z.string().min(1)).min(1);
@@ -42,9 +60,28 @@ const commandRuleSchema = z
     writes: places.optional(),
     pipedInto: names.optional(),
     recursiveFunction: z.boolean().optional(),
+    codeFrom: z.array(z.enum(CodeSource)).min(1).optional(),
+    code: z.array(z.string().min(1).superRefine(regexProblem)).min(1).optional(),
+    gitConfig: z
+      .array(z.string().min(1))
+      .min(1)
+      .refine((keys) => keys.every((key) => key === key.toLowerCase()), 'must be lowercase: git compares configuration keys ignoring case, and so do the patterns')
+      .optional(),
+    remote: z.boolean().optional(),
+    environment: names.optional(),
+    opens: places.optional(),
   })
   .strict()
   .refine((rule) => matcherKeys.some((key) => rule[key] !== undefined), `a rule needs at least one of ${matcherKeys.join(', ')}`);
+
+/** A `code` pattern must compile as a JavaScript regular expression. */
+function regexProblem(source: string, context: z.RefinementCtx): void {
+  try {
+    new RegExp(source, 'm');
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: `is not a regular expression (${(error as Error).message}); write it in JavaScript syntax, e.g. '\\bos\\.system\\b'` });
+  }
+}
 
 const absoluteDirectory = z
   .string()

@@ -108,6 +108,50 @@ describe('parseCommandLine', () => {
     ]);
   });
 
+  it('knows where standard input comes from: a pipe, a here-doc, a here-string or a file', () => {
+    expect(commands('cat a | sh; python3 < in.txt; bash <<< "ls"').map((command) => [command.words[0]?.value, command.stdin?.kind])).toEqual([
+      ['cat', undefined],
+      ['sh', 'pipe'],
+      ['python3', 'file'],
+      ['bash', 'herestring'],
+      ['ls', undefined],
+    ]);
+    // A here-doc with a quoted delimiter is literal; one with $(...) is made at run time.
+    const [quoted] = commands("python3 - <<'EOF'\nprint($x)\nEOF");
+    expect(quoted?.stdin).toEqual({ kind: 'heredoc', body: expect.objectContaining({ value: 'print($x)\n' }) });
+    const generated = commands('cat <<EOF\n$(date) \\$HOME\nEOF').find((command) => command.words[0]?.value === 'cat');
+    expect(generated?.stdin).toEqual({ kind: 'heredoc', body: expect.objectContaining({ value: undefined, generated: true }) });
+    expect(commands('cat <<EOF\ncost: \\$5\nEOF')[0]?.stdin).toEqual({ kind: 'heredoc', body: expect.objectContaining({ value: 'cost: $5\n' }) });
+    // A compound statement passes its redirection on.
+    expect(commands('{ sh; } < run.sh').map((command) => command.stdin?.kind)).toEqual(['file']);
+  });
+
+  it('walks the script a shell reads from a here-doc or here-string', () => {
+    expect(commands("bash <<'EOF'\ngit push\nEOF").map((command) => [command.words[0]?.value, command.via.join(' > ')])).toEqual([
+      ['bash', ''],
+      ['git', 'bash <<'],
+    ]);
+    expect(values('sh <<< "$SCRIPT"')).toEqual([['sh'], ['?']]);
+  });
+
+  it('marks words a command makes at run time, and not words that only hold variables', () => {
+    const command = commands('x "$(date)" <(ls) `id` "$HOME/a" $X').find((found) => found.words[0]?.value === 'x');
+    expect(command?.words.slice(1).map((word) => word.generated === true)).toEqual([true, true, true, false, false]);
+    expect(commands('ls | xargs sh')[2]?.words[1]).toMatchObject({ value: undefined, generated: true });
+  });
+
+  it('records the assignments a command runs with, and checks the values of variables that hold commands', () => {
+    const found = commands("A=1 GIT_PAGER='git push' git log; env B=2 ls; export EDITOR=vim X=1");
+    expect(found.map((command) => [command.words.map((word) => word.value ?? '?').join(' '), command.assignments.map((word) => word.value).join(' ')])).toEqual([
+      ['git log', 'A=1 GIT_PAGER=git push'],
+      ['git push', ''],
+      ['env B=2 ls', ''],
+      ['ls', 'B=2'],
+      ['export EDITOR=vim X=1', ''],
+      ['vim', ''],
+    ]);
+  });
+
   it('reports syntax errors and too deep nesting instead of throwing', () => {
     expect(parseCommandLine(parsers, 'ls )', { maxNestingDepth: 3 })).toEqual({ ok: false, problem: expect.objectContaining({ kind: ParseProblemKind.SYNTAX, line: 1, column: 4 }) });
     expect(parseCommandLine(parsers, `sh -c "sh -c 'ls'"`, { maxNestingDepth: 1 })).toEqual({ ok: false, problem: expect.objectContaining({ kind: ParseProblemKind.TOO_COMPLEX }) });

@@ -128,7 +128,7 @@ describe('the default command policy', () => {
     ['ls | xargs curl', DENY, 'cmd.network'],
     ['find . -exec rm -rf / \\;', DENY, 'cmd.rm-workspace'],
     ['timeout 5 nice -n 10 env X=1 git push', DENY, 'cmd.git-push'],
-    ["eval 'git push'", DENY, 'cmd.git-push'],
+    ["eval 'git push'", DENY, 'cmd.eval'],
     ['sh -c "bash -c \'git push\'"', DENY, 'cmd.git-push'],
     // Installs need approval.
     ['pip install requests', ASK, 'cmd.pip-install'],

@@ -99,4 +99,29 @@ describe('the commands config section', () => {
     expect(message).toContain('commands.rules.4.id: must be "cmd." and a kebab-case name');
     expect(message).toContain('RATCHET_COMMANDS_MAX_COMMAND_LINE_CHARS');
   });
+
+  it('refuses code patterns that are no regular expression, git keys not in lowercase and unknown code sources', () => {
+    const yaml = [
+      'commands:',
+      '  rules:',
+      '    - id: cmd.a',
+      "      code: ['os.system(']",
+      '      decision: deny',
+      '      reason: bad pattern',
+      '    - id: cmd.b',
+      '      gitConfig: [core.sshCommand]',
+      '      decision: deny',
+      '      reason: case',
+      '    - id: cmd.c',
+      '      codeFrom: [network]',
+      '      decision: deny',
+      '      reason: no such source',
+    ].join('\n');
+    expect(() => loadCommandPolicy(configDirWith(yaml), {})).toThrow(
+      expect.objectContaining({
+        code: ErrorCode.CONFIG_INVALID,
+        message: expect.stringMatching(/commands\.rules\.0\.code\.0: is not a regular expression[\s\S]*commands\.rules\.1\.gitConfig: must be lowercase[\s\S]*commands\.rules\.2\.codeFrom\.0/),
+      }),
+    );
+  });
 });

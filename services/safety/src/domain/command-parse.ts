@@ -1,4 +1,5 @@
 import type { Node } from 'web-tree-sitter';
+import { shellCode, shellValueOptions, type StandardInput } from './command-code';
 import { dynamicWord, findStartPaths, isPythonName, literalWord, programName, splitArguments, type ShellWord } from './command-words';
 import { decodeEscapes, firstSyntaxError, Grammar, type Parsers } from './syntax';
 
@@ -29,6 +30,10 @@ export interface SimpleCommand {
   readonly directory: string | undefined;
   /** Program names of the later stages of its pipeline (`curl x | sh` gives curl ['sh']). */
   readonly pipedInto: readonly string[];
+  /** Where its standard input comes from, when the command line says (see StandardInput). */
+  readonly stdin: StandardInput | undefined;
+  /** `NAME=value` words it runs with: written before it (`X=1 cmd`) or given to `env`. */
+  readonly assignments: readonly ShellWord[];
   /** The wrappers and shell strings it was found in, outermost first: ['sudo'], ['bash -c', 'xargs']. */
   readonly via: readonly string[];
   /** Its program is a shell function of this command line that calls itself (`:(){ :|:& };:`). */
@@ -75,10 +80,8 @@ const maxTreeDepth = 200;
 /** Longest excerpt of source quoted in a parse problem, characters. */
 const maxExcerpt = 40;
 
-/** Shells whose `-c` runs the next argument as a script. */
+/** Shells whose `-c` string, or here-doc, is parsed and checked as a script of its own. */
 const shells = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash']);
-/** Options of those shells that take the next word as their value. */
-const shellValueOptions = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
 
 /** A program that runs the command given by its remaining arguments once its own options are skipped. */
 interface Wrapper {
@@ -98,7 +101,8 @@ const wrappers: Readonly<Record<string, Wrapper>> = {
     noCommandFlags: ['-l', '--list', '-v', '--validate', '-k', '-K', '-V', '--version'],
   },
   doas: { valueOptions: ['-u', '-C'] },
-  env: { valueOptions: ['-u', '--unset', '-C', '--chdir', '-S', '--split-string'], assignments: true },
+  // env's own NAME=value words are kept: the command runs with them (see envCommand).
+  env: { valueOptions: ['-u', '--unset', '-C', '--chdir', '-S', '--split-string'] },
   timeout: { valueOptions: ['-s', '--signal', '-k', '--kill-after'], leadingOperands: 1 },
   nice: { valueOptions: ['-n', '--adjustment'] },
   nohup: { valueOptions: [] },
@@ -110,10 +114,34 @@ const wrappers: Readonly<Record<string, Wrapper>> = {
   stdbuf: { valueOptions: ['-i', '-o', '-e', '--input', '--output', '--error'] },
   ionice: { valueOptions: ['-c', '--class', '-n', '--classdata'], noCommandFlags: ['-p', '--pid', '-P', '--pgid', '-u', '--uid'] },
   xargs: { valueOptions: ['-a', '--arg-file', '-d', '--delimiter', '-E', '-I', '-L', '-n', '--max-args', '-P', '--max-procs', '-s', '--max-chars', '--process-slot-var'] },
+  // Multi-call binaries: the first operand is the program (`busybox wget`, `busybox sh -c`).
+  busybox: { valueOptions: [], noCommandFlags: ['--list', '--list-full', '--help'] },
+  toybox: { valueOptions: [], noCommandFlags: ['--long', '--help'] },
+  // Package runners run a program of a package: `npx tsc`, `bunx prettier`.
+  // `npx -c 'string'` runs a shell string; the policy denies it (cmd.package-download), so -c takes it as a value here.
+  npx: { valueOptions: ['-p', '--package', '--registry', '--cache', '--userconfig', '-w', '--workspace', '-c', '--call'], noCommandFlags: ['-v', '--version', '-h', '--help'] },
+  'cross-env': { valueOptions: [], assignments: true },
+  bunx: { valueOptions: ['-p', '--package'] },
+  pnpx: { valueOptions: [] },
+  uvx: { valueOptions: ['--from', '--with', '-p', '--python', '--index-url', '--extra-index-url'] },
+  // Tracers and runners that start the command after their own options.
+  strace: { valueOptions: ['-e', '-o', '-p', '-s', '-u', '-E', '-P', '-a', '-b', '-I', '-O', '-S', '-X'] },
+  ltrace: { valueOptions: ['-e', '-o', '-p', '-s', '-u', '-a', '-n', '-l'] },
+  valgrind: { valueOptions: [] },
+  unbuffer: { valueOptions: [] },
+  'xvfb-run': { valueOptions: ['-n', '--server-num', '-s', '--server-args', '-e', '--error-file', '-f', '--auth-file', '-p', '--xauth-protocol'] },
+  torsocks: { valueOptions: ['-u', '-p', '-a', '-P'] },
+  proxychains: { valueOptions: ['-f'] },
+  proxychains4: { valueOptions: ['-f'] },
+  chroot: { valueOptions: ['--userspec', '--groups'], leadingOperands: 1 },
+  unshare: { valueOptions: ['-S', '--setuid', '-G', '--setgid', '-R', '--root', '-w', '--wd'] },
+  taskset: { valueOptions: [], leadingOperands: 1 },
 };
 
 /** What a wrapper runs: more words, or a shell string to parse. */
-type Inner = { readonly kind: 'words'; readonly words: readonly ShellWord[]; readonly via: string; readonly chdir?: ShellWord } | { readonly kind: 'script'; readonly script: ShellWord; readonly via: string };
+type Inner =
+  | { readonly kind: 'words'; readonly words: readonly ShellWord[]; readonly via: string; readonly chdir?: ShellWord; readonly assignments?: readonly ShellWord[] }
+  | { readonly kind: 'script'; readonly script: ShellWord; readonly via: string };
 
 /** The part of the shell's state that decides what later commands touch. */
 interface Scope {
@@ -122,6 +150,8 @@ interface Scope {
   readonly via: readonly string[];
   /** Shell strings this scope is inside of. */
   readonly nesting: number;
+  /** Standard input of the commands in this scope, when the command line sets it (a pipe, a redirection of a compound statement). */
+  readonly stdin?: StandardInput | undefined;
   /** Inside a shell string: the command holding it, which findings point at. */
   readonly origin: Origin | undefined;
 }
@@ -162,7 +192,7 @@ export function commandsOfArgv(parsers: Parsers, argv: readonly string[], option
   const extraction = new Extraction(parsers, options);
   const text = argv.map(quoteForShell).join(' ');
   const origin = { text, line: 0, column: 0 };
-  return extraction.run(() => extraction.emit(argv.map((value) => literalWord(value, quoteForShell(value))), [], { directory: '', via: [], nesting: 0, origin }, origin, 0));
+  return extraction.run(() => extraction.emit(argv.map((value) => literalWord(value, quoteForShell(value))), [], [], { directory: '', via: [], nesting: 0, origin }, origin, 0));
 }
 
 class Extraction {
@@ -219,6 +249,8 @@ class Extraction {
         return this.children(node, { ...scope }, depth);
       case 'function_definition':
         return this.functionDefinition(node, scope, depth);
+      case 'declaration_command':
+        return this.declaration(node, scope, depth);
       case 'comment':
         return;
       default:
@@ -237,8 +269,19 @@ class Extraction {
     const name = node.childForFieldName('name');
     if (name === null) return;
     const words = [resolveWord(name), ...node.childrenForFieldName('argument').map(resolveWord)];
-    const redirects = [...outerRedirects, ...node.childrenForFieldName('redirect')].flatMap(resolveRedirects);
-    this.emit(words, redirects, scope, scope.origin ?? originOf(statement), depth);
+    const redirectNodes = [...outerRedirects, ...node.namedChildren.filter((child) => redirectTypes.has(child.type))];
+    const redirects = redirectNodes.flatMap(resolveRedirects);
+    const assignments = node.namedChildren.filter((child) => child.type === 'variable_assignment').map(resolveAssignment);
+    this.emit(words, redirects, assignments, { ...scope, stdin: stdinOf(redirectNodes) ?? scope.stdin }, scope.origin ?? originOf(statement), depth, scope);
+  }
+
+  /** `export NAME=value`, `local`, `declare`...: a command whose words are the assignments it makes. */
+  private declaration(node: Node, scope: Scope, depth: number): void {
+    for (const child of node.namedChildren) this.visit(child, scope, depth + 1);
+    const keyword = node.children[0];
+    if (keyword === undefined) return;
+    const words = [literalWord(keyword.text), ...node.namedChildren.map((child) => (child.type === 'variable_assignment' ? resolveAssignment(child) : resolveWord(child)))];
+    this.emit(words, [], [], scope, scope.origin ?? originOf(node), depth);
   }
 
   private redirected(node: Node, scope: Scope, depth: number): void {
@@ -248,17 +291,18 @@ class Extraction {
     if (body?.type === 'command') return this.command(body, scope, redirectNodes, depth + 1, node);
     // Redirections of a compound statement (`{ a; b; } > f`, `> f` alone) are opened before its body runs.
     const directory = scope.directory;
-    if (body !== null) this.visit(body, scope, depth + 1);
+    const stdin = stdinOf(redirectNodes);
+    if (body !== null) this.visit(body, stdin === undefined ? scope : { ...scope, stdin }, depth + 1);
     const redirects = redirectNodes.flatMap(resolveRedirects);
-    if (redirects.length > 0) this.commands.push({ words: [], redirects, directory, pipedInto: [], via: scope.via, recursiveFunction: false, ...(scope.origin ?? originOf(node)) });
+    if (redirects.length > 0) this.commands.push({ words: [], redirects, directory, pipedInto: [], stdin: undefined, assignments: [], via: scope.via, recursiveFunction: false, ...(scope.origin ?? originOf(node)) });
   }
 
   private pipeline(node: Node, scope: Scope, depth: number): void {
     const stageStarts: number[] = [];
-    for (const stage of node.namedChildren) {
+    for (const [index, stage] of node.namedChildren.entries()) {
       stageStarts.push(this.commands.length);
-      // Every stage runs in a child shell.
-      this.visit(stage, { ...scope }, depth + 1);
+      // Every stage runs in a child shell; the later ones read the output of the one before.
+      this.visit(stage, index === 0 ? { ...scope } : { ...scope, stdin: { kind: 'pipe' } }, depth + 1);
     }
     // From the last stage back, so each stage learns every program that reads its output.
     let later: string[] = [];
@@ -280,21 +324,35 @@ class Extraction {
     if (body !== null) this.visit(body, { ...scope }, depth + 1);
   }
 
-  /** Records one simple command, follows its `cd`, and walks what it runs in turn. */
-  emit(words: readonly ShellWord[], redirects: readonly Redirect[], scope: Scope, origin: Origin, depth: number): void {
+  /**
+   * Records one simple command, follows its `cd`, and walks what it runs in
+   * turn. `scope` is the command's own (its standard input); `shell` is the
+   * scope of the shell running it, whose directory a `cd` moves.
+   */
+  emit(words: readonly ShellWord[], redirects: readonly Redirect[], assignments: readonly ShellWord[], scope: Scope, origin: Origin, depth: number, shell: Scope = scope): void {
     const program = programName(words[0]);
-    this.commands.push({ words, redirects, directory: scope.directory, pipedInto: [], via: scope.via, recursiveFunction: program !== undefined && this.functions.get(program) === true, ...origin });
-    if (program === 'cd' || program === 'pushd') scope.directory = changeDirectory(scope.directory, splitArguments(words.slice(1), []).positionals[0]?.word);
-    else if (program === 'popd') scope.directory = undefined;
-    for (const inner of innerCommands(words, program)) {
+    this.commands.push({
+      words,
+      redirects,
+      directory: scope.directory,
+      pipedInto: [],
+      stdin: scope.stdin,
+      assignments,
+      via: scope.via,
+      recursiveFunction: program !== undefined && this.functions.get(program) === true,
+      ...origin,
+    });
+    if (program === 'cd' || program === 'pushd') shell.directory = changeDirectory(scope.directory, splitArguments(words.slice(1), []).positionals[0]?.word);
+    else if (program === 'popd') shell.directory = undefined;
+    for (const inner of [...innerCommands(words, program), ...stdinScript(words, program, scope.stdin), ...variableCommands(assignments, words, program)]) {
       const via = [...scope.via, inner.via];
       if (inner.kind === 'words') {
         if (inner.words.length === 0) continue;
         const directory = inner.chdir === undefined ? scope.directory : changeDirectory(scope.directory, inner.chdir);
-        this.emit(inner.words, [], { ...scope, directory, via }, origin, depth + 1);
+        this.emit(inner.words, [], inner.assignments ?? [], { ...scope, directory, via }, origin, depth + 1);
       } else if (inner.script.value === undefined) {
         // A script only known at run time: checked as a command whose program is unknown.
-        this.commands.push({ words: [inner.script], redirects: [], directory: scope.directory, pipedInto: [], via, recursiveFunction: false, ...origin });
+        this.commands.push({ words: [inner.script], redirects: [], directory: scope.directory, pipedInto: [], stdin: scope.stdin, assignments: [], via, recursiveFunction: false, ...origin });
       } else {
         if (scope.nesting >= this.options.maxNestingDepth) {
           throw new ProblemSignal({
@@ -304,7 +362,9 @@ class Extraction {
             message: `shell strings nest more than ${this.options.maxNestingDepth} deep here (${via.join(' inside ')}), too deep to check`,
           });
         }
-        this.script(inner.script.value, { directory: scope.directory, via, nesting: scope.nesting + 1, origin }, inner.via, depth + 1);
+        // A script read from a here-doc has used up standard input; a `-c` script shares the shell's.
+        const stdin = inner.via.endsWith('<<') ? undefined : scope.stdin;
+        this.script(inner.script.value, { directory: scope.directory, via, nesting: scope.nesting + 1, origin, stdin }, inner.via, depth + 1);
       }
     }
   }
@@ -333,6 +393,111 @@ function changeDirectory(current: string | undefined, target: ShellWord | undefi
   return current === '' ? value : `${current}/${value}`;
 }
 
+/**
+ * The script a shell reads from a here-doc or here-string (`bash <<EOF`,
+ * `sh <<< "..."`), parsed like a `-c` string. A pipe or a file on standard
+ * input is left to the policy (CodeSource): its content is not in the line.
+ */
+function stdinScript(words: readonly ShellWord[], program: string | undefined, stdin: StandardInput | undefined): Inner[] {
+  if (program === undefined || !shells.has(program) || (stdin?.kind !== 'heredoc' && stdin?.kind !== 'herestring')) return [];
+  const code = shellCode(words.slice(1), stdin);
+  if (code.source === 'terminal' || code.source === 'file' || code.source === 'pipe') return [];
+  // A -c script was taken by innerCommands; here only what standard input holds.
+  const readsStdin = !words.slice(1).some((word) => word.value !== undefined && /^[-+][^-]*c/.test(word.value));
+  return readsStdin ? [{ kind: 'script', script: stdin.body, via: `${program} <<` }] : [];
+}
+
+/**
+ * Variables whose value a program runs as a shell command (`GIT_PAGER`,
+ * `GIT_SSH_COMMAND`, `EDITOR`...): set before a command, by env, or by export,
+ * their value is checked as a script.
+ */
+const commandVariables = new Set([
+  'GIT_PAGER',
+  'PAGER',
+  'GIT_EDITOR',
+  'EDITOR',
+  'VISUAL',
+  'GIT_SEQUENCE_EDITOR',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_SSH_COMMAND',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_PROXY_COMMAND',
+  'MANPAGER',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'BROWSER',
+  'PROMPT_COMMAND',
+]);
+
+/** The values of command variables (see commandVariables) the command sets, as scripts. */
+function variableCommands(assignments: readonly ShellWord[], words: readonly ShellWord[], program: string | undefined): Inner[] {
+  const set = ['export', 'declare', 'typeset', 'readonly', 'local'].includes(program ?? '') ? [...assignments, ...words.slice(1)] : assignments;
+  const inners: Inner[] = [];
+  for (const word of set) {
+    const source = word.value ?? word.prefix;
+    const equals = source.indexOf('=');
+    if (equals < 1 || !commandVariables.has(source.slice(0, equals))) continue;
+    const name = source.slice(0, equals);
+    // LESSOPEN may start with | or ||, which only says how less reads the output.
+    const script = word.value === undefined ? dynamicWord(word.text, '', word.generated === true) : literalWord(word.value.slice(equals + 1).replace(/^\|\|?/, ''));
+    if (script.value?.trim() !== '') inners.push({ kind: 'script', script, via: `${name}=` });
+  }
+  return inners;
+}
+
+/** Node types of redirections attached to a command. */
+const redirectTypes = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
+
+/** Standard input as the last redirection of it sets it, or undefined when none does. */
+function stdinOf(redirects: readonly Node[]): StandardInput | undefined {
+  let stdin: StandardInput | undefined;
+  for (const redirect of redirects) {
+    if (redirect.type === 'heredoc_redirect') {
+      stdin = { kind: 'heredoc', body: heredocBody(redirect) };
+    } else if (redirect.type === 'herestring_redirect') {
+      const body = redirect.namedChildren[redirect.namedChildren.length - 1];
+      if (body !== undefined) stdin = { kind: 'herestring', body: resolveWord(body) };
+    } else if (redirect.type === 'file_redirect') {
+      const operator = redirect.children.find((child) => !child.isNamed)?.type;
+      const descriptor = redirect.childForFieldName('descriptor')?.text;
+      const destination = redirect.childForFieldName('destination');
+      if (operator === '<' && (descriptor === undefined || descriptor === '0') && destination !== null) stdin = { kind: 'file', target: resolveWord(destination) };
+    }
+  }
+  return stdin;
+}
+
+/**
+ * The text of a here-doc. With a quoted delimiter (`<<'EOF'`) it is literal;
+ * otherwise expansions in it are made at run time and backslashes escape `$`,
+ * `` ` `` and `\`.
+ */
+function heredocBody(redirect: Node): ShellWord {
+  const body = redirect.namedChildren.find((child) => child.type === 'heredoc_body');
+  if (body === undefined) return literalWord('');
+  const start = redirect.namedChildren.find((child) => child.type === 'heredoc_start')?.text ?? '';
+  if (/['"\\]/.test(start)) return literalWord(body.text);
+  const expansions = body.namedChildren.filter((child) => child.type !== 'heredoc_content');
+  if (expansions.length === 0) return literalWord(body.text.replace(/\\([$`\\])/g, '$1').replace(/\\\n/g, ''), body.text);
+  return dynamicWord(body.text, '', expansions.some(runsCommand));
+}
+
+/** A `NAME=value` assignment before a command, as one word. */
+function resolveAssignment(node: Node): ShellWord {
+  const name = node.childForFieldName('name')?.text ?? '';
+  const value = node.childForFieldName('value');
+  if (value === null) return literalWord(`${name}=`, node.text);
+  const word = resolveWord(value);
+  return word.value === undefined ? dynamicWord(node.text, `${name}=${word.prefix}`, word.generated === true) : literalWord(`${name}=${word.value}`, node.text);
+}
+
+/** A node whose value is made by running a command: `$(...)`, backquotes, `<(...)`, or an expansion holding one. */
+function runsCommand(node: Node): boolean {
+  return node.type === 'command_substitution' || node.type === 'process_substitution' || node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0;
+}
+
 /** What a command runs in turn, when its program is a wrapper, a shell with `-c`, `eval`, `python -m` or `find -exec`. */
 function innerCommands(words: readonly ShellWord[], program: string | undefined): Inner[] {
   if (program === undefined) return [];
@@ -342,6 +507,23 @@ function innerCommands(words: readonly ShellWord[], program: string | undefined)
   switch (program) {
     case 'eval':
       return args.length === 0 ? [] : [{ kind: 'script', script: joinWords(args), via: 'eval' }];
+    case 'trap': {
+      // trap 'commands' SIGNAL...: the commands run when the signal (or EXIT) comes.
+      const action = args[0];
+      if (action === undefined || action.value === '-' || action.value === '' || action.value?.startsWith('-') === true || args.length < 2) return [];
+      return [{ kind: 'script', script: action, via: 'trap' }];
+    }
+    case 'watch': {
+      // watch runs its arguments joined by spaces through `sh -c`.
+      const unwrapped = unwrap(args, { valueOptions: ['-n', '--interval', '-d', '--differences', '-q', '--equexit'] });
+      return unwrapped === undefined || unwrapped.rest.length === 0 ? [] : [{ kind: 'script', script: joinWords(unwrapped.rest), via: 'watch' }];
+    }
+    case 'script': {
+      const command = splitArguments(args, ['-c', '--command', '-E', '--echo', '-I', '--log-in', '-O', '--log-out', '-T', '--log-timing', '-B', '--log-io', '-m', '--logging-format', '-o', '--output-limit']).options.find(
+        (option) => option.name === '-c' || option.name === '--command',
+      );
+      return command?.value === undefined ? [] : [{ kind: 'script', script: command.value, via: 'script -c' }];
+    }
     case 'su': {
       const command = splitArguments(args, ['-c', '--command', '-s', '--shell', '-g', '--group', '-G', '--supp-group', '-w', '--whitelist-environment']).options.find(
         (option) => option.name === '-c' || option.name === '--command',
@@ -476,9 +658,10 @@ function xargsCommand(args: readonly ShellWord[]): Inner[] {
   const words = unwrapped.rest.length > 0 ? unwrapped.rest : [literalWord('echo')];
   const replace = unwrapped.options.find((option) => option.name === '-I' || option.name === '--replace' || option.name === '-i');
   const replaced = replace === undefined ? undefined : (replace.value?.value ?? '{}');
-  const stdin = dynamicWord('(arguments read from standard input)');
+  // What xargs reads is data made by another command: a shell given it runs whatever that was.
+  const stdin = dynamicWord('(arguments read from standard input)', '', true);
   if (replaced === undefined) return [{ kind: 'words', words: [...words, stdin], via: 'xargs' }];
-  return [{ kind: 'words', words: words.map((word) => (word.value?.includes(replaced) ? dynamicWord(word.text) : word)), via: 'xargs' }];
+  return [{ kind: 'words', words: words.map((word) => (word.value?.includes(replaced) ? dynamicWord(word.text, '', true) : word)), via: 'xargs' }];
 }
 
 /** `env [-C dir] [-S 'cmd args'] [NAME=value...] CMD`: CMD, run in dir when -C is given. */
@@ -488,7 +671,11 @@ function envCommand(args: readonly ShellWord[]): Inner[] {
   const split = unwrapped.options.find((option) => option.name === '-S' || option.name === '--split-string');
   if (split?.value !== undefined) return [{ kind: 'script', script: split.value, via: 'env -S' }];
   const chdir = unwrapped.options.find((option) => option.name === '-C' || option.name === '--chdir')?.value;
-  return [{ kind: 'words', words: unwrapped.rest, via: 'env', ...(chdir === undefined ? {} : { chdir }) }];
+  const firstWord = unwrapped.rest.findIndex((word) => !isAssignment(word.value));
+  const end = firstWord < 0 ? unwrapped.rest.length : firstWord;
+  const words = unwrapped.rest.slice(end);
+  const assignments = unwrapped.rest.slice(0, end);
+  return [{ kind: 'words', words, via: 'env', assignments, ...(chdir === undefined ? {} : { chdir }) }];
 }
 
 /** `eval a b c` evaluates its arguments joined by spaces. */
@@ -518,15 +705,18 @@ function resolveWord(node: Node): ShellWord {
     case 'concatenation':
     case 'command_name':
       return joinParts(node, 0, 0, unescapeUnquoted);
+    case 'command_substitution':
+    case 'process_substitution':
+      return dynamicWord(node.text, '', true);
     case 'simple_expansion':
     case 'expansion': {
       // Only a bare `$HOME`/`${HOME}`: with an operator (`${HOME:-x}`, `${HOME%/*}`) it is something else.
       const [variable, ...rest] = node.namedChildren;
       const known = rest.length === 0 && variable?.type === 'variable_name' && Object.hasOwn(knownVariables, variable.text) ? knownVariables[variable.text] : undefined;
-      return known === undefined ? dynamicWord(node.text) : literalWord(known, node.text);
+      return known === undefined ? dynamicWord(node.text, '', runsCommand(node)) : literalWord(known, node.text);
     }
     default:
-      return dynamicWord(node.text);
+      return dynamicWord(node.text, '', runsCommand(node));
   }
 }
 
@@ -553,7 +743,7 @@ function joinParts(node: Node, open: number, close: number, decode: (text: strin
   if (end > cursor) parts.push(literalWord(decode(text.slice(cursor, end))));
   let prefix = '';
   for (const part of parts) {
-    if (part.value === undefined) return dynamicWord(text, prefix + part.prefix);
+    if (part.value === undefined) return dynamicWord(text, prefix + part.prefix, parts.some((each) => each.generated === true));
     prefix += part.value;
   }
   return literalWord(prefix, text);

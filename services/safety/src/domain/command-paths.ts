@@ -13,6 +13,8 @@ export const PathClass = {
   SCRATCH: 'scratch',
   /** Any other device under /dev (a disk). */
   DEVICE: 'device',
+  /** A connection bash opens for a redirection: /dev/tcp/HOST/PORT, /dev/udp/HOST/PORT. */
+  NETWORK: 'network',
   /** Anywhere else: `/etc/x`, `~/x`, `../x`. */
   OUTSIDE: 'outside',
   /** Only known at run time (`$DIR/x`), or relative to a directory a `cd` made unknown. */
@@ -88,6 +90,7 @@ function isEverything(segment: string): boolean {
 function classifyAbsolute(absolute: string, places: Places): PathClass {
   if (harmlessDevices.has(absolute) || absolute.startsWith('/dev/fd/') || absolute.startsWith('/proc/self/fd/')) return PathClass.SCRATCH;
   const target = isEverything(path.posix.basename(absolute)) ? path.posix.dirname(absolute) : absolute;
+  if (isBelow(target, '/dev/tcp') || isBelow(target, '/dev/udp')) return PathClass.NETWORK;
   if (target === '/dev' || isBelow(target, '/dev')) return PathClass.DEVICE;
   if (target === '/') return PathClass.ROOT;
   const work = cleanDirectory(places.workDirectory);
@@ -105,4 +108,16 @@ function cleanDirectory(directory: string): string {
 
 function isBelow(candidate: string, directory: string): boolean {
   return candidate.startsWith(directory.endsWith('/') ? directory : `${directory}/`);
+}
+
+/**
+ * True when a value names another machine: a URL (`https://`, `ssh://`,
+ * `git+https://`; not `file://`), a git remote-helper address (`ext::`,
+ * `fd::`), or an scp-style `[user@]host:path` (`git@github.com:x/y`,
+ * `github:user/repo`).
+ */
+export function isRemoteAddress(value: string): boolean {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):(\/\/|:)/.exec(value);
+  if (scheme !== null) return scheme[1]?.toLowerCase() !== 'file';
+  return /^([^@/\s:=]+@)?[A-Za-z0-9][A-Za-z0-9._-]+:[^\s]/.test(value) && !value.startsWith('-');
 }

@@ -1,6 +1,8 @@
+import { programCode, type CodeSource, type ProgramCode } from './command-code';
+import { gitConfigKeys } from './command-git';
 import type { ParseProblem, SimpleCommand } from './command-parse';
 import { ParseProblemKind } from './command-parse';
-import { classifyPath, directoryOf, type PathClass, type Places } from './command-paths';
+import { classifyPath, directoryOf, isRemoteAddress, type PathClass, type Places } from './command-paths';
 import { findStartPaths, globMatch, programName, shownWord, splitArguments, valueOptionsOf, wordAfter, type Arguments, type ShellWord } from './command-words';
 import { maxSnippetLength, Severity } from './findings';
 
@@ -46,6 +48,26 @@ export interface CommandRule {
   readonly pipedInto?: readonly string[];
   /** The program is (true) a shell function of the command line that calls itself: a fork bomb. */
   readonly recursiveFunction?: boolean;
+  /**
+   * The program is a shell or interpreter (sh, bash, python, perl, ruby,
+   * node, php, awk, sed, `source`) that gets the code it runs from one of
+   * these: a pipe, the output of a command, a variable, inline text...
+   */
+  readonly codeFrom?: readonly CodeSource[];
+  /**
+   * Regular expressions (JavaScript syntax, `^`/`$` per line): any of them
+   * is found in the code the program is given in the command line
+   * (`python3 -c`, `perl -e`, `node -e`, an awk or sed program, a here-doc).
+   */
+  readonly code?: readonly string[];
+  /** git sets one of these configuration keys (`git -c`, `git config`); lowercase, `*` matching any run of characters. */
+  readonly gitConfig?: readonly string[];
+  /** Some argument, or the value of an option, names another machine (true) or none does (false): a URL, `host:path`, `ext::`. */
+  readonly remote?: boolean;
+  /** The command runs with one of these variables set (`NAME=value cmd`, `env NAME=value`, `export NAME=value`); `*` matches any run of characters. */
+  readonly environment?: readonly string[];
+  /** A redirection opens, for reading or writing, a path in one of these places (`< /dev/tcp/host/80`). */
+  readonly opens?: readonly PathClass[];
 }
 
 /** The command policy: rules, the decision when none matches, the sandbox's layout and the limits of a check. */
@@ -193,6 +215,7 @@ class CommandFacts {
   readonly parsed: Arguments;
   readonly directory: string | undefined;
   private written: readonly ShellWord[] | undefined;
+  private codeOf: ProgramCode | undefined | null = null;
 
   constructor(
     readonly command: SimpleCommand,
@@ -219,6 +242,47 @@ class CommandFacts {
     this.written ??= writtenPaths(this.command, this.program, this.args, this.parsed);
     return this.written;
   }
+
+  /** The code the program runs when it is an interpreter, else undefined. */
+  get code(): ProgramCode | undefined {
+    if (this.codeOf === null) this.codeOf = programCode(this.program, this.args, this.command.stdin);
+    return this.codeOf;
+  }
+
+  /** The values that could name another machine: every argument, and the value of `--name=value`. */
+  get addresses(): string[] {
+    return this.args.flatMap((word) => {
+      const value = word.value ?? word.prefix;
+      const equals = value.startsWith('-') ? value.indexOf('=') : -1;
+      return equals > 0 ? [value, value.slice(equals + 1)] : [value];
+    });
+  }
+
+  /** `NAME=value` settings the command runs with, including those `export` and its kin make. */
+  get variables(): string[] {
+    const words = ['export', 'declare', 'typeset', 'readonly', 'local'].includes(this.program ?? '') ? [...this.command.assignments, ...this.args] : this.command.assignments;
+    return words.map((word) => word.value ?? word.prefix).filter((value) => value.indexOf('=') > 0 || /^[A-Za-z_][A-Za-z0-9_]*$/.test(value));
+  }
+}
+
+/** Compiled `code` patterns of the rules, by source. */
+const codePatterns = new Map<string, RegExp>();
+
+function codePattern(source: string): RegExp {
+  let pattern = codePatterns.get(source);
+  if (pattern === undefined) {
+    pattern = new RegExp(source, 'm');
+    codePatterns.set(source, pattern);
+  }
+  return pattern;
+}
+
+/** A given long option counts as a rule's long option it abbreviates, as getopt_long takes any unambiguous start (`--to-com` is `--to-command`). */
+function hasFlag(flags: ReadonlySet<string>, wanted: string): boolean {
+  if (flags.has(wanted)) return true;
+  if (!wanted.startsWith('--')) return false;
+  for (const given of flags) if (given.startsWith('--') && given.length >= 5 && wanted.startsWith(given)) return true;
+  return false;
 }
 
 /** The finding for one command, or undefined when it is allowed. */
@@ -256,7 +320,7 @@ function matchRule(rule: CommandRule, facts: CommandFacts): Details | undefined 
     if (subcommand === undefined) return undefined;
     operandsFrom = subcommand.split(' ').filter((part) => part !== '').length;
   }
-  if (rule.flags !== undefined && !rule.flags.some((flag) => parsed.flags.has(flag))) return undefined;
+  if (rule.flags !== undefined && !rule.flags.some((flag) => hasFlag(parsed.flags, flag))) return undefined;
   if (rule.args !== undefined && !facts.args.some((word) => word.value !== undefined && rule.args?.includes(word.value))) return undefined;
   const operands = parsed.positionals.slice(operandsFrom);
   if (rule.operands !== undefined && (operands.length > 0) !== rule.operands) return undefined;
@@ -275,6 +339,39 @@ function matchRule(rule: CommandRule, facts: CommandFacts): Details | undefined 
     const hit = command.pipedInto.find((later) => rule.pipedInto?.some((pattern) => globMatch(pattern, later)));
     if (hit === undefined) return undefined;
     target = hit;
+  }
+  if (rule.codeFrom !== undefined) {
+    const code = facts.code;
+    if (code === undefined || !rule.codeFrom.includes(code.source)) return undefined;
+    target = code.source;
+  }
+  if (rule.code !== undefined) {
+    const text = facts.code?.text;
+    if (text === undefined) return undefined;
+    const found = rule.code.map((source) => codePattern(source).exec(text)).find((match) => match !== null);
+    if (found === undefined) return undefined;
+    target = excerpt(found[0]);
+  }
+  if (rule.gitConfig !== undefined) {
+    if (program !== 'git') return undefined;
+    const key = gitConfigKeys(facts.args).find((candidate) => rule.gitConfig?.some((pattern) => globMatch(pattern, candidate)));
+    if (key === undefined) return undefined;
+    target = key;
+  }
+  if (rule.remote !== undefined) {
+    const address = facts.addresses.find(isRemoteAddress);
+    if ((address !== undefined) !== rule.remote) return undefined;
+    if (address !== undefined) target = address;
+  }
+  if (rule.environment !== undefined) {
+    const setting = facts.variables.find((variable) => rule.environment?.some((pattern) => globMatch(pattern, variable.split('=')[0] ?? '')));
+    if (setting === undefined) return undefined;
+    target = setting.split('=')[0] ?? setting;
+  }
+  if (rule.opens !== undefined) {
+    const hit = command.redirects.find((redirect) => rule.opens?.includes(facts.classify(redirect.target)));
+    if (hit === undefined) return undefined;
+    target = shownWord(hit.target);
   }
   // The words after the subcommand, as written (options and all): the packages of an install.
   const lastSubcommandWord = operandsFrom > 0 ? (parsed.positionals[operandsFrom - 1]?.index ?? -1) : -1;
@@ -357,6 +454,14 @@ function isTarExtract(args: readonly ShellWord[], parsed: Arguments): boolean {
 
 function isDigits(value: string): boolean {
   return value !== '' && [...value].every((character) => character >= '0' && character <= '9');
+}
+
+/** Longest piece of matched code shown in a reason, characters. */
+const maxCodeExcerpt = 60;
+
+function excerpt(text: string): string {
+  const line = oneLine(text).trim();
+  return line.length > maxCodeExcerpt ? `${line.slice(0, maxCodeExcerpt - 3)}...` : line;
 }
 
 /** The command's text on one line, capped at {@link maxSnippetLength} characters. */

@@ -1,3 +1,4 @@
+import { CodeSource } from './command-code';
 import { PathClass } from './command-paths';
 import { CommandDecision, type CommandPolicy, type CommandRule } from './command-policy';
 
@@ -5,13 +6,23 @@ const { ALLOW, ASK, DENY } = CommandDecision;
 
 /** Programs that run a script read from their standard input. */
 const interpreters = ['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'fish', 'python', 'python2', 'python3', 'python3.*', 'perl', 'ruby', 'node', 'php'];
+const python = ['python', 'python2', 'python2.*', 'python3', 'python3.*', 'pypy', 'pypy3'];
+const perl = ['perl', 'perl5*'];
+const ruby = ['ruby', 'jruby'];
+const javascript = ['node', 'nodejs', 'bun', 'deno', 'tsx', 'ts-node'];
+const php = ['php', 'php*'];
+const awk = ['awk', 'gawk', 'mawk', 'nawk'];
+const sed = ['sed', 'gsed'];
 
 /**
- * The default command policy's rules, first match wins. The sandbox has no
- * network and is isolated, so the rules stop what destroys the work or the
- * sandbox, what tries to leave it, and surface package installs for a
- * person; everything else runs. config/safety.yaml writes the same list
- * out, so the policy can be read and changed without reading code.
+ * The default command policy's rules, first match wins. The policy is a lint
+ * on command lines, not the boundary: the sandbox (no network, isolated) is.
+ * The rules stop what destroys the work or the sandbox, what tries to leave
+ * it or reach the network, code handed to a shell or interpreter in a way the
+ * check cannot read (a pipe, a decoded string), and options that make a
+ * harmless-looking program run another; they surface package installs for a
+ * person; everything else runs. config/safety.yaml writes the same list out,
+ * so the policy can be read and changed without reading code.
  */
 export const defaultCommandRules: readonly CommandRule[] = [
   {
@@ -23,10 +34,24 @@ export const defaultCommandRules: readonly CommandRule[] = [
   },
   {
     id: 'cmd.privilege',
-    programs: ['sudo', 'su', 'doas', 'pkexec'],
+    programs: ['sudo', 'su', 'doas', 'pkexec', 'runuser', 'setpriv', 'chroot', 'nsenter', 'unshare'],
     decision: DENY,
-    reason: '"{program}" switches user; commands run as the sandbox user, who owns the work directory',
+    reason: '"{program}" switches user or namespace; commands run as the sandbox user, who owns the work directory',
     remediation: 'Run the command without sudo/su; everything in the work directory is writable as is.',
+  },
+  {
+    id: 'cmd.code-from-pipe',
+    codeFrom: [CodeSource.PIPE],
+    decision: DENY,
+    reason: '"{program}" runs code read from a pipe; what runs is only known at run time, so it cannot be checked',
+    remediation: 'Write the script to a file in the work directory, read it, and run the file.',
+  },
+  {
+    id: 'cmd.code-from-command',
+    codeFrom: [CodeSource.COMMAND],
+    decision: DENY,
+    reason: '"{program}" runs code another command makes at run time ($(...), <(...), xargs); decoded or downloaded code may not run',
+    remediation: 'Write the script to a file in the work directory, read it, and run the file.',
   },
   {
     id: 'cmd.download-exec',
@@ -38,17 +63,44 @@ export const defaultCommandRules: readonly CommandRule[] = [
   },
   {
     id: 'cmd.network',
-    programs: ['curl', 'wget'],
+    programs: ['curl', 'wget', 'wget2', 'curlie', 'aria2c', 'axel', 'http', 'https', 'xh', 'lynx', 'links', 'elinks', 'w3m', 'torsocks', 'proxychains', 'proxychains4'],
     decision: DENY,
     reason: '"{program}" needs the network, and the sandbox has none',
     remediation: 'Work with the files in the work directory; ask for anything else to be provided.',
   },
   {
     id: 'cmd.remote-access',
-    programs: ['ssh', 'scp', 'sftp', 'nc', 'ncat', 'netcat', 'telnet', 'socat', 'ftp'],
+    programs: [
+      ...['ssh', 'scp', 'sftp', 'slogin', 'mosh', 'rsh', 'rlogin', 'rcp', 'sshpass', 'ssh-keyscan', 'ssh-copy-id'],
+      ...['nc', 'ncat', 'netcat', 'nc.openbsd', 'nc.traditional', 'socat', 'telnet', 'ftp', 'lftp', 'tftp', 'ncftp'],
+      ...['nmap', 'ping', 'ping6', 'traceroute', 'tracepath', 'dig', 'nslookup', 'host', 'whois'],
+    ],
     decision: DENY,
     reason: '"{program}" connects to other machines; the sandbox has no network',
     remediation: 'Keep the work inside the sandbox.',
+  },
+  {
+    id: 'cmd.network-redirect',
+    opens: [PathClass.NETWORK],
+    decision: DENY,
+    reason: '{program} opens a network connection through {target}; the sandbox has no network',
+    remediation: 'Keep the work inside the sandbox.',
+  },
+  {
+    id: 'cmd.openssl-network',
+    programs: ['openssl'],
+    subcommands: ['s_client', 's_server', 's_time', 'ocsp'],
+    decision: DENY,
+    reason: '"{command}" connects to other machines; the sandbox has no network',
+    remediation: 'Use openssl on files (x509, req, dgst, enc) only.',
+  },
+  {
+    id: 'cmd.rsync-remote',
+    programs: ['rsync'],
+    remote: true,
+    decision: DENY,
+    reason: '"rsync" copies to or from another machine ({target}); the sandbox has no network',
+    remediation: 'Copy between directories of the sandbox only (rsync -a src/ dest/).',
   },
   {
     id: 'cmd.git-push',
@@ -67,12 +119,330 @@ export const defaultCommandRules: readonly CommandRule[] = [
     remediation: 'Leave the remotes as they are and commit locally.',
   },
   {
+    id: 'cmd.git-fetch',
+    programs: ['git'],
+    subcommands: ['fetch', 'pull', 'ls-remote', 'remote update', 'remote prune', 'submodule update', 'submodule add', 'submodule sync', 'submodule foreach'],
+    decision: DENY,
+    reason: '"{command}" talks to a remote repository (or runs commands in submodules); the sandbox has no network',
+    remediation: 'Work with the commits the repository has (git log, git show, git diff).',
+  },
+  {
+    id: 'cmd.git-clone-remote',
+    programs: ['git'],
+    subcommands: ['clone'],
+    remote: true,
+    decision: DENY,
+    reason: '"git clone" fetches {target} from another machine; the sandbox has no network',
+    remediation: 'Work with the repository in the work directory; a local path can be cloned.',
+  },
+  {
+    id: 'cmd.git-config-program',
+    gitConfig: [
+      ...['core.pager', 'pager.*', 'core.editor', 'sequence.editor', 'core.fsmonitor', 'core.sshcommand', 'core.hookspath', 'core.askpass', 'core.gitproxy', 'core.alternaterefscommand'],
+      ...['alias.*', 'diff.external', 'diff.*.command', 'diff.*.textconv', 'difftool.*', 'mergetool.*', 'merge.*.driver', 'filter.*', 'credential.helper', 'credential.*.helper'],
+      ...['gpg.program', 'gpg.*.program', 'protocol.allow', 'protocol.*.allow', 'uploadpack.packobjectshook', 'remote.*.uploadpack', 'remote.*.receivepack', 'remote.*.url', 'remote.*.pushurl'],
+      ...['url.*.insteadof', 'url.*.pushinsteadof', 'include.path', 'includeif.*', 'hook.*', 'submodule.*.update', 'web.browser', 'browser.*', 'man.*', 'sendemail.*', 'init.templatedir', '?'],
+    ],
+    decision: DENY,
+    reason: 'git would run another program through its configuration ({target}); git options that run programs are not allowed',
+    remediation: 'Run git without -c for that key and leave the repository configuration as it is; run the other program directly if it is needed.',
+  },
+  {
+    id: 'cmd.git-runs-program',
+    programs: ['git'],
+    flags: ['--upload-pack', '--receive-pack', '--exec', '--exec-path', '--extcmd'],
+    decision: DENY,
+    reason: 'git would run another program ({arguments}); git options that run programs are not allowed',
+    remediation: 'Run git without that option; run the other program directly if it is needed.',
+  },
+  {
+    id: 'cmd.git-runs-program-short',
+    programs: ['git'],
+    subcommands: ['clone', 'fetch', 'pull', 'ls-remote', 'rebase', 'difftool', 'bisect run'],
+    flags: ['-u', '-x'],
+    decision: DENY,
+    reason: '"{command}" would run another program ({arguments}); git options that run programs are not allowed',
+    remediation: 'Run git without that option; run the other program directly if it is needed.',
+  },
+  {
+    id: 'cmd.git-archive-remote',
+    programs: ['git'],
+    subcommands: ['archive'],
+    flags: ['--remote'],
+    decision: DENY,
+    reason: '"git archive --remote" fetches from another machine; the sandbox has no network',
+    remediation: 'Archive the repository in the work directory (git archive HEAD).',
+  },
+  {
+    id: 'cmd.program-variables',
+    environment: [
+      ...['LD_PRELOAD', 'LD_AUDIT', 'BASH_ENV', 'ENV', 'PERL5OPT', 'PERL5DB', 'RUBYOPT', 'GIT_SSH', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR'],
+      ...['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_*', 'GIT_CONFIG_VALUE_*', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG'],
+    ],
+    decision: DENY,
+    reason: 'setting {target} makes the programs started after it load or run other code',
+    remediation: 'Leave that variable unset; run what it would load directly if it is needed.',
+  },
+  {
+    id: 'cmd.tar-runs-program',
+    programs: ['tar', 'gtar', 'bsdtar'],
+    flags: ['--to-command', '--use-compress-program', '-I', '--checkpoint-action', '--info-script', '--new-volume-script', '-F', '--rsh-command', '--rmt-command'],
+    decision: DENY,
+    reason: '"{program}" would run another program ({arguments}); tar options that run programs are not allowed',
+    remediation: 'Use tar with -z, -j or -J for compression, and run other programs on the extracted files directly.',
+  },
+  {
+    id: 'cmd.kill-all',
+    programs: ['kill'],
+    args: ['-1', '1'],
+    decision: DENY,
+    reason: '"kill {arguments}" signals every process (-1) or init (1): it would stop the sandbox',
+    remediation: 'Stop only the processes you started (kill PID).',
+  },
+  {
+    id: 'cmd.kill-all-programs',
+    programs: ['killall5'],
+    decision: DENY,
+    reason: '"{program}" signals every process: it would stop the sandbox',
+    remediation: 'Stop only the processes you started (kill PID).',
+  },
+  {
+    id: 'cmd.alias',
+    programs: ['alias'],
+    decision: DENY,
+    reason: 'an alias makes a later word run something else than it says, which the check cannot follow',
+    remediation: 'Call the program by its name with its options each time.',
+  },
+  {
+    id: 'cmd.eval',
+    programs: ['eval'],
+    decision: DENY,
+    reason: '"eval" runs a string as shell code; write the commands out instead',
+    remediation: 'Run the commands directly, or put them in a script file in the work directory and run that.',
+  },
+  {
+    id: 'cmd.command-lookup',
+    programs: ['hash', 'enable'],
+    flags: ['-p', '-f'],
+    decision: DENY,
+    reason: '"{program} {arguments}" makes a command name run another program or a loaded library',
+    remediation: 'Call the program by its path or name directly.',
+  },
+  {
+    id: 'cmd.python-runs-program',
+    programs: python,
+    code: [
+      String.raw`\bos\s*\.\s*(system|popen[234]?|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?|fork|forkpty|startfile|kill|killpg)\b`,
+      String.raw`\bsubprocess\b`,
+      String.raw`\bpty\b`,
+      String.raw`\bfrom\s+os\s+import\b[^\n;]*\b(system|popen|exec\w*|spawn\w*|posix_spawnp?|fork)\b`,
+      String.raw`\b(commands|platform)\s*\.\s*(getoutput|getstatusoutput|popen)\b`,
+      String.raw`\bctypes\b`,
+      String.raw`(?<![\w.])(exec|eval|compile|execfile)\s*\(`,
+      String.raw`\b(__import__|importlib|__builtins__|builtins)\b`,
+      String.raw`\b(marshal|pickle)\s*\.\s*loads?\b`,
+    ],
+    decision: DENY,
+    reason: 'the Python code given to "{program}" runs other programs or code built at run time ({target})',
+    remediation: 'Run the other program directly, or write the Python code to a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.perl-runs-program',
+    programs: perl,
+    code: [String.raw`\b(system|exec|fork|qx|syscall|readpipe)\b`, '`', String.raw`\bopen\b[^;]*\|`, String.raw`\beval\b(?!\s*\{)`, String.raw`\bIPC::`],
+    decision: DENY,
+    reason: 'the Perl code given to "{program}" runs other programs or code built at run time ({target})',
+    remediation: 'Run the other program directly, or write the Perl code to a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.ruby-runs-program',
+    programs: ruby,
+    code: [
+      String.raw`\b(system|exec|spawn|fork|syscall)\b`,
+      '`',
+      String.raw`%x[^\w\s]`,
+      String.raw`\bIO\s*\.\s*popen\b`,
+      String.raw`\b(Open3|PTY)\b`,
+      String.raw`\bopen\s*\(?\s*['"]\|`,
+      String.raw`\b(eval|instance_eval|class_eval|module_eval|instance_exec)\b`,
+      String.raw`\b(send|public_send|__send__)\s*\(?\s*:`,
+    ],
+    decision: DENY,
+    reason: 'the Ruby code given to "{program}" runs other programs or code built at run time ({target})',
+    remediation: 'Run the other program directly, or write the Ruby code to a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.node-runs-program',
+    programs: javascript,
+    code: [
+      String.raw`\bchild_process\b`,
+      String.raw`\b(execSync|execFileSync|spawnSync|execFile)\b`,
+      String.raw`(?<![\w.])(eval|Function)\s*\(`,
+      String.raw`\bnew\s+Function\b`,
+      String.raw`\bprocess\s*\.\s*(binding|_linkedBinding|dlopen)\b`,
+      String.raw`\bBun\s*\.\s*(spawn|spawnSync|\$)`,
+      String.raw`\bDeno\s*\.\s*(run|Command)\b`,
+      String.raw`\b(require|import)\s*\(\s*['"` + '`' + String.raw`](node:)?(vm|worker_threads|inspector|cluster)['"` + '`' + String.raw`]`,
+      String.raw`\bfrom\s+['"](node:)?(child_process|vm|worker_threads)['"]`,
+      String.raw`\bimport\s*\(\s*['"` + '`' + String.raw`]data:`,
+    ],
+    decision: DENY,
+    reason: 'the JavaScript code given to "{program}" runs other programs or code built at run time ({target})',
+    remediation: 'Run the other program directly, or write the code to a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.php-runs-program',
+    programs: php,
+    code: [String.raw`\b(system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|pcntl_fork|eval|assert|create_function|mail)\s*\(`, '`'],
+    decision: DENY,
+    reason: 'the PHP code given to "{program}" runs other programs or code built at run time ({target})',
+    remediation: 'Run the other program directly, or write the PHP code to a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.awk-runs-program',
+    programs: awk,
+    code: [String.raw`\bsystem\s*\(`, String.raw`\|\s*getline\b`, String.raw`\|&`, String.raw`\b(print|printf)\b[^;{}\n]*(?<!\|)\|(?!\|)`],
+    decision: DENY,
+    reason: 'the awk program given to "{program}" runs shell commands ({target})',
+    remediation: 'Use awk to read and print text only; run other programs directly.',
+  },
+  {
+    id: 'cmd.sed-runs-program',
+    programs: sed,
+    code: [String.raw`(^|[;{}\n])\s*(\d+|\$|/[^/\n]*/)?(,\s*(\d+|\$|/[^/\n]*/))?\s*!?\s*e(\s|;|$)`, String.raw`\bs(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImMw0-9]*e`],
+    decision: DENY,
+    reason: 'the sed script given to "{program}" runs shell commands (the e command or the e flag of s: {target})',
+    remediation: 'Use sed to edit text only; run other programs directly.',
+  },
+  {
+    id: 'cmd.code-network',
+    programs: [...python, ...perl, ...ruby, ...javascript, ...php, ...awk],
+    code: [
+      String.raw`(^|;)\s*(import|from)\s+[\w., ]*\b(socket|socketserver|ssl|urllib|urllib2|urllib3|http|httplib|requests|httpx|aiohttp|ftplib|telnetlib|smtplib|poplib|imaplib|nntplib|paramiko|xmlrpc|asyncssh|pycurl|websocket|websockets)\b`,
+      String.raw`\b(IO::Socket|LWP|HTTP::Tiny|Net::(HTTP|FTP|SMTP|Telnet|SSH\w*)|WWW::Mechanize|Mojo::UserAgent|TCPSocket|UDPSocket|OpenURI|open-uri|Faraday|HTTParty|RestClient)\b`,
+      String.raw`\buse\s+Socket\b`,
+      String.raw`\bURI\s*\.\s*open\b`,
+      String.raw`\b(require|import)\s*\(\s*['"` + '`' + String.raw`](node:)?(net|http|https|http2|dgram|tls|dns)['"` + '`' + String.raw`]`,
+      String.raw`\bfrom\s+['"](node:)?(net|http|https|http2|dgram|tls|dns)['"]`,
+      String.raw`(?<![\w.])fetch\s*\(`,
+      String.raw`\b(XMLHttpRequest|WebSocket)\b`,
+      String.raw`\b(Deno|Bun)\s*\.\s*connect\b`,
+      String.raw`\b(fsockopen|pfsockopen|stream_socket_client|curl_init|curl_exec|socket_create)\b`,
+      String.raw`\b(file_get_contents|fopen|readfile|copy)\s*\(\s*['"](https?|ftp)://`,
+      String.raw`/inet[46]?/`,
+    ],
+    decision: DENY,
+    reason: 'the code given to "{program}" opens network connections ({target}); the sandbox has no network',
+    remediation: 'Work with the files in the work directory; ask for anything else to be provided.',
+  },
+  {
+    id: 'cmd.code-deletes-outside',
+    programs: [...python, ...perl, ...ruby, ...javascript, ...php],
+    code: [
+      String.raw`\b(rmtree|remove_tree|remove|removedirs|removeSync|unlink|unlinkSync|rmdir|rmdirSync|rm|rmSync|rm_r|rm_rf|rm_f|remove_dir|remove_entry|remove_entry_secure|rimraf|delete)\s*\(?\s*[rRbBuUfF]?['"` + '`' + String.raw`](/(?!tmp\b)|~|\.\.)`,
+      String.raw`\bPath\s*\(\s*[rR]?['"](/(?!tmp\b)|~)[^'"]*['"]\s*\)\s*\.\s*(unlink|rmdir)\b`,
+    ],
+    decision: DENY,
+    reason: 'the code given to "{program}" deletes outside the work directory ({target})',
+    remediation: 'Delete only files inside the work directory, by a relative path.',
+  },
+  {
+    id: 'cmd.code-from-variable',
+    programs: [...python, ...perl, ...ruby, ...javascript, ...php, ...awk, ...sed, 'source', '.'],
+    codeFrom: [CodeSource.VARIABLE],
+    decision: ASK,
+    reason: 'the code "{program}" runs is held in a variable, so it cannot be checked',
+    remediation: 'Write the code out in the command, or put it in a file in the work directory and run the file.',
+  },
+  {
+    id: 'cmd.code-deletes-tree',
+    programs: [...python, ...perl, ...ruby, ...javascript],
+    code: [String.raw`\b(rmtree|remove_tree|rm_r|rm_rf|rimraf)\b`, String.raw`\brmSync\s*\([^)]*recursive`],
+    decision: ASK,
+    reason: 'the code given to "{program}" deletes a directory tree ({target})',
+    remediation: 'Delete the directory with rm -r and a literal relative path (rm -r build/).',
+  },
+  {
     id: 'cmd.publish',
     programs: ['npm', 'pnpm', 'yarn', 'bun'],
     subcommands: ['publish'],
     decision: DENY,
     reason: '"{command}" publishes a package outside the sandbox',
     remediation: 'Build and test the package locally; publishing is for a person to do.',
+  },
+  {
+    id: 'cmd.package-download',
+    programs: ['npx', 'pnpx', 'bunx'],
+    flags: ['-y', '--yes', '-p', '--package', '-c', '--call'],
+    decision: DENY,
+    reason: '"{program} {arguments}" downloads a package from the registry and runs it (or runs a shell string)',
+    remediation: "Use the project's own tools (npx tsc, npx jest) or what is installed already; installing a package needs approval (npm install PKG).",
+  },
+  {
+    id: 'cmd.package-runner',
+    programs: ['uvx'],
+    decision: DENY,
+    reason: '"{program}" downloads a package from the registry and runs it',
+    remediation: 'Use what is installed already; installing a package needs approval (pip install PKG).',
+  },
+  {
+    id: 'cmd.package-runner-subcommand',
+    programs: ['pnpm', 'yarn', 'bun'],
+    subcommands: ['dlx', 'create', 'x'],
+    decision: DENY,
+    reason: '"{command}" downloads a package from the registry and runs it',
+    remediation: "Use the project's own scripts (pnpm run, yarn run) or what is installed already; installing a package needs approval.",
+  },
+  {
+    id: 'cmd.python-package-runner',
+    programs: ['pipx'],
+    subcommands: ['run'],
+    decision: DENY,
+    reason: '"{command}" downloads a package from the registry and runs it',
+    remediation: 'Use what is installed already (python3 -m TOOL); installing a package needs approval.',
+  },
+  {
+    id: 'cmd.uv-tool-run',
+    programs: ['uv'],
+    subcommands: ['tool run'],
+    decision: DENY,
+    reason: '"{command}" downloads a package from the registry and runs it',
+    remediation: 'Use what is installed already (python3 -m TOOL); installing a package needs approval.',
+  },
+  {
+    id: 'cmd.npm-init-package',
+    programs: ['npm'],
+    subcommands: ['init', 'create', 'innit'],
+    operands: true,
+    decision: DENY,
+    reason: '"{command} {arguments}" downloads an initializer package from the registry and runs it',
+    remediation: 'Write package.json by hand, or run npm init -y.',
+  },
+  {
+    id: 'cmd.npx-project-tool',
+    programs: ['npx', 'pnpx', 'bunx'],
+    subcommands: [
+      ...['tsc', 'jest', 'vitest', 'mocha', 'ava', 'tap', 'tape', 'jasmine', 'karma', 'playwright', 'cypress', 'c8', 'nyc'],
+      ...['eslint', 'prettier', 'biome', 'oxlint', 'stylelint', 'markdownlint', 'knip', 'ts-node', 'tsx', 'tsup', 'swc', 'babel', 'esbuild'],
+      ...['vite', 'webpack', 'rollup', 'nx', 'turbo', 'lerna', 'next', 'ng', 'typedoc', 'node-gyp', 'concurrently', 'cross-env'],
+    ],
+    decision: ALLOW,
+    reason: "a tool of the project's own (node_modules/.bin)",
+  },
+  {
+    id: 'cmd.npx',
+    programs: ['npx', 'pnpx', 'bunx'],
+    decision: ASK,
+    reason: "\"{program} {arguments}\" runs the project's own tool when node_modules/.bin has it, and otherwise downloads a package from the registry and runs it",
+    remediation: 'Use npm test or npm run SCRIPT, or a tool package.json lists; or wait for approval.',
+  },
+  {
+    id: 'cmd.npm-exec',
+    programs: ['npm'],
+    subcommands: ['exec', 'x'],
+    decision: ASK,
+    reason: "\"{command}\" runs the project's own tool when node_modules/.bin has it, and otherwise downloads a package from the registry and runs it",
+    remediation: 'Use npm test or npm run SCRIPT; or wait for approval.',
   },
   {
     id: 'cmd.shutdown',
@@ -136,6 +506,23 @@ export const defaultCommandRules: readonly CommandRule[] = [
     remediation: 'Write the program name literally.',
   },
   {
+    id: 'cmd.package-remote',
+    programs: ['pip', 'pip3', 'pip3.*', 'uv', 'poetry', 'pipenv', 'npm', 'pnpm', 'yarn', 'bun', 'gem', 'cargo', 'go'],
+    subcommands: ['install', 'i', 'in', 'add', 'download', 'wheel', 'pip install', 'pip download', 'get'],
+    remote: true,
+    decision: DENY,
+    reason: '"{command}" fetches from {target}; packages come from the configured registries, and the sandbox has no network',
+    remediation: 'Name the package, to install it from the configured registry with approval, or use what is installed already.',
+  },
+  {
+    id: 'cmd.pip-download',
+    programs: ['pip', 'pip3', 'pip3.*'],
+    subcommands: ['download'],
+    decision: DENY,
+    reason: '"{command}" fetches packages from the network, and the sandbox has none',
+    remediation: 'Use what is installed already, or ask for the package to be installed (pip install PKG needs approval).',
+  },
+  {
     id: 'cmd.pip-install',
     programs: ['pip', 'pip3', 'pip3.*', 'pipx'],
     subcommands: ['install'],
@@ -146,7 +533,7 @@ export const defaultCommandRules: readonly CommandRule[] = [
   {
     id: 'cmd.python-package-install',
     programs: ['uv', 'poetry', 'pipenv', 'conda', 'mamba', 'micromamba'],
-    subcommands: ['pip install', 'add', 'install'],
+    subcommands: ['pip install', 'add', 'install', 'tool install'],
     operands: true,
     decision: ASK,
     reason: '"{command}" installs packages ({arguments}); package installs need approval',
@@ -184,7 +571,7 @@ export const defaultCommandRules: readonly CommandRule[] = [
       ...['ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'rg', 'find', 'sed', 'awk', 'sort', 'uniq', 'cut', 'tr', 'diff', 'cmp', 'file', 'stat', 'tree', 'du', 'df'],
       ...['echo', 'printf', 'pwd', 'cd', 'pushd', 'popd', 'true', 'false', 'test', '[', 'which', 'type', 'env', 'export', 'timeout', 'xargs', 'time', 'sleep', 'date'],
       ...['mkdir', 'touch', 'rm', 'rmdir', 'cp', 'mv', 'ln', 'chmod', 'tee', 'tar', 'gzip', 'gunzip', 'unzip', 'zip'],
-      ...['git', 'python', 'python3', 'python3.*', 'pytest', 'pip', 'pip3', 'node', 'npm', 'npx', 'tsc', 'jest', 'vitest', 'make', 'jq'],
+      ...['git', 'python', 'python3', 'python3.*', 'pytest', 'pip', 'pip3', 'node', 'npm', 'npx', 'tsc', 'jest', 'vitest', 'make', 'jq', 'cargo', 'go'],
     ],
     decision: ALLOW,
     reason: 'ordinary development command',

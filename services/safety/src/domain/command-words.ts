@@ -11,6 +11,13 @@ export interface ShellWord {
   readonly value: string | undefined;
   /** The literal text before its first expansion; equal to `value` when the word is static. */
   readonly prefix: string;
+  /**
+   * Set when part of a dynamic word is made by running something at run time:
+   * a command substitution (`$(...)`, backquotes), a process substitution
+   * (`<(...)`), or words xargs reads from its input. A word that only holds
+   * variables leaves it unset.
+   */
+  readonly generated?: true;
 }
 
 /** A static word whose value is `value`. */
@@ -18,15 +25,15 @@ export function literalWord(value: string, text: string = value): ShellWord {
   return { text, value, prefix: value };
 }
 
-/** A dynamic word written as `text`, starting with the literal `prefix`. */
-export function dynamicWord(text: string, prefix = ''): ShellWord {
-  return { text, value: undefined, prefix };
+/** A dynamic word written as `text`, starting with the literal `prefix`; `generated` when a command makes part of it (see ShellWord.generated). */
+export function dynamicWord(text: string, prefix = '', generated = false): ShellWord {
+  return generated ? { text, value: undefined, prefix, generated: true } : { text, value: undefined, prefix };
 }
 
 /** The word without its first `count` characters, e.g. the value of `of=/dev/sda` or `--target=dir`. */
 export function wordAfter(word: ShellWord, count: number): ShellWord {
   if (word.value !== undefined) return literalWord(word.value.slice(count));
-  return dynamicWord(word.text, word.prefix.slice(count));
+  return dynamicWord(word.text, word.prefix.slice(count), word.generated === true);
 }
 
 /** A word's value, or its text when it is dynamic: what a message shows. */
