@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
+import { SANDBOX_JOB_QUEUE, SANDBOX_JOB_QUEUE_DEFAULTS } from '@ratchet/agent';
 import { busRoles, inboxPrefixOf, NatsTransport, natsPasswordVariable, type BusRoleName } from '@ratchet/bus';
 import { startNatsServer, type NatsServerFixture } from '@ratchet/testing';
 
@@ -688,9 +688,11 @@ describe("the dev overlay's nats-server config on a real nats-server, read as KE
     const scaled = named(render('prod'), 'ScaledObject', 'sandbox-runner', namespaces.sandbox) as Manifest & { spec: { triggers: { metadata: Record<string, string> }[] } };
     const { account, stream, consumer } = scaled.spec.triggers[0]!.metadata as { account: string; stream: string; consumer: string };
 
-    // The runner sets up the queue as it does at start (the work-queue stream and its durable consumer), over TLS as its own user.
-    const [runner, tester] = await Promise.all([as('sandbox-runner'), as('tester')]);
-    await runner.ensureWorkQueue(SANDBOX_JOB_QUEUE);
+    // The orchestrator creates the streams and the queue's consumer as it does at start; the runner checks them
+    // as it does at start; all over TLS, each as its own user.
+    const [orchestrator, runner, tester] = await Promise.all([as('orchestrator'), as('sandbox-runner'), as('tester')]);
+    await orchestrator.provision({ [SANDBOX_JOB_QUEUE]: SANDBOX_JOB_QUEUE_DEFAULTS });
+    await runner.ensureWorkQueue(SANDBOX_JOB_QUEUE, SANDBOX_JOB_QUEUE_DEFAULTS);
     for (const id of ['job-1', 'job-2', 'job-3']) await tester.enqueue(SANDBOX_JOB_QUEUE, Buffer.from(id), { id });
 
     // KEDA's nats-jetstream scaler reads the monitoring endpoint's /jsz for the account, with consumers.

@@ -28,7 +28,8 @@ beforeEach(async () => {
   await put('obsolete.txt', 'old\n');
   git(['add', '.']);
   git(['-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'start']);
-});
+  // A liveness bound, not a speed target: five git processes on a loaded 2-core CI host took over jest's 5 s default.
+}, 30_000);
 
 afterEach(async () => {
   await rm(scratch, { recursive: true, force: true });
