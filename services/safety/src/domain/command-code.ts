@@ -126,6 +126,19 @@ export function programCode(program: string | undefined, args: readonly ShellWor
  * script operand (or has `-s`, or the operand names standard input).
  */
 export function shellCode(args: readonly ShellWord[], stdin: StandardInput | undefined): ProgramCode {
+  const { index, runsString, readsStdin } = shellOptions(args);
+  const operand = args[index];
+  if (runsString) return operand === undefined ? { language: 'shell', source: CodeSource.TERMINAL, text: undefined } : inline('shell', [operand]);
+  if (readsStdin || operand === undefined) return fromStdin('shell', stdin);
+  return scriptOperand('shell', operand, stdin);
+}
+
+/**
+ * A shell's leading options: where its first operand is, and whether an
+ * option cluster holds `c` (the operand is a script) or `s` (the script is
+ * read from standard input). `-o NAME`-style options take their value.
+ */
+export function shellOptions(args: readonly ShellWord[]): { index: number; runsString: boolean; readsStdin: boolean } {
   let index = 0;
   let runsString = false;
   let readsStdin = false;
@@ -147,10 +160,7 @@ export function shellCode(args: readonly ShellWord[], stdin: StandardInput | und
     }
     break;
   }
-  const operand = args[index];
-  if (runsString) return operand === undefined ? { language: 'shell', source: CodeSource.TERMINAL, text: undefined } : inline('shell', [operand]);
-  if (readsStdin || operand === undefined) return fromStdin('shell', stdin);
-  return scriptOperand('shell', operand, stdin);
+  return { index, runsString, readsStdin };
 }
 
 /** A script operand: standard input when it names it, a file otherwise, made at run time when a command writes it (`<(curl ...)`). */

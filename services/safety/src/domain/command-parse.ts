@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { shellCode, shellValueOptions, type StandardInput } from './command-code';
+import { shellCode, shellOptions, type StandardInput } from './command-code';
 import { dynamicWord, findStartPaths, isPythonName, literalWord, programName, splitArguments, type ShellWord } from './command-words';
 import { decodeEscapes, firstSyntaxError, Grammar, type Parsers } from './syntax';
 
@@ -585,25 +585,7 @@ function isAssignment(value: string | undefined): boolean {
 
 /** `bash -c 'script'`, `sh -ec "..."`: the first operand after an option cluster holding `c`. */
 function shellString(args: readonly ShellWord[], program: string): Inner[] {
-  let runsString = false;
-  let index = 0;
-  for (; index < args.length; index++) {
-    const value = args[index]?.value;
-    if (value === undefined) break;
-    if (value === '--') {
-      index += 1;
-      break;
-    }
-    if (shellValueOptions.has(value)) {
-      index += 1;
-      continue;
-    }
-    if ((value.startsWith('-') || value.startsWith('+')) && value.length > 1) {
-      if (!value.startsWith('--') && value.slice(1).includes('c')) runsString = true;
-      continue;
-    }
-    break;
-  }
+  const { index, runsString } = shellOptions(args);
   const script = args[index];
   return runsString && script !== undefined ? [{ kind: 'script', script, via: `${program} -c` }] : [];
 }
