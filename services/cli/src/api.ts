@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   OrchestratorServiceDefinition,
   TaskEvent,
@@ -141,7 +142,7 @@ async function untilAnswered<T>(call: () => Promise<T>, idempotent: boolean): Pr
     } catch (error) {
       const appError = AppError.from(error);
       if (!idempotent || !appError.isRetryable || Date.now() - started > WATCH_PATIENCE_MS) throw appError;
-      await sleepUnlessAborted(backoffDelay(attempt, 500, 5_000), new AbortController().signal);
+      await delay(backoffDelay(attempt, 500, 5_000));
     }
   }
 }
