@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Brings the whole stack up on this host and waits until the orchestrator
-# answers, then says how to connect:
+# Brings the whole stack up on this host, waits until every service answers
+# healthy, then says how to connect:
 #   deploy/compose/up.sh               official images (needs a registry)
 #   deploy/compose/up.sh --offline     images built here (deploy/images/build-offline.sh,
 #                                      run first when an image is missing)
@@ -44,15 +44,21 @@ docker image inspect "$image" >/dev/null 2>&1 || bash deploy/sandbox/build-image
 
 "${compose[@]}" --env-file "$env_file" "${files[@]}" up -d "$@"
 
+# Every container with a health check (each Ratchet service reports ready
+# only once it serves: a runner once it pulls jobs), so a scaled-up runner
+# takes work as soon as this returns.
 deadline=$(( $(date +%s) + ${RATCHET_UP_TIMEOUT:-180} ))
-container="$("${compose[@]}" --env-file "$env_file" "${files[@]}" ps -q orchestrator | head -1)"
-until [ "$(docker inspect -f '{{.State.Health.Status}}' "$container" 2>/dev/null)" = healthy ]; do
-  if [ "$(date +%s)" -ge "$deadline" ]; then
-    echo "up: the orchestrator is not healthy after ${RATCHET_UP_TIMEOUT:-180} s; its last lines:" >&2
-    docker logs --tail 30 "$container" >&2 || true
-    exit 1
-  fi
-  sleep 2
+for container in $("${compose[@]}" --env-file "$env_file" "${files[@]}" ps -q); do
+  until status="$(docker inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' "$container" 2>/dev/null)" \
+        && { [ "$status" = healthy ] || [ "$status" = none ]; }; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      name="$(docker inspect -f '{{.Name}}' "$container" 2>/dev/null || echo "$container")"
+      echo "up: ${name#/} is not healthy after ${RATCHET_UP_TIMEOUT:-180} s (${status:-gone}); its last lines:" >&2
+      docker logs --tail 30 "$container" >&2 || true
+      exit 1
+    fi
+    sleep 2
+  done
 done
 port="$(sed -n 's/^RATCHET_GRPC_PORT=//p' "$env_file" | tail -1)"
 web_port="$(sed -n 's/^RATCHET_WEB_PORT=//p' "$env_file" | tail -1)"
