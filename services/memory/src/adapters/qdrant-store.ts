@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { AppError, ErrorCode, quoted, retryUntilOpen } from '@ratchet/errors';
 import type { VectorHit, VectorPayload, VectorPoint, VectorSearch, VectorStore } from '../domain/vector-store';
 
@@ -270,7 +270,9 @@ export class QdrantVectorStore implements VectorStore {
   static async open(options: QdrantVectorStoreOptions): Promise<QdrantVectorStore> {
     const settings = settingsOf(options);
     const https = settings.url.protocol === 'https:';
-    const client = new QdrantClient({
+    // Loaded here, not at import: the client (with undici) is most of a second of start-up for every install that keeps vectors elsewhere.
+    const { QdrantClient: Client } = require('@qdrant/js-client-rest') as typeof import('@qdrant/js-client-rest');
+    const client = new Client({
       url: settings.url.origin,
       // The client ignores a URL's path and puts 6333 for a missing port; both are given explicitly.
       port: settings.url.port === '' ? (https ? 443 : 80) : Number(settings.url.port),

@@ -1,5 +1,5 @@
 import { createRequire, SourceMap, stripTypeScriptTypes } from 'node:module';
-import { Linter, type ESLint } from 'eslint';
+import type { ESLint, Linter } from 'eslint';
 import type { SourceText } from '../domain/analyze';
 import { detectionOfEslintMessage, EslintRule, type EslintMessage } from '../domain/eslint-findings';
 import { detectionOf, RuleId, Tool, type Detection } from '../domain/findings';
@@ -10,7 +10,17 @@ import { Grammar, grammarOf } from '../domain/syntax';
  * by what CheckCode uses (ESLint's plugin shape and its rule names), so no
  * ambient declaration has to reach every project that compiles this source.
  */
-const security = createRequire(__filename)('eslint-plugin-security') as ESLint.Plugin & { readonly rules: Readonly<Record<string, unknown>> };
+type SecurityPlugin = ESLint.Plugin & { readonly rules: Readonly<Record<string, unknown>> };
+
+/**
+ * ESLint and the plugin, loaded on the first JavaScript or TypeScript file:
+ * together they are a third of a second of start-up that a service or a CLI
+ * command checking only Python (or nothing) would otherwise pay.
+ */
+function loadEslint(): { LinterClass: typeof Linter; security: SecurityPlugin } {
+  const load = createRequire(__filename);
+  return { LinterClass: (load('eslint') as typeof import('eslint')).Linter, security: load('eslint-plugin-security') as SecurityPlugin };
+}
 
 /** eslint-plugin-security run in-process on JavaScript and TypeScript files. */
 export interface EslintScanner {
@@ -34,7 +44,7 @@ interface Prepared {
 const sameSpot = (line: number, column: number) => ({ line, column });
 
 /**
- * Loads ESLint's `Linter` with every rule of eslint-plugin-security (what
+ * ESLint's `Linter` (loaded on first use) with every rule of eslint-plugin-security (what
  * the policy does with each is config/safety.yaml's business). TypeScript
  * is turned into JavaScript without the TypeScript compiler: Node's
  * `stripTypeScriptTypes` replaces types with spaces, so positions stay;
@@ -42,12 +52,17 @@ const sameSpot = (line: number, column: number) => ({ line, column });
  * source map takes positions back.
  */
 export function createEslintScanner(): EslintScanner {
-  const linter = new Linter({ configType: 'flat' });
-  const rules = Object.fromEntries(Object.values(EslintRule).filter((rule) => rule in security.rules).map((rule) => [`security/${rule}`, 'warn' as const]));
-  const configFor = (sourceType: 'module' | 'commonjs'): Linter.Config[] => [
-    { files: ['**/*'], plugins: { security }, languageOptions: { ecmaVersion: 'latest', sourceType, parserOptions: { ecmaFeatures: { jsx: true } } }, rules },
-  ];
-  const configs = { module: configFor('module'), commonjs: configFor('commonjs') };
+  let loaded: { linter: Linter; configs: Record<'module' | 'commonjs', Linter.Config[]> } | undefined;
+  const eslint = () => {
+    if (loaded !== undefined) return loaded;
+    const { LinterClass, security } = loadEslint();
+    const rules = Object.fromEntries(Object.values(EslintRule).filter((rule) => rule in security.rules).map((rule) => [`security/${rule}`, 'warn' as const]));
+    const configFor = (sourceType: 'module' | 'commonjs'): Linter.Config[] => [
+      { files: ['**/*'], plugins: { security }, languageOptions: { ecmaVersion: 'latest', sourceType, parserOptions: { ecmaFeatures: { jsx: true } } }, rules },
+    ];
+    loaded = { linter: new LinterClass({ configType: 'flat' }), configs: { module: configFor('module'), commonjs: configFor('commonjs') } };
+    return loaded;
+  };
 
   return {
     scan(file) {
@@ -55,6 +70,7 @@ export function createEslintScanner(): EslintScanner {
       if (grammar === undefined || grammar === Grammar.PYTHON || grammar === Grammar.BASH || file.content.trim() === '') return [];
       const prepared = prepare(file.content, grammar);
       if (typeof prepared === 'string') return [skipped(file.path, prepared)];
+      const { linter, configs } = eslint();
       let messages: Linter.LintMessage[];
       try {
         messages = linter.verify(prepared.code, configs.module, { filename: 'source.mjs' });
