@@ -105,7 +105,7 @@ export interface OrchestratorService {
  * the background (at most `maxConcurrentTasks` at once) and answers queries
  * from the store. One handler per RPC under `handlers/`; the scheduler
  * decides which tasks run here; the task runner is the only writer of a
- * running task.
+ * task's state (handlers store a person's input through `Scheduler.commit`).
  */
 export async function createOrchestratorService(options: OrchestratorServiceOptions): Promise<OrchestratorService> {
   const store = await TaskStore.open(options.db, options.owner === undefined ? {} : { owner: options.owner });

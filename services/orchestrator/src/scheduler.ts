@@ -2,7 +2,8 @@ import { isTerminal } from '@ratchet/agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { TaskStore } from './adapters/store';
 import type { TaskRecord } from './domain/records';
-import { handOver, type TaskRunner } from './runner/task-runner';
+import type { TaskInput } from './domain/inputs';
+import { handOver, type Committed, type TaskRunner } from './runner/task-runner';
 
 export interface SchedulerOptions {
   readonly store: TaskStore;
@@ -65,6 +66,19 @@ export class Scheduler {
   /** Whether a task given to this replica now should be kept (leased here) rather than left to whichever replica has a slot. */
   hasSlot(): boolean {
     return !this.shared || this.running.size + this.waiting.length < this.options.maxConcurrentTasks;
+  }
+
+  /**
+   * Stores a person's (or a timeout's) input for a waiting task through
+   * the runner (`TaskRunner.commit`) and lets the task run on: here when a
+   * slot is free (this replica takes its lease), else on whichever replica
+   * claims it.
+   */
+  async commit(task: TaskRecord, input: TaskInput, options: { readonly clearCancelRequest?: boolean } = {}): Promise<Committed> {
+    const take = this.hasSlot();
+    const committed = await this.options.runner.commit(task, input, { ...options, lease: take ? { lease: 'take', leaseMs: this.options.leaseMs } : { lease: 'free' } });
+    this.enqueue(take ? task.id : undefined);
+    return committed;
   }
 
   /** Runs a task this replica holds, as soon as a slot is free; without one, only looks for work (a replica among others). */

@@ -3,11 +3,10 @@ import { StopReason, TaskStatus, type AnswerRequest, type AnswerResponse } from 
 import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 import type { Principal } from '@ratchet/grpc-api';
 import { linkActiveSpan } from '@ratchet/telemetry';
-import { decide } from '../domain/decide';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { assumptionAnswerer, UnansweredQuestions } from '../domain/policy';
-import { isOpenQuestion, toTaskProto, type TaskRecord } from '../domain/records';
-import { leaseFor, type HandlerContext } from './context';
+import { isOpenQuestion, toTaskProto } from '../domain/records';
+import { commitInput, type HandlerContext } from './context';
 import { principalOf } from './principal';
 import { taskIdOf } from './task-id';
 
@@ -46,8 +45,8 @@ export function answer(context: HandlerContext) {
       if (given.answer.includes('\0')) throw new AppError(ErrorCode.INVALID_ARGUMENT, `the answer to ${given.questionId} contains a NUL character (\\u0000); send plain text`);
     }
     const input: TaskInput = { kind: InputKind.ANSWERED, at: context.now(), answers: request.answers.map(({ questionId, answer: text }) => ({ questionId, answer: text })), answeredBy: principalOf(call).name };
-    const saved = await apply(context, task, input, 'answered');
-    return { task: toTaskProto(saved, false) };
+    const { state } = await commitInput(context, task, input, 'its questions were being answered');
+    return { task: toTaskProto(state.task, false) };
   };
 }
 
@@ -66,24 +65,8 @@ export function expireQuestions(context: HandlerContext) {
       context.policy.questions.onTimeout === UnansweredQuestions.FAIL
         ? { kind: InputKind.STOPPED, at, reason: StopReason.STOP_REASON_QUESTION_UNANSWERED, detail: `nobody answered ${open.length} question(s) in time: ${open.map((question) => question.question).join(' / ')}` }
         : { kind: InputKind.ANSWERED, at, answers: open.map((question) => ({ questionId: question.questionId, answer: '' })), answeredBy: assumptionAnswerer };
-    await apply(context, task, input, 'timed out').catch((error: unknown) => {
+    await commitInput(context, task, input, 'its questions were timing out').catch((error: unknown) => {
       if (AppError.from(error).code !== ErrorCode.FAILED_PRECONDITION) throw error;
     });
   };
-}
-
-/** Stores `input`'s transition of a waiting task and lets it run on. */
-async function apply(context: HandlerContext, task: TaskRecord, input: TaskInput, what: string): Promise<TaskRecord> {
-  const decision = decide({ task, iterations: [] }, input, context.policy);
-  const lease = leaseFor(context);
-  let saved;
-  try {
-    saved = await context.store.transitions.save(task, decision, { lease });
-  } catch (error) {
-    if (AppError.from(error).code !== ErrorCode.ABORTED) throw error;
-    throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} changed while its questions were being ${what}; \`ratchet show ${task.id}\` shows where it is`, { cause: error });
-  }
-  await context.publish(saved.events);
-  context.scheduler.enqueue(lease.lease === 'take' ? task.id : undefined);
-  return { ...decision.task, version: saved.version };
 }

@@ -3,12 +3,11 @@ import { ApprovalDecision, TaskStatus, type ApproveRequest, type ApproveResponse
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Principal } from '@ratchet/grpc-api';
 import { linkActiveSpan } from '@ratchet/telemetry';
-import { decide } from '../domain/decide';
 import { InputKind } from '../domain/inputs';
 import { toTaskProto } from '../domain/records';
 import { principalOf } from './principal';
 import { gateIdOf, taskIdOf } from './task-id';
-import { leaseFor, type HandlerContext } from './context';
+import { commitInput, type HandlerContext } from './context';
 
 /**
  * Approve: a decision on the gate a task waits on. APPROVED moves it on (a
@@ -37,18 +36,9 @@ export function approve(context: HandlerContext) {
     }
     const now = context.now();
     const decided = { ...gate, approver, comment, decidedAt: now };
-    const decision = decide({ task, iterations: [] }, approved ? { kind: InputKind.APPROVED, at: now, gate: decided } : { kind: InputKind.REJECTED, at: now, gate: decided }, context.policy);
-    const lease = leaseFor(context);
-    let saved;
-    try {
-      saved = await store.transitions.save(task, decision, { lease });
-    } catch (error) {
-      if (AppError.from(error).code !== ErrorCode.ABORTED) throw error;
-      throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} changed while gate ${gateId} was being decided; \`ratchet show ${task.id}\` shows where it is`, { cause: error });
-    }
-    await context.publish(saved.events);
-    context.scheduler.enqueue(lease.lease === 'take' ? task.id : undefined);
-    return { gate: decision.decidedGate, task: toTaskProto({ ...decision.task, version: saved.version }, false) };
+    const input = approved ? ({ kind: InputKind.APPROVED, at: now, gate: decided } as const) : ({ kind: InputKind.REJECTED, at: now, gate: decided } as const);
+    const { state, decision } = await commitInput(context, task, input, `gate ${gateId} was being decided`);
+    return { gate: decision.decidedGate, task: toTaskProto(state.task, false) };
   };
 }
 

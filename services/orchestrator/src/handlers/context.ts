@@ -1,7 +1,10 @@
 import type { ProjectProfile } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
 import type { TaskStore } from '../adapters/store';
+import type { TaskInput } from '../domain/inputs';
 import type { LoopPolicy } from '../domain/policy';
-import type { TaskRunner, EventPublisher } from '../runner/task-runner';
+import type { TaskRecord } from '../domain/records';
+import type { Committed, TaskRunner, EventPublisher } from '../runner/task-runner';
 import type { Scheduler } from '../scheduler';
 
 /** What the RPC handlers share. */
@@ -23,7 +26,17 @@ export interface HandlerContext {
   readonly live?: (taskId: string) => Promise<AsyncIterable<unknown> & { stop(): Promise<void> }>;
 }
 
-/** The lease a task a handler moves on gets: this replica's if it has a slot, else nobody's (another replica takes it). */
-export function leaseFor(context: HandlerContext) {
-  return context.scheduler.hasSlot() ? ({ lease: 'take', leaseMs: context.leaseMs } as const) : ({ lease: 'free' } as const);
+/**
+ * Stores a handler's input for a waiting task, on the runner's write path
+ * (`Scheduler.commit`). A task that changed after the handler read and
+ * checked it is FAILED_PRECONDITION, saying what was under way (`doing`,
+ * e.g. "it was being resumed").
+ */
+export async function commitInput(context: HandlerContext, task: TaskRecord, input: TaskInput, doing: string, options: { readonly clearCancelRequest?: boolean } = {}): Promise<Committed> {
+  try {
+    return await context.scheduler.commit(task, input, options);
+  } catch (error) {
+    if (AppError.from(error).code !== ErrorCode.ABORTED) throw error;
+    throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} changed while ${doing}; \`ratchet show ${task.id}\` shows where it is`, { cause: error });
+  }
 }

@@ -3,12 +3,11 @@ import { TaskStatus, type Budget, type ResumeTaskRequest, type ResumeTaskRespons
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { linkActiveSpan } from '@ratchet/telemetry';
 import { effectiveBudget } from '../domain/budget';
-import { decide } from '../domain/decide';
 import { InputKind } from '../domain/inputs';
 import type { LoopPolicy } from '../domain/policy';
 import { toTaskProto, type TaskRecord } from '../domain/records';
 import { firstStop, StopMoment } from '../domain/stop-conditions';
-import { leaseFor, type HandlerContext } from './context';
+import { commitInput, type HandlerContext } from './context';
 import { taskIdOf } from './task-id';
 import { checkBudget } from './validate-submit';
 
@@ -57,17 +56,7 @@ export function resumeTask(context: HandlerContext) {
     if (stop !== undefined) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `resuming task ${task.id} would stop at once (${stop.detail}); add to its budget, e.g. ratchet resume ${task.id} --add-iterations 3`);
     }
-    const decision = decide({ task, iterations }, { kind: InputKind.RESUMED, at: now, budget, hint }, policy);
-    const lease = leaseFor(context);
-    let saved;
-    try {
-      saved = await store.transitions.save(task, decision, { lease, clearCancelRequest: true });
-    } catch (error) {
-      if (AppError.from(error).code !== ErrorCode.ABORTED) throw error;
-      throw new AppError(ErrorCode.FAILED_PRECONDITION, `task ${task.id} changed while it was being resumed (another resume got there first?); \`ratchet show ${task.id}\` shows where it is`, { cause: error });
-    }
-    await context.publish(saved.events);
-    context.scheduler.enqueue(lease.lease === 'take' ? task.id : undefined);
-    return { task: toTaskProto({ ...decision.task, version: saved.version }, false) };
+    const { state } = await commitInput(context, task, { kind: InputKind.RESUMED, at: now, budget, hint }, 'it was being resumed (another resume got there first?)', { clearCancelRequest: true });
+    return { task: toTaskProto(state.task, false) };
   };
 }

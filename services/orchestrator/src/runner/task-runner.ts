@@ -3,13 +3,13 @@ import type { TaskEvent } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { restoreTraceContext, withSpan } from '@ratchet/telemetry';
 import { observePhase } from '../adapters/metrics';
-import type { TaskStore } from '../adapters/store';
+import type { TaskStore, TransitionOptions } from '../adapters/store';
 import type { Decision } from '../domain/decide';
 import { decide } from '../domain/decide';
 import { InputKind, type TaskInput } from '../domain/inputs';
 import { nextAction } from '../domain/next-action';
 import type { LoopPolicy } from '../domain/policy';
-import type { TaskState } from '../domain/records';
+import type { TaskRecord, TaskState } from '../domain/records';
 import { waitEnded, waitLimit, type Outage } from '../domain/stop-conditions';
 import { DependencyError, type PhaseContext, type PhaseRunner } from './phases';
 import type { Effect } from '../domain/next-action';
@@ -31,7 +31,13 @@ const pauseMaxMs = 15_000;
 export interface RunnerStore {
   readonly tasks: Pick<TaskStore['tasks'], 'get'>;
   readonly iterations: Pick<TaskStore['iterations'], 'list'>;
-  readonly transitions: { save(before: TaskState['task'], decision: Decision): Promise<{ events: TaskEvent[]; version: number }> };
+  readonly transitions: { save(before: TaskState['task'], decision: Decision, options?: TransitionOptions): Promise<{ events: TaskEvent[]; version: number }> };
+}
+
+/** A stored transition: the task's state after it, and the decision it stored (with the gate it decided, if any). */
+export interface Committed {
+  readonly state: TaskState;
+  readonly decision: Decision;
 }
 
 export interface TaskRunnerOptions {
@@ -67,7 +73,9 @@ export interface TaskRunnerOptions {
  * The effect runner: for a task, asks `nextAction` what to do, runs that
  * phase, gives what it found to `decide`, and stores the decision (task,
  * iterations, events) in one transaction before the next phase starts.
- * Nothing else in the orchestrator writes a running task's state.
+ * Input from outside a run (a person's decision or answer, a resume, a
+ * timeout) is stored by `commit`, on the same path. Nothing else in the
+ * orchestrator writes a task's state (a test checks it).
  */
 export class TaskRunner {
   private readonly now: () => Date;
@@ -159,17 +167,40 @@ export class TaskRunner {
     }
   }
 
+  /**
+   * Stores `input` for a task no run here drives (it waits on a person, or
+   * it failed), as read and checked by the caller: with its iterations as
+   * stored, redacted and decided like a phase's input, saved only if the
+   * task is still at the version read (`options` say what happens to its
+   * lease), its events published. Waking a runner is the scheduler's
+   * (`Scheduler.commit`).
+   *
+   * @throws AppError ABORTED when the task changed since it was read;
+   *   FAILED_PRECONDITION when the gate it decides was decided meanwhile.
+   */
+  async commit(task: TaskRecord, input: TaskInput, options: TransitionOptions = {}): Promise<Committed> {
+    const state = { task, iterations: await this.options.store.iterations.list(task.id) };
+    return this.write(state, input, options);
+  }
+
   /** Decides `input` for `state`, stores the decision, publishes its events and returns the new state. */
   async apply(state: TaskState, input: TaskInput): Promise<TaskState> {
-    // Everything a phase reports passes here on its way into the task's record, events and status:
-    // error messages, test output, plans, reflections, tool steps (not the code files themselves).
+    return (await this.write(state, input, {})).state;
+  }
+
+  private async write(state: TaskState, input: TaskInput, options: TransitionOptions): Promise<Committed> {
+    // Everything a phase or a person reports passes here on its way into the task's record, events and status:
+    // error messages, test output, plans, reflections, tool steps, answers (not the code files themselves).
     const clean = redactStrings(input, this.options.redact ?? redactText);
     const decision = decide(state, clean, this.options.policy);
-    const saved = await this.options.store.transitions.save(state.task, decision);
+    const saved = await this.options.store.transitions.save(state.task, decision, options);
     if (saved.events.length > 0) await this.options.publish(saved.events);
     const changed = new Map(decision.iterations.map((iteration) => [iteration.number, iteration]));
     const known = state.iterations.filter((iteration) => !changed.has(iteration.number));
-    return { task: { ...decision.task, version: saved.version }, iterations: [...known, ...changed.values()].sort((left, right) => left.number - right.number) };
+    return {
+      state: { task: { ...decision.task, version: saved.version }, iterations: [...known, ...changed.values()].sort((left, right) => left.number - right.number) },
+      decision,
+    };
   }
 
   /** `apply`, with a retryable failure of the write named as the database's, for the pause it causes (ABORTED, the task taken by another writer, stays as it is). */
