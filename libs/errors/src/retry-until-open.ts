@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from './app-error';
+import { backoffDelay, sleepUnlessAborted } from './backoff';
 
 export interface RetryUntilOpenOptions {
   /** Aborting stops the waiting at once; the call then rejects with CANCELLED. */
@@ -37,29 +38,4 @@ export async function retryUntilOpen<T>(open: () => Promise<T>, options: RetryUn
       await sleepUnlessAborted(retryInMs, signal);
     }
   }
-}
-
-/** The wait before attempt `attempt + 1` (the first failed attempt is 1): `initialMs` doubled each time, at most `maxMs`. */
-export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.max(0, attempt - 1));
-}
-
-/**
- * Resolves after `ms`, or at once when `signal` aborts (it never rejects);
- * the abort listener is removed either way, so a long outage does not pile
- * listeners on the signal.
- */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', stop, { once: true });
-  });
 }
