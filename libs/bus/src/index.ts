@@ -11,7 +11,6 @@ export { NatsTransport } from './nats/nats-transport';
 export { createQueueCaller, DroppedResult, REPLY_TO_HEADER, serveFromQueue } from './queued-call';
 export type { QueueCaller, QueuedCallOptions, QueuedJobContext } from './queued-call';
 export type { NatsCredentials, NatsTls, NatsTransportOptions } from './nats/nats-transport';
-export { backoffDelay, sleep } from './retry';
 export { createClient } from './rpc-client';
 export type { CallOptions, ClientOptions, ServiceClient } from './rpc-client';
 export { serveService } from './rpc-server';

@@ -1,9 +1,8 @@
 import { context as otelContext, SpanKind } from '@opentelemetry/api';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { extractTraceContext, injectTraceContext, withSpan } from '@ratchet/telemetry';
 import type { BusLogger } from './logger';
 import type { MessageCodec } from './definitions';
-import { backoffDelay, sleep } from './retry';
 import type { Delivery, Headers, Puller, Transport, WorkQueueOptions } from './transport';
 
 export interface Job<T> {
@@ -96,7 +95,7 @@ export async function consumeJobs<T>(
       const appError = AppError.from(error);
       if (appError.isRetryable && delivery.deliveryCount < maxDeliver) {
         options.logger?.warn({ queue, jobId: delivery.id, code: appError.code, delivery: delivery.deliveryCount }, 'job failed, will be redelivered');
-        delivery.nak(backoffDelay(delivery.deliveryCount, options.retryBackoffMs ?? 200, 30_000));
+        delivery.nak(backoffDelay(delivery.deliveryCount, options.retryBackoffMs ?? 200, 30_000, { jitter: true }));
       } else {
         options.logger?.error({ queue, jobId: delivery.id, code: appError.code, err: error }, 'job failed for good, dead-lettered');
         await deadLetter(delivery, `${appError.code}: ${appError.message}`);
@@ -130,7 +129,7 @@ export async function consumeJobs<T>(
         }
         failures += 1;
         options.logger?.warn({ queue, err: error }, 'pull failed, retrying');
-        await sleep(backoffDelay(failures, 100, 5_000), stopping.signal);
+        await sleepUnlessAborted(backoffDelay(failures, 100, 5_000, { jitter: true }), stopping.signal);
         continue;
       }
       if (!delivery) continue;
@@ -168,7 +167,7 @@ export async function consumeJobs<T>(
       }
       // A handler that ignores its abort signal must not hold shutdown hostage.
       const giveUp = new AbortController();
-      await Promise.race([Promise.allSettled(loops), sleep((options.pullExpiresMs ?? 1_000) + 1_000, giveUp.signal)]);
+      await Promise.race([Promise.allSettled(loops), sleepUnlessAborted((options.pullExpiresMs ?? 1_000) + 1_000, giveUp.signal)]);
       giveUp.abort();
     },
   };

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { injectTraceContext, processMetrics, withSpan } from '@ratchet/telemetry';
 import type { MethodDefinition, RequestOf, ResponseOf, ServiceDefinition, UnaryMethodName } from './definitions';
 import { errorFromHeaders } from './error-headers';
 import { Header, rpcSubject } from './headers';
-import { backoffDelay, sleep } from './retry';
 import type { Headers, Transport } from './transport';
 
 export interface ClientOptions {
@@ -92,12 +91,12 @@ async function call(
           }
         } catch (error) {
           const appError = AppError.from(error);
-          const retryAfter = backoffDelay(attempt, clientOptions.retryBackoffMs ?? 100);
+          const retryAfter = backoffDelay(attempt, clientOptions.retryBackoffMs ?? 100, 5_000, { jitter: true });
           const canRetry = appError.isRetryable && attempt < maxAttempts && deadline - Date.now() > retryAfter;
           span.addEvent('attempt failed', { attempt, 'error.code': appError.code, retrying: canRetry });
           if (!canRetry) throw appError;
           metrics.rpcClientRetries.inc(labels);
-          await sleep(retryAfter, options.signal);
+          await sleepUnlessAborted(retryAfter, options.signal);
         }
       }
     },

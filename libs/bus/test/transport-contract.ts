@@ -1,11 +1,10 @@
 import { SpanKind } from '@opentelemetry/api';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { withSpan } from '@ratchet/telemetry';
 import { installInMemoryTracing } from '@ratchet/telemetry/testing';
 import type { InMemoryTracing } from '@ratchet/telemetry/testing';
 import { consumeJobs, enqueueJob } from '../src/jobs';
 import { createQueueCaller, serveFromQueue } from '../src/queued-call';
-import { sleep } from '../src/retry';
 import { createClient } from '../src/rpc-client';
 import { instanceToken } from '../src/headers';
 import { serveService } from '../src/rpc-server';
@@ -42,7 +41,7 @@ async function collect(events: AsyncIterable<StoredEvent>, count: number, timeou
   const deadline = Date.now() + timeoutMs;
   while (received.length < count) {
     const giveUp = new AbortController();
-    const next = await Promise.race([iterator.next(), sleep(Math.max(0, deadline - Date.now()), giveUp.signal).then(() => 'timeout' as const)]);
+    const next = await Promise.race([iterator.next(), sleepUnlessAborted(Math.max(0, deadline - Date.now()), giveUp.signal).then(() => 'timeout' as const)]);
     giveUp.abort();
     if (next === 'timeout') throw new Error(`received ${received.length} of ${count} events before the timeout`);
     if (next.done) break;
@@ -93,7 +92,7 @@ export function transportContract(harness: TransportHarness): void {
       expect(served.filter((name) => name === 'a2').length).toBeGreaterThan(0);
 
       const observed: string[] = [];
-      await serve(peer, definition, { echo: async (request) => (observed.push(request.text), await sleep(50), { text: 'late', servedBy: 'b', requestId: '' }) }, { queue: 'group-b' });
+      await serve(peer, definition, { echo: async (request) => (observed.push(request.text), await sleepUnlessAborted(50), { text: 'late', servedBy: 'b', requestId: '' }) }, { queue: 'group-b' });
       const before = served.length;
       await client.echo({ text: 'both' });
       // The second group's copy may come a little after the first group's answer (later still on a loaded machine).
@@ -138,14 +137,14 @@ export function transportContract(harness: TransportHarness): void {
       let aborted = false;
       await serve(t, definition, {
         echo: async (_request, context) => {
-          await sleep(5_000, context.signal);
+          await sleepUnlessAborted(5_000, context.signal);
           aborted = context.signal.aborted;
           return { text: 'too late', servedBy: 'slow', requestId: '' };
         },
       }, { queue: 'echo' });
       const client = createClient(t, definition);
       await expectAppError(client.echo({ text: 'x' }, { timeoutMs: 300 }), ErrorCode.DEADLINE_EXCEEDED);
-      await sleep(200);
+      await sleepUnlessAborted(200);
       expect(aborted).toBe(true);
     });
 
@@ -203,7 +202,7 @@ export function transportContract(harness: TransportHarness): void {
     it('drains: in-flight calls finish, new calls find no responder', async () => {
       const definition = echoDefinition();
       const t = harness.transport();
-      const server = await serve(t, definition, { echo: async (request) => (await sleep(300), { text: request.text, servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
+      const server = await serve(t, definition, { echo: async (request) => (await sleepUnlessAborted(300), { text: request.text, servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       const client = createClient(t, definition, { maxAttempts: 1 });
       const inFlight = client.echo({ text: 'finish me' });
       await waitUntil(() => server.inFlight === 1, 10_000);
@@ -215,7 +214,7 @@ export function transportContract(harness: TransportHarness): void {
     it('hands calls back as retryable UNAVAILABLE when the drain grace runs out', async () => {
       const definition = echoDefinition();
       const t = harness.transport();
-      const server = await serve(t, definition, { echo: async (_request, context) => (await sleep(10_000, context.signal), { text: 'never', servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
+      const server = await serve(t, definition, { echo: async (_request, context) => (await sleepUnlessAborted(10_000, context.signal), { text: 'never', servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       const client = createClient(t, definition, { maxAttempts: 1 });
       const inFlight = client.echo({ text: 'x' }, { timeoutMs: 5_000 });
       await waitUntil(() => server.inFlight === 1, 4_000);
@@ -227,7 +226,7 @@ export function transportContract(harness: TransportHarness): void {
     it('cancels a call when the caller aborts', async () => {
       const definition = echoDefinition();
       const t = harness.transport();
-      await serve(t, definition, { echo: async (_request, context) => (await sleep(2_000, context.signal), { text: 'x', servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
+      await serve(t, definition, { echo: async (_request, context) => (await sleepUnlessAborted(2_000, context.signal), { text: 'x', servedBy: 'a', requestId: '' }) }, { queue: 'echo' });
       const controller = new AbortController();
       const call = createClient(t, definition).echo({ text: 'x' }, { signal: controller.signal });
       setTimeout(() => controller.abort(), 50);
@@ -299,7 +298,7 @@ export function transportContract(harness: TransportHarness): void {
       const seen: number[] = [];
       await consume(t, queue, async (job) => void seen.push(job.message.n), { concurrency: 3 });
       await waitUntil(() => seen.length >= 10);
-      await sleep(1_500);
+      await sleepUnlessAborted(1_500);
       expect(seen.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     });
 
@@ -313,7 +312,7 @@ export function transportContract(harness: TransportHarness): void {
       await consume(t, queue, async () => {
         running += 1;
         peak = Math.max(peak, running);
-        await sleep(150);
+        await sleepUnlessAborted(150);
         running -= 1;
         done += 1;
       }, { concurrency: 2 });
@@ -354,7 +353,7 @@ export function transportContract(harness: TransportHarness): void {
       let finished = false;
       await consume(t, queue, async (job) => {
         deliveries.push(job.deliveryCount);
-        await sleep(2_500);
+        await sleepUnlessAborted(2_500);
         finished = true;
       }, { ackWaitMs: 1_000 });
       const peer = await harness.peer();
@@ -363,7 +362,7 @@ export function transportContract(harness: TransportHarness): void {
       await consume(peer, queue, async (job) => void other.push(job.message.n), { ackWaitMs: 1_000 });
       await enqueueJob(t, queue, jobCodec, { n: 1 }, { id: 'long' });
       await waitUntil(() => finished, 10_000);
-      await sleep(300);
+      await sleepUnlessAborted(300);
       expect(deliveries.length + other.length).toBe(1);
     });
 
@@ -382,7 +381,7 @@ export function transportContract(harness: TransportHarness): void {
       const letters = await t.deadLetters(queue);
       expect(letters).toEqual([expect.objectContaining({ id: 'doomed', reason: 'INVALID_ARGUMENT: job names a file outside the workspace' })]);
       expect(jobCodec.decode(letters[0]!.data)).toEqual({ n: 2, behaviour: 'fatal' });
-      await sleep(1_500);
+      await sleepUnlessAborted(1_500);
       expect(attempts.get(2)).toBe(1);
     });
 
@@ -407,7 +406,7 @@ export function transportContract(harness: TransportHarness): void {
       let started = false;
       const first = await consumeJobs(t, queue, jobCodec, async (job) => {
         started = true;
-        await sleep(30_000, job.signal);
+        await sleepUnlessAborted(30_000, job.signal);
       }, { ackWaitMs: 20_000, maxDeliver: 3 });
       await enqueueJob(t, queue, jobCodec, { n: 5 }, { id: 'handed-back' });
       await waitUntil(() => started);
@@ -515,7 +514,7 @@ export function transportContract(harness: TransportHarness): void {
           running += 1;
           mostAtOnce = Math.max(mostAtOnce, running);
           perWorker.set(name, (perWorker.get(name) ?? 0) + 1);
-          await sleep(150);
+          await sleepUnlessAborted(150);
           running -= 1;
           return message;
         }, { ackWaitMs: 2_000, concurrency: 1 });
@@ -580,6 +579,6 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, tim
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(20);
+    await sleepUnlessAborted(20);
   }
 }
