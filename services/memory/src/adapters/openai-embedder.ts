@@ -1,4 +1,5 @@
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { setTimeout as delay } from 'node:timers/promises';
+import { AppError, backoffDelay, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
 import type { Embedder } from '../domain/hashing-embedder';
 
@@ -182,7 +183,7 @@ export class OpenAiEmbedder implements Embedder {
     if (this.config.apiKey !== undefined && this.config.apiKey !== '') headers['authorization'] = `Bearer ${this.config.apiKey}`;
     let failure: TransientFailure | undefined;
     for (let attempt = 0; attempt <= this.maxRetries; attempt += 1) {
-      if (failure !== undefined) await sleep(this.retryDelay(attempt, failure));
+      if (failure !== undefined) await delay(this.retryDelay(attempt, failure));
       // One signal per attempt, covering the body too: a server that stalls mid-body is as slow as one that never answers.
       const signal = AbortSignal.timeout(this.timeoutMs);
       let status: number;
@@ -212,8 +213,7 @@ export class OpenAiEmbedder implements Embedder {
 
   private retryDelay(attempt: number, failure: TransientFailure): number {
     if (failure.kind === 'status' && failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, maxRetryAfterMs);
-    const exponential = Math.min(this.retryBackoffMs * 2 ** (attempt - 1), maxBackoffMs);
-    return exponential * (0.5 + Math.random() / 2);
+    return backoffDelay(attempt, this.retryBackoffMs, maxBackoffMs, { jitter: true });
   }
 
   private parseJson(text: string): unknown {
@@ -346,8 +346,4 @@ export function sanitizedReason(body: string, apiKey?: string): string {
     .replace(/\s+/g, ' ')
     .trim();
   return text.length > 160 ? `${text.slice(0, 159)}…` : text;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
