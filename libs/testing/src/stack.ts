@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { backoffDelay, sleepUnlessAborted } from '@ratchet/errors';
 import { freePort } from './free-port';
 import type { ProcessExit } from './managed-process';
 import { startNatsServer, type NatsServerFixture } from './nats-server';
@@ -186,13 +186,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const restart = async (service: StackService, env: Readonly<Record<string, string>>, dead: NodeProcessFixture): Promise<void> => {
     let last = dead;
     for (let attempt = 1; ; attempt += 1) {
-      const waitMs = Math.min(30_000, restartDelayMs * 2 ** (attempt - 1));
+      const waitMs = backoffDelay(attempt, restartDelayMs, 30_000);
       if (attempt > 1) options.onExited?.(service, await last.exited, waitMs);
-      try {
-        await delay(waitMs, undefined, { signal: stopping.signal });
-      } catch {
-        return;
-      }
+      await sleepUnlessAborted(waitMs, stopping.signal);
       if (stopped || !(processes.get(service) ?? []).includes(last)) return;
       try {
         const { child, ready } = await spawn(service, env, last);
