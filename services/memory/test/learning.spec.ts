@@ -57,6 +57,7 @@ describe('memory that earns its place', () => {
     retrievedLessonIds: [],
     scope: '',
     appliedLessonIds: [],
+    idempotencyKey: '',
     ...extra,
   });
   const retrieve = (query: string, extra: Partial<RetrieveLessonsRequest> = {}) =>
@@ -88,16 +89,16 @@ describe('memory that earns its place', () => {
     expect(good.status).toBe(LessonStatus.LESSON_STATUS_CANDIDATE);
     // Comparable tasks without either lesson pass on the first attempt.
     for (const taskId of ['plain-1', 'plain-2']) {
-      await api().recordSuccess({ taskId, iteration: 1, goal: 'parse dates', language: python, fixSummary: `approach ${taskId}`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope }, context);
+      await api().recordSuccess({ taskId, iteration: 1, goal: 'parse dates', language: python, fixSummary: `approach ${taskId}`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope, idempotencyKey: '' }, context);
     }
     // Tasks that applied the good lesson pass at once; tasks that applied the bad one fail again and need three iterations.
     for (const taskId of ['uses-good-1', 'uses-good-2']) {
-      await api().recordSuccess({ taskId, iteration: 1, goal: 'parse dates', language: python, fixSummary: `good ${taskId}`, helpedLessonIds: [good.id], resolvedFailureIds: [], iterationsTaken: 1, scope }, context);
+      await api().recordSuccess({ taskId, iteration: 1, goal: 'parse dates', language: python, fixSummary: `good ${taskId}`, helpedLessonIds: [good.id], resolvedFailureIds: [], iterationsTaken: 1, scope, idempotencyKey: '' }, context);
     }
     for (const taskId of ['uses-bad-1', 'uses-bad-2']) {
       await api().recordFailure(failure(taskId, 1, { scope, appliedLessonIds: [bad.id] }), context);
       await api().recordFailure(failure(taskId, 2, { scope, appliedLessonIds: [bad.id] }), context);
-      await api().recordSuccess({ taskId, iteration: 3, goal: 'parse dates', language: python, fixSummary: `bad ${taskId}`, helpedLessonIds: [bad.id], resolvedFailureIds: [], iterationsTaken: 3, scope }, context);
+      await api().recordSuccess({ taskId, iteration: 3, goal: 'parse dates', language: python, fixSummary: `bad ${taskId}`, helpedLessonIds: [bad.id], resolvedFailureIds: [], iterationsTaken: 3, scope, idempotencyKey: '' }, context);
     }
     const promoted = (await api().getLesson({ lessonId: good.id }, context)).lesson!;
     expect(promoted.status).toBe(LessonStatus.LESSON_STATUS_PROMOTED);
@@ -216,6 +217,7 @@ describe('keyword relevance weighed by rarity', () => {
         retrievedLessonIds: [],
         scope: '',
         appliedLessonIds: [],
+        idempotencyKey: '',
       },
       context,
     );

@@ -53,6 +53,7 @@ describe('memory service over the in-process bus', () => {
     retrievedLessonIds: [],
     scope: '',
     appliedLessonIds: [],
+    idempotencyKey: '',
   });
 
   it('keeps teams apart: a team lists and retrieves its own lessons and the global ones, never another team\'s', async () => {
@@ -89,7 +90,7 @@ describe('memory service over the in-process bus', () => {
       candidateLesson: { title: 'Vectorise numpy loops', body: 'Use array operations instead of Python loops over matrix entries.', errorSignature: 'ValueError: operands could not be broadcast', tags: [], language: Language.LANGUAGE_PYTHON },
     });
 
-    const success = await client.recordSuccess({ taskId: 'task-1', iteration: 2, goal: 'a CLI that manages TODO items in JSON', language: Language.LANGUAGE_PYTHON, fixSummary: 'return [] for a missing or empty file', helpedLessonIds: [], resolvedFailureIds: [recorded.failureId], iterationsTaken: 2, scope: '' });
+    const success = await client.recordSuccess({ taskId: 'task-1', iteration: 2, goal: 'a CLI that manages TODO items in JSON', language: Language.LANGUAGE_PYTHON, fixSummary: 'return [] for a missing or empty file', helpedLessonIds: [], resolvedFailureIds: [recorded.failureId], iterationsTaken: 2, scope: '', idempotencyKey: '' });
     const fixed = success.updatedLessons.find((lesson) => lesson.id === recorded.lesson?.id);
     expect(fixed?.evidence.map((item) => item.fixSummary)).toContain('return [] for a missing or empty file');
 
@@ -113,7 +114,7 @@ describe('memory service over the in-process bus', () => {
     // Their approaches share no content word with the new task (one about digits would be relevant to a digit sum, not noise).
     const approaches = ['Sort the list and take the middle element', 'Walk the string once with two indices', 'Count items with a dictionary', 'Use a set to drop repeated entries', 'Fold the pairs into a running maximum', 'Build the result with a list comprehension', 'Recurse on the tail until the list is empty', 'Compare adjacent characters in one pass', 'Merge two sorted runs into one', 'Track the best window with two pointers'];
     for (const [index, approach] of approaches.entries()) {
-      await client.recordSuccess({ taskId: `replay-${index}`, iteration: 1, goal: goal(`helper_${index}`), language: Language.LANGUAGE_PYTHON, fixSummary: `${approach}. (passed on the first attempt)`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
+      await client.recordSuccess({ taskId: `replay-${index}`, iteration: 1, goal: goal(`helper_${index}`), language: Language.LANGUAGE_PYTHON, fixSummary: `${approach}. (passed on the first attempt)`, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '', idempotencyKey: '' });
     }
     const signRule = await client.recordFailure({
       ...failure('replay-sign', 'Keep the sign of negative inputs', 'AssertionError: assert <n> == -<n>'),
@@ -130,8 +131,8 @@ describe('memory service over the in-process bus', () => {
 
   it('merges a success pattern into a nearly identical one, with one-line titles', async () => {
     const summary = 'Read the whole file with a context manager and split it into lines. (passed on the first attempt)';
-    const first = await client.recordSuccess({ taskId: 'merge-1', iteration: 1, goal: 'count lines', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
-    const second = await client.recordSuccess({ taskId: 'merge-2', iteration: 1, goal: 'count words', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '' });
+    const first = await client.recordSuccess({ taskId: 'merge-1', iteration: 1, goal: 'count lines', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '', idempotencyKey: '' });
+    const second = await client.recordSuccess({ taskId: 'merge-2', iteration: 1, goal: 'count words', language: Language.LANGUAGE_PYTHON, fixSummary: summary, helpedLessonIds: [], resolvedFailureIds: [], iterationsTaken: 1, scope: '', idempotencyKey: '' });
     const merged = second.updatedLessons.find((lesson) => lesson.title.startsWith('Worked: Read the whole file'));
     expect(merged?.evidence.map((item) => item.taskId)).toEqual(expect.arrayContaining(['merge-1', 'merge-2']));
     expect(first.successId).not.toBe(second.successId);

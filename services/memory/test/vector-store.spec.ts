@@ -122,6 +122,7 @@ async function switchStores(db: Database, target: VectorStore): Promise<{ ids: s
       retrievedLessonIds: [],
       scope: '',
       appliedLessonIds: [],
+    idempotencyKey: '',
     });
     ids.push(recorded.lesson?.id as string);
   }

@@ -60,6 +60,13 @@ export interface NewEvidence {
 
 const date = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 
+/** A stored failure: its id, and the lesson it was filed under (new or not), if any. */
+export interface RecordedFailure {
+  readonly failureId: string;
+  readonly lessonId: string | undefined;
+  readonly created: boolean;
+}
+
 /** Lessons, evidence, failures and successes in the `memory` schema. */
 export class LessonStore {
   private constructor(readonly db: Database) {}
@@ -96,15 +103,17 @@ export class LessonStore {
    * Records a failure and, with a candidate lesson, files it: as evidence on
    * the advice lesson with the same signature and language, or as a new
    * lesson when there is none. One statement (data-modifying CTEs), so it is
-   * atomic and costs one round trip.
+   * atomic and costs one round trip. A non-empty `idempotencyKey` is kept
+   * with the record (see `recordedFailure`).
    */
   async recordFailure(
-    failure: { taskId: string; iteration: number; goal: string; language: Language; scope: string; code: string; message: string; signature: string; summary: string },
+    tx: Queryable,
+    failure: { taskId: string; iteration: number; goal: string; language: Language; scope: string; code: string; message: string; signature: string; summary: string; idempotencyKey: string },
     draft: { title: string; body: string; tags: readonly string[] } | undefined,
     now: Date,
-  ): Promise<{ failureId: string; lessonId: string | undefined; created: boolean }> {
+  ): Promise<RecordedFailure> {
     const failureId = randomUUID();
-    const result = await this.db.query<{ lesson_id: string | null; created: boolean }>(
+    const result = await tx.query<{ lesson_id: string | null; created: boolean }>(
       `WITH found AS (
          SELECT id FROM memory.lessons
          WHERE $12 AND $8 <> '' AND error_signature = $8 AND language = $5 AND kind = 'lesson' AND scope = $16
@@ -122,8 +131,8 @@ export class LessonStore {
          SELECT id, $2, $3, $9, '', $10 FROM lesson
          RETURNING id
        ), failure AS (
-         INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT id FROM lesson), $10)
+         INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at, idempotency_key, lesson_created)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT id FROM lesson), $10, NULLIF($17, ''), EXISTS (SELECT 1 FROM created))
          RETURNING id
        )
        SELECT (SELECT id FROM lesson) AS lesson_id, EXISTS (SELECT 1 FROM created) AS created FROM failure`,
@@ -144,10 +153,34 @@ export class LessonStore {
         draft?.body ?? '',
         JSON.stringify(draft?.tags ?? []),
         failure.scope,
+        failure.idempotencyKey,
       ],
     );
     const row = result.rows[0];
     return { failureId, lessonId: row?.lesson_id ?? undefined, created: row?.created === true };
+  }
+
+  /**
+   * Holds `key` until `tx` ends, so two calls with the same idempotency key
+   * (a retry racing the call it repeats) run one after the other and the
+   * second finds what the first stored.
+   */
+  async lockIdempotencyKey(tx: Queryable, key: string): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`memory:${key}`]);
+  }
+
+  /** What the failure recorded with `idempotencyKey` stored, if one was. */
+  async recordedFailure(tx: Queryable, idempotencyKey: string): Promise<RecordedFailure | undefined> {
+    const result = await tx.query<{ id: string; lesson_id: string | null; lesson_created: boolean }>('SELECT id, lesson_id, lesson_created FROM memory.failures WHERE idempotency_key = $1', [idempotencyKey]);
+    const row = result.rows[0];
+    return row === undefined ? undefined : { failureId: row.id, lessonId: row.lesson_id ?? undefined, created: row.lesson_created };
+  }
+
+  /** What the success recorded with `idempotencyKey` stored, if one was. */
+  async recordedSuccess(tx: Queryable, idempotencyKey: string): Promise<{ successId: string; updatedLessonIds: string[] } | undefined> {
+    const result = await tx.query<{ id: string; updated_lesson_ids: string[] }>('SELECT id, updated_lesson_ids FROM memory.successes WHERE idempotency_key = $1', [idempotencyKey]);
+    const row = result.rows[0];
+    return row === undefined ? undefined : { successId: row.id, updatedLessonIds: row.updated_lesson_ids };
   }
 
   /** Marks failures resolved and returns their lesson ids (with the iteration each failed in). */
@@ -160,9 +193,16 @@ export class LessonStore {
     return result.rows.flatMap((row) => (row.lesson_id === null ? [] : [{ lessonId: row.lesson_id, iteration: row.iteration }]));
   }
 
-  async recordSuccess(tx: Queryable, success: { taskId: string; goal: string; language: Language; fixSummary: string; iterationsTaken: number; lessonId: string }, now: Date): Promise<string> {
+  async recordSuccess(
+    tx: Queryable,
+    success: { taskId: string; goal: string; language: Language; fixSummary: string; iterationsTaken: number; lessonId: string; idempotencyKey: string; updatedLessonIds: readonly string[] },
+    now: Date,
+  ): Promise<string> {
     const id = randomUUID();
-    await tx.query(`INSERT INTO memory.successes (id, task_id, goal, language, fix_summary, iterations_taken, lesson_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, [
+    await tx.query(
+      `INSERT INTO memory.successes (id, task_id, goal, language, fix_summary, iterations_taken, lesson_id, created_at, idempotency_key, updated_lesson_ids)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,NULLIF($9, ''),$10::jsonb)`,
+      [
       id,
       success.taskId,
       success.goal,
@@ -171,7 +211,10 @@ export class LessonStore {
       success.iterationsTaken,
       success.lessonId,
       now,
-    ]);
+      success.idempotencyKey,
+      JSON.stringify(success.updatedLessonIds),
+    ],
+    );
     return id;
   }
 

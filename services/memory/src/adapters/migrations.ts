@@ -139,4 +139,16 @@ export const memoryMigrations: readonly Migration[] = [
         FOR EACH ROW WHEN (OLD.search IS DISTINCT FROM NEW.search) EXECUTE FUNCTION terms_updated();
     `,
   },
+  {
+    // A record call carries a key (the orchestrator's "<task>:<iteration>:<phase>"): a phase run again after its
+    // result was lost must not count a failure, a success or a lesson's outcome twice. What the first call answered
+    // is kept with the key, so the second answers the same.
+    id: '0004_idempotent_records',
+    sql: `
+      ALTER TABLE failures ADD COLUMN idempotency_key text, ADD COLUMN lesson_created boolean NOT NULL DEFAULT false;
+      CREATE UNIQUE INDEX failures_idempotency_key ON failures (idempotency_key) WHERE idempotency_key IS NOT NULL;
+      ALTER TABLE successes ADD COLUMN idempotency_key text, ADD COLUMN updated_lesson_ids jsonb NOT NULL DEFAULT '[]';
+      CREATE UNIQUE INDEX successes_idempotency_key ON successes (idempotency_key) WHERE idempotency_key IS NOT NULL;
+    `,
+  },
 ];

@@ -12,6 +12,8 @@ import { recordOutcome } from './outcomes';
  * language in that scope gets this failure as evidence instead of a
  * duplicate (`lesson_created` false). The lessons the task applied so far
  * did not prevent this failure: their outcomes and standing are updated.
+ * With an idempotency key, a repeated call stores nothing and answers what
+ * the first stored.
  *
  * @throws AppError INVALID_ARGUMENT without task_id, with a lesson lacking a
  *   title or body, or with a malformed scope.
@@ -28,28 +30,41 @@ export function recordFailureHandler(deps: MemoryDeps) {
     // A title is one line.
     const title = redact(draft?.title.trim().split('\n')[0]?.trim() ?? '');
     const body = redact(draft?.body.trim() ?? '');
-    const { failureId, lessonId, created } = await deps.store.recordFailure(
-      {
-        taskId: request.taskId,
-        iteration: request.iteration,
-        goal: redact(request.goal),
-        language: request.language,
-        scope,
-        code: error?.code ?? '',
-        message: redact(error?.message ?? ''),
-        signature,
-        summary: redact(request.failureSummary),
-      },
-      draft === undefined ? undefined : { title, body, tags: draft.tags },
-      deps.now(),
-    );
-    const applied = request.appliedLessonIds.filter((id) => id !== lessonId);
-    await deps.store.db.transaction(async (tx) => {
+    const idempotencyKey = request.idempotencyKey.trim();
+    const { failureId, lessonId, created, repeated } = await deps.store.db.transaction(async (tx) => {
+      if (idempotencyKey !== '') {
+        await deps.store.lockIdempotencyKey(tx, idempotencyKey);
+        const earlier = await deps.store.recordedFailure(tx, idempotencyKey);
+        if (earlier !== undefined) return { ...earlier, repeated: true };
+      }
+      const recorded = await deps.store.recordFailure(
+        tx,
+        {
+          taskId: request.taskId,
+          iteration: request.iteration,
+          goal: redact(request.goal),
+          language: request.language,
+          scope,
+          code: error?.code ?? '',
+          message: redact(error?.message ?? ''),
+          signature,
+          summary: redact(request.failureSummary),
+          idempotencyKey,
+        },
+        draft === undefined ? undefined : { title, body, tags: draft.tags },
+        deps.now(),
+      );
+      const applied = request.appliedLessonIds.filter((id) => id !== recorded.lessonId);
       await deps.store.countNotHelped(tx, applied);
       await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iteration, succeeded: false, applied });
+      return { ...recorded, repeated: false };
     });
-    if (lessonId !== undefined && created) {
-      const [vector] = await deps.embedder.embed([lessonText(title, body, signature)]);
+    // Also on a repeated call, from the lesson as the first stored it: an upsert by id changes nothing the
+    // first made, and completes one that stopped before it. (A lesson retention removed since is left gone.)
+    const [earlierLesson] = repeated && lessonId !== undefined ? await deps.store.lessons([lessonId]) : [];
+    const text = earlierLesson === undefined ? (repeated ? undefined : lessonText(title, body, signature)) : lessonText(earlierLesson.title, earlierLesson.body, earlierLesson.errorSignature);
+    if (lessonId !== undefined && created && text !== undefined) {
+      const [vector] = await deps.embedder.embed([text]);
       await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language), scope, embedder: deps.embedder.id } }]);
       await deps.store.setEmbedder([lessonId], deps.embedder.id);
       await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));

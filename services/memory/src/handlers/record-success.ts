@@ -19,6 +19,9 @@ import { recordOutcome } from './outcomes';
  * language and scope is merged into it as evidence. Secrets are redacted
  * before anything is stored.
  *
+ * With an idempotency key, a repeated call stores nothing and answers what
+ * the first stored.
+ *
  * @throws AppError INVALID_ARGUMENT without task_id or goal, or with a malformed scope.
  */
 export function recordSuccessHandler(deps: MemoryDeps) {
@@ -26,6 +29,14 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     if (request.taskId === '' || request.goal.trim() === '') throw new AppError(ErrorCode.INVALID_ARGUMENT, 'task_id and goal are required');
     const now = deps.now();
     const scope = scopeOf(request.scope);
+    const idempotencyKey = request.idempotencyKey.trim();
+    const answerAgain = async (earlier: { successId: string; updatedLessonIds: readonly string[] }): Promise<RecordSuccessResponse> => ({
+      successId: earlier.successId,
+      updatedLessons: await presentLessons(deps, await deps.store.lessons(earlier.updatedLessonIds)),
+    });
+    // A repeated call answers what the first stored, before any work (the search below) is done again.
+    const known = idempotencyKey === '' ? undefined : await deps.store.recordedSuccess(deps.store.db, idempotencyKey);
+    if (known !== undefined) return answerAgain(known);
     const body = deps.redact(request.fixSummary.trim() || 'Passed its tests.');
     const title = successTitle(body);
     const language = languageToJSON(request.language);
@@ -36,7 +47,14 @@ export function recordSuccessHandler(deps: MemoryDeps) {
       embedder: deps.embedder.id,
       filter: { kind: LessonKind.SUCCESS_PATTERN, language, scopes: [scope] },
     });
-    const { successId, patternId, touched, created } = await deps.store.db.transaction(async (tx) => {
+    type Stored = { earlier: { successId: string; updatedLessonIds: readonly string[] } } | { successId: string; patternId: string; created: boolean; touched: string[] };
+    const stored = await deps.store.db.transaction(async (tx): Promise<Stored> => {
+      if (idempotencyKey !== '') {
+        // A call racing the one it repeats waits for it here, then answers what it stored.
+        await deps.store.lockIdempotencyKey(tx, idempotencyKey);
+        const earlier = await deps.store.recordedSuccess(tx, idempotencyKey);
+        if (earlier !== undefined) return { earlier };
+      }
       const resolved = await deps.store.resolveFailures(tx, request.resolvedFailureIds, now);
       for (const { lessonId, iteration } of resolved) {
         await deps.store.addEvidence(tx, lessonId, { taskId: request.taskId, iteration, failureSummary: '', fixSummary: body }, now);
@@ -48,13 +66,16 @@ export function recordSuccessHandler(deps: MemoryDeps) {
         twin?.id ??
         (await deps.store.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, scope, originTaskId: request.taskId, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
       await deps.store.addEvidence(tx, patternId, { taskId: request.taskId, iteration: request.iteration, failureSummary: '', fixSummary: body }, now);
+      const touched = [...new Set([...resolved.map((item) => item.lessonId), ...helped, ...(twin === undefined ? [] : [twin.id])])];
       const successId = await deps.store.recordSuccess(
         tx,
-        { taskId: request.taskId, goal: deps.redact(request.goal), language: request.language, fixSummary: body, iterationsTaken: request.iterationsTaken, lessonId: patternId },
+        { taskId: request.taskId, goal: deps.redact(request.goal), language: request.language, fixSummary: body, iterationsTaken: request.iterationsTaken, lessonId: patternId, idempotencyKey, updatedLessonIds: touched },
         now,
       );
-      return { successId, patternId, created: twin === undefined, touched: [...new Set([...resolved.map((item) => item.lessonId), ...helped, ...(twin === undefined ? [] : [twin.id])])] };
+      return { successId, patternId, created: twin === undefined, touched };
     });
+    if ('earlier' in stored) return answerAgain(stored.earlier);
+    const { successId, patternId, touched, created } = stored;
     if (created) {
       await deps.vectors.upsert([{ id: patternId, vector: vector as Float32Array, payload: { kind: LessonKind.SUCCESS_PATTERN, language, scope, embedder: deps.embedder.id } }]);
       await deps.store.setEmbedder([patternId], deps.embedder.id);

@@ -485,6 +485,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           scope: memoryScopeOf(task.team, task.project),
           // What the plan and the reflections so far (this one included) said they applied: it did not prevent this failure.
           appliedLessonIds: appliedLessons(task, [...state.iterations.filter((other) => other.number !== iteration.number), { ...iteration, reflection }]),
+          // This phase run again (its result lost to a failed save, another replica taking over) records nothing twice.
+          idempotencyKey: effectKey(task.id, iteration.number, 'reflect'),
         },
         service(signal),
       );
@@ -524,12 +526,22 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           resolvedFailureIds: iterations.map((iteration) => iteration.failureId).filter((id) => id !== ''),
           iterationsTaken: iterations.length,
           scope: memoryScopeOf(task.team, task.project),
+          idempotencyKey: effectKey(task.id, last?.number ?? task.currentIteration, 'learn'),
         },
         service(signal),
       );
       return { kind: InputKind.LEARNED, at: now(), startedAt, updatedLessons: response.updatedLessons.map((lesson) => ({ id: lesson.id, title: lesson.title })) };
     },
   };
+}
+
+/**
+ * The key of an effect that writes elsewhere: the same for every run of
+ * one phase of one iteration, so the receiver can tell a repeat from a new
+ * call. Iteration numbers go on across a resume, so a key is never reused.
+ */
+export function effectKey(taskId: string, iteration: number, phase: string): string {
+  return `${taskId}:${iteration}:${phase}`;
 }
 
 /**

@@ -311,6 +311,13 @@ export interface RecordFailureRequest {
   scope: string;
   /** Lessons the planner or reflector said it applied so far in this task. */
   appliedLessonIds: string[];
+  /**
+   * Makes the call idempotent: a second call with the same key (a phase run
+   * again after its result was lost) stores nothing and answers what the
+   * first stored. The orchestrator sends "<task id>:<iteration>:reflect".
+   * Empty: every call is recorded.
+   */
+  idempotencyKey: string;
 }
 
 /** RecordFailureResponse says what was stored. */
@@ -354,6 +361,11 @@ export interface RecordSuccessRequest {
    * (empty: global).
    */
   scope: string;
+  /**
+   * Makes the call idempotent, as in RecordFailureRequest. The orchestrator
+   * sends "<task id>:<iteration>:learn".
+   */
+  idempotencyKey: string;
 }
 
 /** RecordSuccessResponse says what was updated. */
@@ -1765,6 +1777,7 @@ function createBaseRecordFailureRequest(): RecordFailureRequest {
     retrievedLessonIds: [],
     scope: "",
     appliedLessonIds: [],
+    idempotencyKey: "",
   };
 }
 
@@ -1799,6 +1812,9 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
     }
     for (const v of message.appliedLessonIds) {
       writer.uint32(82).string(v!);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(90).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1896,6 +1912,14 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
             message.appliedLessonIds.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1940,6 +1964,11 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
         : globalThis.Array.isArray(object?.applied_lesson_ids)
         ? object.applied_lesson_ids.map((e: any) => globalThis.String(e))
         : [],
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1975,6 +2004,9 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
     if (message.appliedLessonIds?.length) {
       obj.appliedLessonIds = message.appliedLessonIds;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1997,6 +2029,7 @@ export const RecordFailureRequest: MessageFns<RecordFailureRequest> = {
     message.retrievedLessonIds = object.retrievedLessonIds?.map((e) => e) || [];
     message.scope = object.scope ?? "";
     message.appliedLessonIds = object.appliedLessonIds?.map((e) => e) || [];
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
@@ -2123,6 +2156,7 @@ function createBaseRecordSuccessRequest(): RecordSuccessRequest {
     resolvedFailureIds: [],
     iterationsTaken: 0,
     scope: "",
+    idempotencyKey: "",
   };
 }
 
@@ -2154,6 +2188,9 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     }
     if (message.scope !== "") {
       writer.uint32(74).string(message.scope);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(82).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -2243,6 +2280,14 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
             message.scope = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2286,6 +2331,11 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
         ? globalThis.Number(object.iterations_taken)
         : 0,
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -2318,6 +2368,9 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     if (message.scope !== "") {
       obj.scope = message.scope;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -2335,6 +2388,7 @@ export const RecordSuccessRequest: MessageFns<RecordSuccessRequest> = {
     message.resolvedFailureIds = object.resolvedFailureIds?.map((e) => e) || [];
     message.iterationsTaken = object.iterationsTaken ?? 0;
     message.scope = object.scope ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
