@@ -1,6 +1,6 @@
 import { phaseName, phaseOfStatus, redactStrings, redactText, statusName } from '@ratchet/agent';
 import type { TaskEvent } from '@ratchet/contracts';
-import { AppError, ErrorCode } from '@ratchet/errors';
+import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { restoreTraceContext, withSpan } from '@ratchet/telemetry';
 import { observePhase } from '../adapters/metrics';
 import type { TaskStore, TransitionOptions } from '../adapters/store';
@@ -145,7 +145,7 @@ export class TaskRunner {
           state = await this.apply(stored, waitEnded(limit, outage, stored.task, this.options.policy, at));
           continue;
         }
-        const waitMs = Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(outage.pauses - 1, 6), limit.until.getTime() - at.getTime());
+        const waitMs = Math.min(backoffDelay(outage.pauses, pauseBaseMs, pauseMaxMs), limit.until.getTime() - at.getTime());
         // Said before reloading: when the database is what is gone, the reload waits for it to return.
         this.options.logger?.warn(
           { taskId, status: statusName(state.task.status), dependency: outage.dependency, code: appError.code, err: appError.message, pause: outage.pauses, waitedMs: at.getTime() - outage.since.getTime(), retryInMs: waitMs },
@@ -252,7 +252,7 @@ export class TaskRunner {
         if (!appError.isRetryable || signal.aborted) {
           throw signal.aborted && appError.isRetryable ? new AppError(ErrorCode.CANCELLED, `task ${taskId} was handed over while the database was unreachable`, { cause: error }) : appError;
         }
-        await sleepUnlessAborted(Math.min(pauseMaxMs, pauseBaseMs * 2 ** Math.min(attempt, 6)), signal);
+        await sleepUnlessAborted(backoffDelay(attempt + 1, pauseBaseMs, pauseMaxMs), signal);
       }
     }
   }
@@ -261,21 +261,6 @@ export class TaskRunner {
 /** What a retryable failure says was unavailable: the service a phase called or the database (named where they fail), else unknown (''). */
 function dependencyOf(error: unknown): string {
   return error instanceof DependencyError ? error.dependency : '';
-}
-
-function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function cancelReason(signal: AbortSignal): string {
