@@ -1,3 +1,4 @@
+import { backoffDelay, sleepUnlessAborted } from '@ratchet/errors';
 import { parseServerSentEvents } from './sse';
 import type { ErrorBody, TaskEvent } from './types';
 
@@ -98,7 +99,8 @@ const transient = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'ABORTED', 'INTER
  */
 export async function followTaskEvents(taskId: string, fromSequence: number, handlers: FollowHandlers, signal: AbortSignal): Promise<void> {
   let last = fromSequence > 0 ? fromSequence - 1 : 0;
-  let delayMs = 1_000;
+  // Reconnects in a row without an event between them: the wait doubles from 1 s to 15 s.
+  let failures = 0;
   while (!signal.aborted) {
     let failure: ApiError | undefined;
     try {
@@ -127,7 +129,7 @@ export async function followTaskEvents(taskId: string, fromSequence: number, han
           }
         }
         if (batch.length > 0) {
-          delayMs = 1_000;
+          failures = 0;
           handlers.onEvents(batch);
         }
       }
@@ -139,7 +141,7 @@ export async function followTaskEvents(taskId: string, fromSequence: number, han
     const retry = failure === undefined || transient.has(failure.code);
     if (failure !== undefined) handlers.onError(failure, retry);
     if (!retry) return;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
-    delayMs = Math.min(delayMs * 2, 15_000);
+    failures += 1;
+    await sleepUnlessAborted(backoffDelay(failures, 1_000, 15_000), signal);
   }
 }
