@@ -47,6 +47,41 @@ async function checkCodeWith(
 }
 
 describe('CheckCode with Bandit in the sandbox and ESLint', () => {
+  it('sends Bandit only the files it has not scanned with this content; a check of known files runs no job', async () => {
+    const service = await createSafetyService({ parsers, code: defaultCodeCheckSettings, sandbox: fixture.sandbox });
+    const check = (files: { path: string; content: string }[]) =>
+      service.implementation.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-cache', iteration: 1, language: Language.LANGUAGE_PYTHON, files }), {
+        requestId: 'r',
+        deadline: Date.now() + 60_000,
+        signal: new AbortController().signal,
+        headers: {},
+      });
+    const brief = (response: CheckCodeResponse) => response.findings.map(({ path, ruleId, line, action }) => [path, ruleId, line, action]);
+    const game = { path: 'game.py', content: 'import random\n\n\ndef roll():\n    return random.randint(1, 6)\n' };
+    const test = { path: 'tests/test_game.py', content: 'from game import roll\n\n\ndef test_roll():\n    assert 1 <= roll() <= 6\n' };
+    try {
+      let jobs = fixture.jobs();
+      const first = await check([game, test]);
+      expect(fixture.jobs() - jobs).toBe(1);
+      expect(brief(first).some(([, ruleId]) => String(ruleId).startsWith('bandit.'))).toBe(true);
+
+      jobs = fixture.jobs();
+      const again = await check([game, test]);
+      expect(fixture.jobs() - jobs).toBe(0);
+      expect(brief(again)).toEqual(brief(first));
+
+      // One file changed: a job again, and the answer is what a fresh check gives.
+      const changed = { ...game, content: `${game.content}\n\ndef token():\n    return random.random()\n` };
+      jobs = fixture.jobs();
+      const next = await check([changed, test]);
+      expect(fixture.jobs() - jobs).toBe(1);
+      expect(brief(next)).toEqual(brief(await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [changed, test])));
+      expect(brief(next).filter(([path, ruleId]) => path === 'game.py' && String(ruleId).startsWith('bandit.'))).toHaveLength(2);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('adds Bandit findings with CWE, confidence and tool, judged by the policy, next to the built-in ones', async () => {
     const files = [
       { path: 'game.py', content: 'import random\n\n\ndef roll():\n    return random.randint(1, 6)\n' },

@@ -6,6 +6,8 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { runBandit, type BanditOutcome, type SandboxJobs } from '../adapters/bandit-scanner';
 import type { EslintScanner } from '../adapters/eslint-scanner';
 import { analyzeFile, checkLimits, summarize, type AnalysisLimits, type SourceText } from '../domain/analyze';
+import { BanditCache } from '../domain/bandit-cache';
+import type { BanditReport } from '../domain/bandit-findings';
 import { markPreExisting } from '../domain/change-baseline';
 import { applyPolicy, BanditMode, type CodeCheckSettings } from '../domain/code-policy';
 import { detectionOf, RuleId, Tool, type Detection, type Finding } from '../domain/findings';
@@ -21,6 +23,8 @@ export interface CheckCodeDependencies {
   readonly eslint?: EslintScanner;
   /** Where the Bandit job goes; unset: Bandit does not run (and `required` was refused at start). */
   readonly sandbox?: SandboxJobs;
+  /** Bandit's reports of files seen before (default: one for this handler). */
+  readonly banditCache?: BanditCache;
 }
 
 /** Time left to answer after a Bandit job gives up, ms. */
@@ -52,6 +56,8 @@ function findingToProto(finding: Finding): SafetyFinding {
  * they were before the change) the originals are scanned the same way, in
  * the same Bandit job, and the findings they already had are marked
  * pre-existing: only what the change introduced decides the verdict.
+ * Bandit's report of a file is kept by path and content (`BanditCache`):
+ * the next iteration sends only what changed to the sandbox.
  *
  * @throws AppError INVALID_ARGUMENT when the files are over the limits;
  *   UNAVAILABLE (retryable) when Bandit is required and could not run;
@@ -60,6 +66,7 @@ function findingToProto(finding: Finding): SafetyFinding {
 export function checkCodeHandler(dependencies: CheckCodeDependencies) {
   const { parsers, limits, settings, sandbox } = dependencies;
   const eslint = settings.eslint ? dependencies.eslint : undefined;
+  const cache = dependencies.banditCache ?? new BanditCache();
   return async (request: CheckCodeRequest, context: CallContext): Promise<CheckCodeResponse> => {
     checkLimits(request.files, limits);
     // Only the originals of files in the request matter: a finding is judged against its own file's past.
@@ -68,7 +75,9 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
     checkLimits(baseFiles, limits);
     const scanned = [...request.files, ...baseFiles.map((file) => ({ path: `${baselineDirectory}${file.path}`, content: file.content }))];
     const python = settings.bandit === BanditMode.OFF || sandbox === undefined ? [] : scanned.filter(isPythonToScan);
-    const bandit = python.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, python, request, context, settings.banditTimeoutMs);
+    // Files Bandit already scanned with this content are not sent again; with none left, no job runs.
+    const { known, unknown } = cache.split(python);
+    const bandit = unknown.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, unknown, request, context, settings.banditTimeoutMs);
     // Settled before anything can throw below, so a failed check leaves no unhandled rejection behind.
     const banditOutcome = bandit?.catch((error: unknown) => error as AppError);
     const byFile = new Map<string, Detection[]>();
@@ -86,19 +95,24 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
       await yieldToEventLoop();
     }
     const extra: Detection[] = [];
+    const addReport = (report: BanditReport) => {
+      for (const detection of report.detections) add(detection.path, [detection]);
+      for (const error of report.errors) add(error.path, [banditSkipped(error.path, `Bandit could not scan this file (${error.reason})`)]);
+    };
+    addReport(known);
     if (banditOutcome !== undefined) {
       const outcome = await banditOutcome;
       if (outcome instanceof Error) throw outcome;
       if (outcome.ran) {
-        for (const detection of outcome.report.detections) add(detection.path, [detection]);
-        for (const error of outcome.report.errors) add(error.path, [banditSkipped(error.path, `Bandit could not scan this file (${error.reason})`)]);
+        addReport(outcome.report);
+        cache.remember(unknown, outcome.report);
       } else if (settings.bandit === BanditMode.REQUIRED) {
         throw new AppError(
           ErrorCode.UNAVAILABLE,
           `Bandit did not run: ${outcome.reason}. code.bandit is "required" in config/safety.yaml, so CheckCode does not answer without it; fix the sandbox, or set code.bandit (RATCHET_CODE_BANDIT) to auto to go on with the other scanners`,
         );
       } else {
-        const count = python.filter((file) => !file.path.startsWith(baselineDirectory)).length;
+        const count = unknown.filter((file) => !file.path.startsWith(baselineDirectory)).length;
         extra.push(banditSkipped('', `Bandit did not scan the ${count} Python file${count === 1 ? '' : 's'}: ${outcome.reason}. The built-in rules${eslint === undefined ? '' : ' and ESLint'} still checked them`));
       }
     }
