@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
-import { createQueueCaller, NatsTransport } from '@ratchet/bus';
+import { createQueueCaller, inboxPrefixOf, NatsTransport } from '@ratchet/bus';
 import { Language, OrchestratorServiceDefinition, Phase, RunJobRequest, RunJobResponse, SandboxDriver, TaskStatus } from '@ratchet/contracts';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import { scriptedGoals, startStack, writeScript } from '@ratchet/testing';
@@ -77,8 +77,9 @@ try {
   }
   client.close();
 
-  // Throughput: a burst of sandbox jobs through the queue, one runner then two.
-  const transport = await NatsTransport.connect({ url: stack.nats.url, name: 'bench' });
+  // Throughput: a burst of sandbox jobs through the queue, one runner then two. The stack's NATS
+  // refuses anonymous clients; the bench enqueues as the tester does, with the tester role's user.
+  const transport = await NatsTransport.connect({ url: stack.nats.url, name: 'bench', credentials: { user: 'tester', password: stack.natsPasswords['tester'] ?? '' }, inboxPrefix: inboxPrefixOf('tester') });
   const caller = createQueueCaller(transport, SANDBOX_JOB_QUEUE, { request: RunJobRequest, response: RunJobResponse });
   const tests = Array.from({ length: 10 }, (_, index) => `def test_add_${index}():\n    assert add(${index}, 1) == ${index + 1}\n`).join('\n\n');
   let counter = 0;
