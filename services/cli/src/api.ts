@@ -1,85 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  OrchestratorServiceDefinition,
-  TaskEvent,
-  TaskView,
-  type AnswerRequest,
-  type ApproveRequest,
-  type ProjectProfile,
-  type ApproveResponse,
-  type ForgetLessonResponse,
-  type GetLessonResponse,
-  type ImportLessonsRequest,
-  type ImportLessonsResponse,
-  type ListLessonsRequest,
-  type ListLessonsResponse,
-  type ReindexLessonsResponse,
-  type GetTaskResponse,
-  type ListTasksRequest,
-  type ListTasksResponse,
-  type ResumeTaskRequest,
-  type SubmitTaskRequest,
-  type Task,
-} from '@ratchet/contracts';
+import { OrchestratorServiceDefinition, type Task } from '@ratchet/contracts';
 import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { createGrpcClient } from '@ratchet/grpc-api';
 import type { RoleModels } from '@ratchet/llm';
+import { lessonApiOf, type TaskApi } from './task-api';
 
-/**
- * What the commands need from Ratchet, whether it runs in this process
- * (embedded) or behind an orchestrator's gRPC API (`--server`).
- */
-export interface TaskApi {
-  /** `server host:port`, or `embedded (DATA_DIR)`: for messages. */
-  readonly where: string;
-  /** Set when the CLI drives the models itself (embedded): their names. */
-  readonly modelNames?: readonly string[];
-  submitTask(request: SubmitTaskRequest): Promise<Task>;
-  /**
-   * Every event of the task from the start, then live ones, ending after
-   * TaskCompleted. A server's stream that breaks with a retryable error (the
-   * server's database or the server itself gone for a while) is opened
-   * again after the last event seen, each time told to `onInterrupted`.
-   */
-  watchTask(taskId: string, signal: AbortSignal, onInterrupted?: (interruption: WatchInterruption) => void): AsyncIterable<TaskEvent>;
-  getTask(taskId: string, view: TaskView): Promise<GetTaskResponse>;
-  listTasks(request: ListTasksRequest): Promise<ListTasksResponse>;
-  cancelTask(taskId: string, reason: string): Promise<Task>;
-  resumeTask(request: ResumeTaskRequest): Promise<Task>;
-  approve(request: ApproveRequest): Promise<ApproveResponse>;
-  /** Answers a task's open clarifying questions; the task after them. */
-  answer(request: AnswerRequest): Promise<Task>;
-  /** The project profiles tasks may name. */
-  listProfiles(): Promise<ProjectProfile[]>;
-  readonly lessons: LessonApi;
-  close(): Promise<void>;
-}
-
-/** Stored lessons, through the orchestrator's API (or embedded memory). */
-export interface LessonApi {
-  list(request: ListLessonsRequest): Promise<ListLessonsResponse>;
-  get(lessonId: string): Promise<GetLessonResponse>;
-  forget(lessonId: string): Promise<ForgetLessonResponse>;
-  import(request: ImportLessonsRequest): Promise<ImportLessonsResponse>;
-  reindex(batchSize: number): Promise<ReindexLessonsResponse>;
-}
-
-/** A LessonApi over any client with the lesson RPCs (the orchestrator's, over gRPC or the bus; or memory's handlers). */
-export function lessonApiOf(client: {
-  listLessons(request: ListLessonsRequest, options?: never): Promise<ListLessonsResponse>;
-  getLesson(request: { lessonId: string }, options?: never): Promise<GetLessonResponse>;
-  forgetLesson(request: { lessonId: string }, options?: never): Promise<ForgetLessonResponse>;
-  importLessons(request: ImportLessonsRequest, options?: never): Promise<ImportLessonsResponse>;
-  reindexLessons(request: { batchSize: number }, options?: never): Promise<ReindexLessonsResponse>;
-}): LessonApi {
-  return {
-    list: (request) => client.listLessons(request),
-    get: (lessonId) => client.getLesson({ lessonId }),
-    forget: (lessonId) => client.forgetLesson({ lessonId }),
-    import: (request) => client.importLessons(request),
-    reindex: (batchSize) => client.reindexLessons({ batchSize }),
-  };
-}
+export type { LessonApi, TaskApi, WatchInterruption } from './task-api';
 
 /** How to reach a server; from switches first, then RATCHET_SERVER, RATCHET_TOKEN, RATCHET_SERVER_CA_FILE. */
 export interface ConnectOptions {
@@ -111,14 +37,6 @@ export function serverTarget(options: ConnectOptions, env: NodeJS.ProcessEnv = p
   }
   if (!/^[^\s/]+:\d{1,5}$/.test(address)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `server ${JSON.stringify(address)} is not host:port, e.g. --server localhost:50051`);
   return { address, ...(token === undefined ? {} : { token }), ...(tls ? { tls: caFile === undefined ? {} : { caFile } } : {}) };
-}
-
-/** A server's event stream that broke and is about to be opened again. */
-export interface WatchInterruption {
-  readonly error: AppError;
-  readonly retryInMs: number;
-  /** The first event the next stream starts at. */
-  readonly fromSequence: number;
 }
 
 /** How long `watchTask` keeps reopening a server's stream that keeps failing, and a submit is sent again, ms. */

@@ -5,7 +5,7 @@ import type { RoleModels } from '@ratchet/llm';
 import { createRedactor, DEFAULT_TEAM, loadRedactionRules } from '@ratchet/agent';
 import { createEmbedder, createMemoryService, learningOptionsOf, type MemoryService } from '@ratchet/memory';
 import { loadProfiles, toIterationProto, toTaskProto, TaskStore } from '@ratchet/orchestrator';
-import { lessonApiOf, type TaskApi } from './api';
+import { lessonApiOf, type TaskApi } from './task-api';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { startEmbedded } from './embedded';
 

@@ -1,37 +1,14 @@
-import type { ClientCallContext as CallContext } from './handlers/principal';
-import type {
-  AnswerRequest,
-  AnswerResponse,
-  ListProfilesRequest,
-  ListProfilesResponse,
-  ProjectProfile,
-  ApproveRequest,
-  ApproveResponse,
-  CancelTaskRequest,
-  CancelTaskResponse,
-  GetTaskRequest,
-  GetTaskResponse,
-  ListTasksRequest,
-  ListTasksResponse,
-  ResumeTaskRequest,
-  ResumeTaskResponse,
-  SubmitTaskRequest,
-  SubmitTaskResponse,
-  TaskEvent,
-  WatchTaskRequest,
-  WatchTaskResponse,
-} from '@ratchet/contracts';
+import type { ProjectProfile } from '@ratchet/contracts';
 import type { Database } from '@ratchet/db';
 import { TaskStore } from './adapters/store';
 import type { LoopSettings } from './config';
-import type { TaskRecord } from './domain/records';
 import { answer, expireQuestions } from './handlers/answer';
 import { approve, expireGate } from './handlers/approve';
 import { cancelTask } from './handlers/cancel-task';
 import { withAccessControl } from './handlers/access';
 import type { HandlerContext } from './handlers/context';
 import { getTask } from './handlers/get-task';
-import { lessonHandlers, type LessonHandlers } from './handlers/lessons';
+import { lessonHandlers } from './handlers/lessons';
 import { listTasks } from './handlers/list-tasks';
 import { resumeTask } from './handlers/resume-task';
 import { submitTask } from './handlers/submit-task';
@@ -39,6 +16,9 @@ import { watchTask } from './handlers/watch-task';
 import { phaseRunners, type AgentClients } from './runner/phases';
 import { TaskRunner, type EventPublisher } from './runner/task-runner';
 import { Scheduler } from './scheduler';
+import type { OrchestratorService } from './orchestrator-api';
+
+export type { OrchestratorService } from './orchestrator-api';
 
 export interface OrchestratorServiceOptions {
   /** Where tasks live; the caller owns and closes it. */
@@ -73,32 +53,6 @@ export interface OrchestratorServiceOptions {
   readonly profiles?: readonly ProjectProfile[];
 }
 
-export interface OrchestratorService {
-  readonly implementation: LessonHandlers & {
-    submitTask(request: SubmitTaskRequest, context: CallContext): Promise<SubmitTaskResponse>;
-    getTask(request: GetTaskRequest, context: CallContext): Promise<GetTaskResponse>;
-    listTasks(request: ListTasksRequest, context: CallContext): Promise<ListTasksResponse>;
-    cancelTask(request: CancelTaskRequest, context: CallContext): Promise<CancelTaskResponse>;
-    resumeTask(request: ResumeTaskRequest, context: CallContext): Promise<ResumeTaskResponse>;
-    approve(request: ApproveRequest, context: CallContext): Promise<ApproveResponse>;
-    answer(request: AnswerRequest, context: CallContext): Promise<AnswerResponse>;
-    listProfiles(request: ListProfilesRequest, context: CallContext): Promise<ListProfilesResponse>;
-  };
-  /**
-   * WatchTask: the task's stored events from `from_sequence`, then new ones
-   * as they are stored, ending after TaskCompleted (unless
-   * `follow_after_completion`) or when `context.signal` aborts.
-   *
-   * @throws AppError INVALID_ARGUMENT without task_id; NOT_FOUND for an unknown task.
-   */
-  watchTask(request: WatchTaskRequest, context: Pick<CallContext, 'signal' | 'principal'>): AsyncIterable<WatchTaskResponse>;
-  /** Resolves when the task reaches a terminal status (immediately if it has). */
-  whenDone(taskId: string): Promise<TaskRecord>;
-  /** Stored events of a task from `fromSequence` (1 = all). */
-  events(taskId: string, fromSequence?: number): Promise<TaskEvent[]>;
-  /** Cancels (embedded) or hands over (replica among others) running tasks and waits for them. */
-  close(): Promise<void>;
-}
 
 /**
  * The orchestrator: owns task state, runs each task through the loop in

@@ -2,7 +2,7 @@ import { memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } fro
 import type { Lesson } from '@ratchet/contracts';
 import { AppError, ErrorCode, quoted } from '@ratchet/errors';
 import { requireRole, Role, type Principal } from '@ratchet/grpc-api';
-import type { OrchestratorService } from '../orchestrator-service';
+import type { OrchestratorService } from '../orchestrator-api';
 import type { HandlerContext } from './context';
 import { principalOf, type ClientCallContext } from './principal';
 import { taskIdOf } from './task-id';
