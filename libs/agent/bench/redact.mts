@@ -8,6 +8,9 @@
 //
 // Run with `npm run bench` (builds first) or
 // `node libs/agent/bench/redact.mts [runs]` after `npx nx run @ratchet/agent:build`.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/agent:bench -c smoke`,
+// as CI runs it) times every input once, only to show the bench still runs;
+// its figures then mean nothing. A [runs] given still counts.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createRedactor, loadRedactionRules } from '@ratchet/agent';
 
-const runs = Number(process.argv[2] ?? 9);
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const runs = Number(process.argv[2] ?? (smoke ? 1 : 9));
 const configDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../config');
 
 // Made-up keys, new on every run.

@@ -1,6 +1,11 @@
 // RPC round-trip latency: the bus over NATS and in-process, next to a bare
 // `nats` request/reply measured in the same run against the same server.
-// Run with `npm run bench` (builds first). Prints a table and a JSON line.
+// Run with `npm run bench` (builds first) or
+// `node --require @ratchet/telemetry/register libs/bus/bench/rpc-latency.mts [calls]`
+// after `npx nx run @ratchet/bus:build`. Prints a table and a JSON line.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/bus:bench -c smoke`,
+// as CI runs it) makes 40 calls per scenario after 10 warm-ups, only to show
+// the bench still runs; its figures then mean nothing. A [calls] given still counts.
 import { connect } from '@nats-io/transport-node';
 // The bench runs the built package (node cannot run the TypeScript sources
 // directly), so it imports the package by name rather than by relative path.
@@ -11,8 +16,9 @@ import type { Transport } from '@ratchet/bus';
 import { HealthStatus, PlannerServiceDefinition } from '@ratchet/contracts';
 import { startNatsServer } from '@ratchet/testing';
 
-const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
-const WARMUP = 200;
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const CALLS = Number(process.argv[2] ?? (smoke ? 40 : 2000));
+const WARMUP = smoke ? 10 : 200;
 const ROUNDS = 4;
 
 type Sample = number[];

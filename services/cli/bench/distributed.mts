@@ -13,6 +13,10 @@
 //
 // Run with `npm run bench` (builds first) or
 // `node services/cli/bench/distributed.mts [tasks] [jobs]` after `npm run build`.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/cli:bench -c smoke`,
+// as CI runs it) runs one task and bursts of two jobs, with no warm-ups, only
+// to show the bench still runs; its figures then mean nothing. Sizes given
+// still count. It needs Docker, nats-server and Postgres, as the CLI's tests do.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,13 +27,16 @@ import { Language, OrchestratorServiceDefinition, Phase, RunJobRequest, RunJobRe
 import { createGrpcClient } from '@ratchet/grpc-api';
 import { scriptedGoals, startStack, writeScript } from '@ratchet/testing';
 
-const tasks = Number(process.argv[2] ?? 12);
-const jobs = Number(process.argv[3] ?? 16);
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const tasks = Number(process.argv[2] ?? (smoke ? 1 : 12));
+const jobs = Number(process.argv[3] ?? (smoke ? 2 : 16));
+// Warm-ups are left out of the figures; a smoke run's figures are not read, so it has none.
+const warmUpTasks = smoke ? 0 : 1;
+const warmUpJobs = smoke ? 0 : 2;
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const root = mkdtempSync(path.join(os.tmpdir(), 'ratchet-bench-distributed-'));
 const script = path.join(root, 'script.json');
-// One warm-up task, left out of the figures.
-const goals = scriptedGoals('bench', tasks + 1, { failFirst: true });
+const goals = scriptedGoals('bench', tasks + warmUpTasks, { failFirst: true });
 await writeScript(script, goals);
 
 const percentile = (values: number[], p: number) => {
@@ -61,7 +68,7 @@ try {
     if (completed?.payload?.$case !== 'taskCompleted' || completed.payload.taskCompleted.status !== TaskStatus.TASK_STATUS_SUCCEEDED || completed.payload.taskCompleted.iterations !== 2) {
       throw new Error(`task ${index} did not go as scripted: ${JSON.stringify(completed?.payload)}`);
     }
-    if (index === 0) continue;
+    if (index < warmUpTasks) continue;
     const starts = events.filter((event) => event.payload?.$case === 'phaseStarted' && [Phase.PHASE_CODING, Phase.PHASE_LEARNING].includes(event.payload.phaseStarted.phase));
     const testing = events.flatMap((event) => (event.payload?.$case === 'phaseCompleted' && event.payload.phaseCompleted.phase === Phase.PHASE_TESTING ? [duration(event.payload.phaseCompleted.duration)] : []));
     for (let iteration = 0; iteration + 1 < starts.length; iteration += 1) {
@@ -121,10 +128,10 @@ try {
     );
     return count / ((performance.now() - started) / 1000);
   };
-  await burst(2); // warm-up
+  await burst(warmUpJobs);
   single = await burst(jobs);
   await stack.startService('sandbox-runner');
-  await burst(2);
+  await burst(warmUpJobs);
   double = await burst(jobs);
   await caller.close();
   await transport.close();

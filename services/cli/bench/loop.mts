@@ -13,6 +13,10 @@
 //
 // Run with `npm run bench` (builds first) or
 // `node services/cli/bench/loop.mts [tasks]` after `npm run build`.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/cli:bench -c smoke`,
+// as CI runs it) runs one task and no warm-up task, and bare pytest once,
+// only to show the bench still runs; its figures then mean nothing. A
+// [tasks] given still counts. It needs Docker, as the CLI's tests do.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -24,7 +28,10 @@ import { ScriptedModel, scriptedRoleModels, type RoleModels, type ScriptedTurn }
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { loadCliConfig, startEmbedded } from '@ratchet/cli';
 
-const tasks = Number(process.argv[2] ?? 15);
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const tasks = Number(process.argv[2] ?? (smoke ? 1 : 15));
+// The first task pays for JIT and cache warm-up and is left out; a smoke run's figures are not read, so it has none.
+const warmUps = smoke ? 0 : 1;
 const root = mkdtempSync(path.join(os.tmpdir(), 'ratchet-bench-'));
 process.env['RATCHET_CONFIG_DIR'] = path.resolve(import.meta.dirname, '../../../config');
 
@@ -78,11 +85,10 @@ const turnsPerTask: ScriptedTurn[] = [
   { role: 'reflector', reply: reflection.replace('add subtracts', 'add still subtracts') },
   { role: 'coder', reply: code('a + b') },
 ];
-// One long-lived embedded Ratchet, as a server or a multi-task session runs it:
-// the first task pays for JIT and cache warm-up and is left out.
+// One long-lived embedded Ratchet, as a server or a multi-task session runs it.
 const configDir = path.resolve(import.meta.dirname, '../../../config');
-const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + 1 }, () => turnsPerTask).flat()) });
-for (let index = 0; index <= tasks; index += 1) {
+const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + warmUps }, () => turnsPerTask).flat()) });
+for (let index = 0; index < tasks + warmUps; index += 1) {
   const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
   const events: TaskEvent[] = [];
   const reader = await ratchet.transport.readEvents(task!.id);
@@ -96,7 +102,7 @@ for (let index = 0; index <= tasks; index += 1) {
   if (completed.payload?.$case !== 'taskCompleted' || completed.payload.taskCompleted.iterations !== 3 || completed.payload.taskCompleted.status !== 11) {
     throw new Error(`task ${index} did not go as scripted`);
   }
-  if (index === 0) continue;
+  if (index < warmUps) continue;
   // An iteration runs from its CODING start to the next CODING start (or to LEARNING); its sandbox time is the TESTING phase.
   const starts = events.filter((event) => event.payload?.$case === 'phaseStarted' && [3, 8].includes(event.payload.phaseStarted.phase));
   const testing = events.flatMap((event) => (event.payload?.$case === 'phaseCompleted' && event.payload.phaseCompleted.phase === 6 ? [seconds(event.payload.phaseCompleted.duration)] : []));
@@ -121,7 +127,7 @@ mkdirSync(path.join(bareDir, 'tests'), { recursive: true });
 writeFileSync(path.join(bareDir, 'calc.py'), 'def add(a, b):\n    return a + b\n');
 writeFileSync(path.join(bareDir, 'tests', 'test_calc.py'), tenTests());
 const bare: number[] = [];
-for (let index = 0; index < Math.max(10, tasks); index += 1) {
+for (let index = 0; index < (smoke ? 1 : Math.max(10, tasks)); index += 1) {
   const started = performance.now();
   const run = spawnSync(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--junitxml=${path.join(bareDir, 'report.xml')}`, 'tests/test_calc.py'], { cwd: bareDir });
   bare.push(performance.now() - started);

@@ -36,6 +36,10 @@
 // `node services/cli/bench/prompt-tokens.mts [sizes...]` after `npm run build`;
 // with RATCHET_BENCH_PROMPTS=DIR, each role's prompt is written to
 // DIR/<role>-<size>.txt to read.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/cli:bench -c smoke`,
+// as CI runs it) measures the 10-file workspace only, only to show the bench
+// still runs; its figures then mean nothing. Sizes given still count. Its
+// sandbox is the configured driver's (Docker), as the CLI's tests have it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -91,7 +95,8 @@ import { auditReply, planReply, reflectionReply, reviewReply, specReply, testsRe
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { loadCliConfig } from '@ratchet/cli';
 
-const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [10, 100, 1_000, 10_000];
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : smoke ? [10] : [10, 100, 1_000, 10_000];
 const configDir = path.resolve(import.meta.dirname, '../../../config');
 const config = loadCliConfig(configDir);
 const prompts = loadPrompts(configDir);

@@ -5,8 +5,11 @@
 // (dangerous lines allowed, ordinary lines denied) and every mismatch with
 // the rules that decided it. Exits 1 when a line does not get its decision.
 //
-// Run with `node services/safety/bench/command-corpus.mts` after building the
-// safety service (`npx tsc -p services/safety/tsconfig.lib.json`).
+// Run with `npm run bench` (builds first) or
+// `node services/safety/bench/command-corpus.mts` after building the safety
+// service (`npx tsc -p services/safety/tsconfig.lib.json`). It takes a few
+// seconds, so a smoke run (RATCHET_BENCH_SMOKE=1, as CI runs the benches)
+// checks the whole corpus too.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

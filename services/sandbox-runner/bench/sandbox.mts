@@ -11,6 +11,11 @@
 //
 // Run with `npm run bench` (builds first) or
 // `node services/sandbox-runner/bench/sandbox.mts [runs]` after `npm run build`.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/sandbox-runner:bench -c smoke`,
+// as CI runs it) runs each workload once in every place, with no warm-up
+// round, warm pools of 2 and one job per worker at concurrency 1 and 2, only
+// to show the bench still runs; its figures then mean nothing. A [runs] given
+// still counts. It needs Docker and bubblewrap, as the runner's tests do.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,7 +26,12 @@ import { Language, SandboxDriver, type SandboxJob, type SandboxJobResult } from 
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { BubblewrapDriver, defaultRootfs, DockerDriver, type EffectiveLimits, type Sandbox } from '@ratchet/sandbox-runner';
 
-const runs = Number(process.argv[2] ?? 15);
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const runs = Number(process.argv[2] ?? (smoke ? 1 : 15));
+/** Sandboxes in each warm pool, and the sustained bursts: workers at once, jobs per worker. */
+const warmPool = smoke ? 2 : 4;
+const concurrencies = smoke ? [1, 2] : [1, 4];
+const jobsPerWorker = smoke ? 1 : 6;
 const limits: EffectiveLimits = { memoryBytes: 512 << 20, pids: 128, cpus: 1, timeoutMs: 120_000, outputLimitBytes: 256 << 10, workDirBytes: 64 << 20 };
 const tests = `from calc import add\n\n\n${Array.from({ length: 10 }, (_, index) => `def test_add_${index}():\n    assert add(${index}, 1) == ${index + 1}\n`).join('\n\n')}`;
 const files = { 'calc.py': 'def add(a, b):\n    return a + b\n', 'tests/test_calc.py': tests };
@@ -95,13 +105,13 @@ if (!runscRegistered) console.log('note: the Docker daemon has no runsc runtime 
 
 const setups: { name: string; driver: Sandbox; warm: boolean }[] = [
   { name: 'bubblewrap, fresh sandbox', driver: new BubblewrapDriver({ defaults: limits, runnerId: 'bench-bwrap' }), warm: false },
-  { name: 'bubblewrap, warm pool', driver: new BubblewrapDriver({ defaults: limits, runnerId: 'bench-bwrap-warm', warmPool: 4 }), warm: true },
+  { name: 'bubblewrap, warm pool', driver: new BubblewrapDriver({ defaults: limits, runnerId: 'bench-bwrap-warm', warmPool }), warm: true },
   { name: 'Docker, fresh container', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-fresh' }), warm: false },
-  { name: 'Docker, warm pool', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-warm', warmPool: 4 }), warm: true },
+  { name: 'Docker, warm pool', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-warm', warmPool }), warm: true },
   ...(runscRegistered
     ? [
         { name: 'Docker + gVisor (runsc), fresh', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-runsc', runtime: 'runsc' }), warm: false },
-        { name: 'Docker + gVisor (runsc), warm pool', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-runsc-warm', runtime: 'runsc', warmPool: 4 }), warm: true },
+        { name: 'Docker + gVisor (runsc), warm pool', driver: new DockerDriver({ defaults: limits, runnerId: 'bench-runsc-warm', runtime: 'runsc', warmPool }), warm: true },
       ]
     : []),
 ];
@@ -146,7 +156,8 @@ const rows: string[] = [];
 const measured = new Map<string, { wallMs: number; startupMs: number; ratio: number }>();
 for (const [name, argv] of Object.entries(workloads)) {
   const samples = places.map(() => [] as Sample[]);
-  for (let round = -1; round < runs; round += 1) {
+  // A smoke run has no warm-up round: its figures are not read.
+  for (let round = smoke ? 0 : -1; round < runs; round += 1) {
     for (const [index, place] of places.entries()) {
       // Not timed: the previous job's cleanup and the pool's refill.
       await place.before();
@@ -171,9 +182,9 @@ for (const [name, argv] of Object.entries(workloads)) {
 const sustained: string[] = [];
 for (const setup of setups.filter((item) => item.warm)) {
   const figures: string[] = [];
-  for (const concurrency of [1, 4]) {
+  for (const concurrency of concurrencies) {
     await setup.driver.warm();
-    const total = concurrency * 6;
+    const total = concurrency * jobsPerWorker;
     let next = 0;
     const started = performance.now();
     await Promise.all(
@@ -194,7 +205,7 @@ rmSync(root, { recursive: true, force: true });
 console.log(`\nSandbox time per job, median of ${runs} (ms), ${os.cpus().length} CPUs; TTFI = time to first instruction\n`);
 console.log(`| workload | where | p50 | vs ${bareWays.at(-1)?.label ?? 'bare'} | TTFI p50 |\n|---|---|---|---|---|`);
 for (const row of rows) console.log(row);
-console.log('\nWarm pools (4 sandboxes), 10-test pytest jobs back to back, jobs/s\n\n| where | concurrency 1 | concurrency 4 |\n|---|---|---|');
+console.log(`\nWarm pools (${warmPool} sandboxes), 10-test pytest jobs back to back, jobs/s\n\n| where | ${concurrencies.map((concurrency) => `concurrency ${concurrency}`).join(' | ')} |\n|---|${concurrencies.map(() => '---|').join('')}`);
 for (const row of sustained) console.log(row);
 const figure = (key: string) => measured.get(key);
 const goals = [

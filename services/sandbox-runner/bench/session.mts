@@ -17,6 +17,11 @@
 //
 // Run with `npm run bench` (builds first) or
 // `node services/sandbox-runner/bench/session.mts [execs] [pytestRuns]` after `npm run build`.
+// Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/sandbox-runner:bench -c smoke`,
+// as CI runs it) makes 4 session execs and one round of the rest after one
+// warm-up exec, only to show the bench still runs; its figures then mean
+// nothing. Sizes given still count. It needs Docker and bubblewrap, as the
+// runner's tests do.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
@@ -26,9 +31,10 @@ import { hostService, type RunningService } from '@ratchet/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createSandboxRunnerService, type DriverName, type SandboxRunnerService } from '@ratchet/sandbox-runner';
 
-const execRuns = Number(process.argv[2] ?? 200);
-const pytestRuns = Number(process.argv[3] ?? 20);
-const warmUps = 5;
+const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
+const execRuns = Number(process.argv[2] ?? (smoke ? 4 : 200));
+const pytestRuns = Number(process.argv[3] ?? (smoke ? 1 : 20));
+const warmUps = smoke ? 1 : 5;
 // One block of session `true` execs per round, so the one-off jobs sit between them.
 const rounds = pytestRuns;
 const execsPerRound = Math.ceil(execRuns / rounds);
