@@ -2,7 +2,11 @@
 # Lint, typecheck, test and build every project, as
 # `nx run-many -t lint typecheck test build` does, in two lanes:
 #   1. the CLI's targets (its end-to-end suite is the longest by far), and
-#   2. every other project's targets, one at a time.
+#   2. every other project's targets, one at a time, then every bench (the
+#      CLI's too) at a tiny size: `bench -c smoke` sets RATCHET_BENCH_SMOKE=1,
+#      so a bench that no longer runs fails here, never one whose figures
+#      moved. They take about 2.5 minutes; this lane used to end about 3
+#      minutes before the CLI's, so they mostly fill that wait.
 # One nx run with two workers starts the CLI's tests last (nx runs first the
 # tasks most others depend on, and nothing depends on them), so for the last
 # quarter of the run one worker sat idle while they finished. Two lanes keep
@@ -24,8 +28,12 @@ nx run-many -t test lint typecheck --projects=@ratchet/cli --parallel=1 --exclud
 cli_lane=$!
 nx run-many -t lint typecheck test --exclude=@ratchet/cli --parallel=1 --excludeTaskDependencies
 others=$?
+# A bench that hangs fails too: 15 minutes bounds a run of about 3 on a loaded machine; it is no speed check.
+timeout 900 node node_modules/nx/dist/bin/nx.js run-many -t bench -c smoke --parallel=1 --excludeTaskDependencies --outputStyle=static
+benches=$?
+[ "$benches" -eq 124 ] && echo "test-all: the benches' smoke run took over 15 minutes and was stopped"
 wait "$cli_lane"
 cli=$?
 cat "$cli_log"
-echo "test-all: other projects exited $others, the CLI exited $cli"
-[ "$others" -eq 0 ] && [ "$cli" -eq 0 ]
+echo "test-all: other projects exited $others, the benches' smoke run exited $benches, the CLI exited $cli"
+[ "$others" -eq 0 ] && [ "$benches" -eq 0 ] && [ "$cli" -eq 0 ]
