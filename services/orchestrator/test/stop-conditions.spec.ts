@@ -5,7 +5,7 @@ import { InputKind } from '../src/domain/inputs';
 import { Effect, needsGeneratedTests, nextAction, testsEditable } from '../src/domain/next-action';
 import { userTestsOnlyLabel } from '../src/domain/policy';
 import { failingTestsOf, failureText, judgeProgress, ProgressVerdict } from '../src/domain/progress';
-import { firstStop, StopMoment, stopConditions } from '../src/domain/stop-conditions';
+import { afterReflection, firstStop, StopMoment, stopConditions } from '../src/domain/stop-conditions';
 import { at, iteration, plan, policy, report, stateIn, task, usage } from './fixtures';
 
 const budget = (maxIterations: number, maxTokens = 0, maxCostUsd = 0, seconds = 0) => ({ maxIterations, maxTokens, maxCostUsd, maxWallTime: seconds > 0 ? { seconds, nanos: 0 } : undefined });
@@ -18,6 +18,7 @@ describe('stop conditions', () => {
       ['no-progress', StopReason.STOP_REASON_NO_PROGRESS],
       ['max-iterations', StopReason.STOP_REASON_MAX_ITERATIONS],
       ['replan-limit', StopReason.STOP_REASON_NO_PROGRESS],
+      ['no-tests', StopReason.STOP_REASON_ERROR],
       ['token-budget', StopReason.STOP_REASON_TOKEN_BUDGET],
       ['cost-budget', StopReason.STOP_REASON_COST_BUDGET],
       ['wall-time', StopReason.STOP_REASON_WALL_TIME],
@@ -47,6 +48,30 @@ describe('stop conditions', () => {
     expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 2, replanCount: 2 }, same.slice(0, 2)))).toMatchObject({ condition: 'replan-limit' });
     expect(firstStop(StopMoment.AFTER_REFLECTION, context({ currentIteration: 2, replanCount: 1 }, same.slice(0, 2)))).toBeUndefined();
     expect(firstStop(StopMoment.BEFORE_MODEL_CALL, context({ currentIteration: 3 }, same))).toBeUndefined();
+  });
+
+  it('stop before the tests when there are none to run, and only then', () => {
+    expect(firstStop(StopMoment.BEFORE_TESTS, context({ acceptanceTests: [], generatedTests: [], testCommand: [] }))).toMatchObject({ condition: 'no-tests', reason: StopReason.STOP_REASON_ERROR });
+    expect(firstStop(StopMoment.BEFORE_TESTS, context({ acceptanceTests: [], generatedTests: [], testCommand: ['pytest'] }))).toBeUndefined();
+    expect(firstStop(StopMoment.BEFORE_MODEL_CALL, context({ acceptanceTests: [], generatedTests: [], testCommand: [] }))).toBeUndefined();
+  });
+});
+
+describe('afterReflection: the loop’s one choice between stopping, re-planning and coding again', () => {
+  const same = [1, 2].map((number) => iteration(number, { fingerprint: fingerprint('E: x') }));
+  const other = [iteration(1, { fingerprint: fingerprint('E: x') }), iteration(2, { fingerprint: fingerprint('E: y') })];
+  const asks = { replanRecommended: true, rootCause: 'the plan splits the work wrongly' };
+  const fine = { replanRecommended: false, rootCause: 'off by one' };
+  it('stops first when a stop condition holds', () => {
+    expect(afterReflection(context({ currentIteration: 2, budget: budget(2) }, other), fine)).toMatchObject({ next: 'stop', stop: { condition: 'max-iterations' } });
+    expect(afterReflection(context({ currentIteration: 2, replanCount: 2 }, same), fine)).toMatchObject({ next: 'stop', stop: { condition: 'replan-limit' } });
+  });
+  it('re-plans on the same failure twice, or when the reflector asks and re-plans are left', () => {
+    expect(afterReflection(context({ currentIteration: 2, replanCount: 1 }, same), fine)).toMatchObject({ next: 'replan', reason: expect.stringContaining('the same failure twice in a row') });
+    expect(afterReflection(context({ currentIteration: 2, replanCount: 1 }, other), asks)).toEqual({ next: 'replan', reason: 'the reflector recommends a new plan: the plan splits the work wrongly' });
+    // No re-plans left: the reflector's wish is not a stop, the loop codes again.
+    expect(afterReflection(context({ currentIteration: 2, replanCount: 2 }, other), asks)).toEqual({ next: 'code' });
+    expect(afterReflection(context({ currentIteration: 2 }, other), fine)).toEqual({ next: 'code' });
   });
 });
 

@@ -27,9 +27,9 @@ import { IterationErrorCode } from './iteration-errors';
 import { testsEditable } from './next-action';
 import { assumptionAnswerer, type LoopPolicy } from './policy';
 import { baselineFailures, baselineText, judgeAgainstBaseline } from './baseline';
-import { failingTestsOf, failureText, ProgressVerdict } from './progress';
+import { failingTestsOf, failureText } from './progress';
 import { emptyUsage, isOpenQuestion, type IterationRecord, type TaskRecord, type TaskState } from './records';
-import { elapsedMs, firstStop, progressOf, spanText, StopMoment, unavailableText } from './stop-conditions';
+import { afterReflection, elapsedMs, spanText, unavailableText } from './stop-conditions';
 import { allowedNext } from './task-state';
 
 /** What one input does to a task: the records to write and the events to append, all in one transaction. */
@@ -617,16 +617,11 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     ];
     const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage) };
     const iterations = state.iterations.map((other) => (other.number === number ? iteration : other));
-    const stop = firstStop(StopMoment.AFTER_REFLECTION, { task, iterations, policy, elapsedMs: elapsedMs(task, input.at) });
-    if (stop !== undefined) return { to: TaskStatus.TASK_STATUS_FAILED, reason: stop.detail, stopReason: stop.reason, task: { usage: task.usage }, iteration, events };
-    const progress = progressOf({ iterations, policy });
-    const replan =
-      progress.verdict === ProgressVerdict.REPLAN
-        ? `the same failure twice in a row: ${progress.failure}`
-        : reflection.replanRecommended && task.replanCount < policy.maxReplans
-          ? `the reflector recommends a new plan: ${reflection.rootCause}`
-          : '';
-    if (replan !== '') return { to: TaskStatus.TASK_STATUS_PLANNING, reason: replan, task: { usage: task.usage, replanCount: task.replanCount + 1, replanReason: replan }, iteration, events };
+    const after = afterReflection({ task, iterations, policy, elapsedMs: elapsedMs(task, input.at) }, reflection);
+    if (after.next === 'stop') return { to: TaskStatus.TASK_STATUS_FAILED, reason: after.stop.detail, stopReason: after.stop.reason, task: { usage: task.usage }, iteration, events };
+    if (after.next === 'replan') {
+      return { to: TaskStatus.TASK_STATUS_PLANNING, reason: after.reason, task: { usage: task.usage, replanCount: task.replanCount + 1, replanReason: after.reason }, iteration, events };
+    }
     const next = newIteration(task, iteration, input.at);
     return { to: TaskStatus.TASK_STATUS_CODING, reason: reflection.fixDirection, task: { usage: task.usage, currentIteration: next.number }, finished: [iteration], iteration: next, events };
   },

@@ -1,5 +1,5 @@
 import { isTerminal, isWaiting, statusName } from '@ratchet/agent';
-import { StopReason, TaskStatus, TestEdits } from '@ratchet/contracts';
+import { TaskStatus, TestEdits } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from './inputs';
 import { userTestsOnlyLabel, type LoopPolicy } from './policy';
 import type { TaskState } from './records';
@@ -81,9 +81,11 @@ export function nextAction(state: TaskState, policy: LoopPolicy, now: Date): Nex
   let effect = effectOf[task.status];
   if (task.status === TaskStatus.TASK_STATUS_TESTING) {
     if (needsGeneratedTests(state)) effect = Effect.WRITE_TESTS;
-    else if (task.acceptanceTests.length + task.generatedTests.length === 0 && task.testCommand.length === 0) {
-      return { kind: 'input', input: { kind: InputKind.STOPPED, at: now, reason: StopReason.STOP_REASON_ERROR, detail: 'there are no tests to run: supply acceptance tests, a test command or allow generated tests' } };
-    } else effect = Effect.RUN_TESTS;
+    else {
+      const stop = firstStop(StopMoment.BEFORE_TESTS, { task, iterations: state.iterations, policy, elapsedMs: elapsedMs(task, now) });
+      if (stop !== undefined) return { kind: 'input', input: { kind: InputKind.STOPPED, at: now, reason: stop.reason, detail: stop.detail } };
+      effect = Effect.RUN_TESTS;
+    }
   }
   if (effect === undefined) return { kind: 'input', input: { kind: InputKind.ERRORED, at: now, code: 'FAILED_PRECONDITION', message: `no phase runs a ${statusName(task.status)} task` } };
   if (modelBacked.has(effect)) {

@@ -7,13 +7,15 @@ import type { IterationRecord, TaskRecord } from './records';
 
 /**
  * When stop conditions are evaluated: before a model call of a running
- * iteration, before a new iteration begins (planning), and after a
- * reflection, where the loop chooses between coding again, re-planning and
- * stopping.
+ * iteration, before a new iteration begins (planning), before its tests
+ * run, and after a reflection, where the loop chooses between coding again,
+ * re-planning and stopping (`afterReflection`).
  */
 export const StopMoment = {
   BEFORE_MODEL_CALL: 'before-model-call',
   BEFORE_ITERATION: 'before-iteration',
+  /** Before the tests of an iteration run (none are generated first). */
+  BEFORE_TESTS: 'before-tests',
   AFTER_REFLECTION: 'after-reflection',
 } as const;
 export type StopMoment = (typeof StopMoment)[keyof typeof StopMoment];
@@ -56,6 +58,11 @@ export function progressOf(context: Pick<StopContext, 'iterations' | 'policy'>):
   return { ...judgeProgress(fingerprints, replanAfter, stopAfter), failure: last === undefined ? '' : failureText(last.testReport, last.error?.message ?? '') };
 }
 
+/** Whether the task may still be re-planned: the one place the re-plan limit is read. */
+export function replansLeft(task: Pick<TaskRecord, 'replanCount'>, policy: Pick<LoopPolicy, 'maxReplans'>): boolean {
+  return task.replanCount < policy.maxReplans;
+}
+
 const beforeAnyModelCall = [StopMoment.BEFORE_MODEL_CALL, StopMoment.BEFORE_ITERATION] as const;
 
 /**
@@ -84,9 +91,18 @@ export const stopConditions: readonly StopCondition[] = [
     moments: [StopMoment.AFTER_REFLECTION],
     check: (context) => {
       const progress = progressOf(context);
-      if (progress.verdict !== ProgressVerdict.REPLAN || context.task.replanCount < context.policy.maxReplans) return undefined;
+      if (progress.verdict !== ProgressVerdict.REPLAN || replansLeft(context.task, context.policy)) return undefined;
       return `no progress after ${context.task.replanCount} re-plan(s): the same failure twice in a row: ${progress.failure}`;
     },
+  },
+  {
+    name: 'no-tests',
+    reason: StopReason.STOP_REASON_ERROR,
+    moments: [StopMoment.BEFORE_TESTS],
+    check: ({ task }) =>
+      task.acceptanceTests.length + task.generatedTests.length === 0 && task.testCommand.length === 0
+        ? 'there are no tests to run: supply acceptance tests, a test command or allow generated tests'
+        : undefined,
   },
   {
     name: 'token-budget',
@@ -122,6 +138,26 @@ export function firstStop(moment: StopMoment, context: StopContext): StopVerdict
     if (detail !== undefined) return { condition: condition.name, reason: condition.reason, detail };
   }
   return undefined;
+}
+
+/** What the loop does after a reflection. */
+export type NextAfterReflection = { readonly next: 'stop'; readonly stop: StopVerdict } | { readonly next: 'replan'; readonly reason: string } | { readonly next: 'code' };
+
+/**
+ * The loop's choice after a reflection, in one place: stop when a stop
+ * condition holds (no progress, the iteration limit, a re-plan wanted with
+ * none left); else re-plan when the same failure came twice in a row, or
+ * the reflector recommends it and re-plans are left; else code again.
+ * `context.iterations` include the one just reflected on.
+ */
+export function afterReflection(context: StopContext, reflection: { readonly replanRecommended: boolean; readonly rootCause: string }): NextAfterReflection {
+  const stop = firstStop(StopMoment.AFTER_REFLECTION, context);
+  if (stop !== undefined) return { next: 'stop', stop };
+  const progress = progressOf(context);
+  // A REPLAN verdict with no re-plans left was a stop above ('replan-limit').
+  if (progress.verdict === ProgressVerdict.REPLAN) return { next: 'replan', reason: `the same failure twice in a row: ${progress.failure}` };
+  if (reflection.replanRecommended && replansLeft(context.task, context.policy)) return { next: 'replan', reason: `the reflector recommends a new plan: ${reflection.rootCause}` };
+  return { next: 'code' };
 }
 
 /** Wall time of a task at `now`, ms: from its start (or submission, before it started). */
