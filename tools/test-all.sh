@@ -2,11 +2,11 @@
 # Lint, typecheck, test and build every project, as
 # `nx run-many -t lint typecheck test build` does, in two lanes:
 #   1. the CLI's targets (its end-to-end suite is the longest by far), and
-#   2. every other project's targets, one at a time, then every bench (the
-#      CLI's too) at a tiny size: `bench -c smoke` sets RATCHET_BENCH_SMOKE=1,
-#      so a bench that no longer runs fails here, never one whose figures
-#      moved. They take about 2.5 minutes; this lane used to end about 3
-#      minutes before the CLI's, so they mostly fill that wait.
+#   2. every other project's targets, one at a time;
+# then, in whichever lane ends first, every bench (the CLI's too) at a tiny
+# size: `bench -c smoke` sets RATCHET_BENCH_SMOKE=1, so a bench that no
+# longer runs fails here, never one whose figures moved. They take about 2.5
+# minutes, and which lane ends first changes with the machine's load.
 # One nx run with two workers starts the CLI's tests last (nx runs first the
 # tasks most others depend on, and nothing depends on them), so for the last
 # quarter of the run one worker sat idle while they finished. Two lanes keep
@@ -26,14 +26,25 @@ trap 'rm -f "$cli_log"' EXIT
 # (removing and rewriting dist/) while the other lane's tests load them.
 nx run-many -t test lint typecheck --projects=@ratchet/cli --parallel=1 --excludeTaskDependencies >"$cli_log" 2>&1 &
 cli_lane=$!
-nx run-many -t lint typecheck test --exclude=@ratchet/cli --parallel=1 --excludeTaskDependencies
-others=$?
+nx run-many -t lint typecheck test --exclude=@ratchet/cli --parallel=1 --excludeTaskDependencies &
+others_lane=$!
+wait -n -p first "$cli_lane" "$others_lane"
+first_status=$?
+bench_log="$(mktemp)"
+trap 'rm -f "$cli_log" "$bench_log"' EXIT
 # A bench that hangs fails too: 15 minutes bounds a run of about 3 on a loaded machine; it is no speed check.
-timeout 900 node node_modules/nx/dist/bin/nx.js run-many -t bench -c smoke --parallel=1 --excludeTaskDependencies --outputStyle=static
+timeout 900 node node_modules/nx/dist/bin/nx.js run-many -t bench -c smoke --parallel=1 --excludeTaskDependencies --outputStyle=static >"$bench_log" 2>&1
 benches=$?
-[ "$benches" -eq 124 ] && echo "test-all: the benches' smoke run took over 15 minutes and was stopped"
-wait "$cli_lane"
-cli=$?
-cat "$cli_log"
+[ "$benches" -eq 124 ] && echo "test-all: the benches' smoke run took over 15 minutes and was stopped" >>"$bench_log"
+if [ "$first" = "$cli_lane" ]; then
+  cli=$first_status
+  wait "$others_lane"
+  others=$?
+else
+  others=$first_status
+  wait "$cli_lane"
+  cli=$?
+fi
+cat "$cli_log" "$bench_log"
 echo "test-all: other projects exited $others, the benches' smoke run exited $benches, the CLI exited $cli"
 [ "$others" -eq 0 ] && [ "$benches" -eq 0 ] && [ "$cli" -eq 0 ]
