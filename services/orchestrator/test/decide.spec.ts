@@ -310,6 +310,27 @@ describe('decide: the loop', () => {
     expect(done.task.questions[1]).toMatchObject({ answeredBy: 'assumption', answeredAt: at(4) });
   });
 
+  it('numbers the questions itself and keeps only as many as the task may still be asked', () => {
+    const reply = (questionId: string, text: string) => ({ ...question, questionId, question: text });
+    const ask = (state: ReturnType<typeof stateIn>, questions: (typeof question)[]) =>
+      decide(state, { ...(sampleInput(InputKind.QUESTION_ASKED) as InputOf<'question-asked'>), questions }, policy);
+    // The reprompter left one id empty and repeated another: each gets a fresh q<n>.
+    const first = ask(stateIn(TaskStatus.TASK_STATUS_REPROMPTING), [reply('', 'JSON or CSV?'), reply('format', 'Tabs or spaces?')]);
+    expect(first.task.questions.map((item) => item.questionId)).toEqual(['q1', 'format']);
+    // A second round: the repeated id and the empty one are renumbered after the two asked; policy.questions.max (3) keeps one.
+    const again = { task: { ...first.task, status: TaskStatus.TASK_STATUS_REPROMPTING, version: 2 }, iterations: [] };
+    const second = ask(again, [reply('format', 'One file or many?'), reply('', 'Sorted?')]);
+    expect(second.task.questions.map((item) => [item.questionId, item.question])).toEqual([
+      ['q1', 'JSON or CSV?'],
+      ['format', 'Tabs or spaces?'],
+      ['q3', 'One file or many?'],
+    ]);
+    const asked = second.events.find((item) => item.payload?.$case === 'questionsAsked');
+    expect(asked?.payload?.$case === 'questionsAsked' && asked.payload.questionsAsked.questions.map((item) => item.questionId)).toEqual(['q3']);
+    // The same reply always becomes the same questions: decide is all there is to it.
+    expect(ask(again, [reply('format', 'One file or many?'), reply('', 'Sorted?')]).task.questions).toEqual(second.task.questions);
+  });
+
   it('fails an attempt on blocking review and audit findings, and records the rest', () => {
     const phases = { reprompt: false, questions: true, review: true, audit: true };
     const reviewing = { ...stateIn(TaskStatus.TASK_STATUS_REVIEWING), task: { ...stateIn(TaskStatus.TASK_STATUS_REVIEWING).task, phases } };

@@ -305,6 +305,21 @@ function findingsSummary(findings: readonly ReviewFinding[], summary: string): s
   return `${findings.length} finding(s), ${blocking} blocking${summary.trim() === '' ? '' : `: ${summary.trim()}`}`;
 }
 
+/**
+ * The questions of one reprompter reply as the task keeps them: at most
+ * what is left of `max` questions per task (the first ones), each with an id
+ * no earlier question has; an empty or taken id becomes `q<n>`, n counting
+ * every question the task was asked.
+ */
+export function newQuestions(earlier: readonly ClarifyingQuestion[], asked: readonly ClarifyingQuestion[], max: number): ClarifyingQuestion[] {
+  const taken = new Set(earlier.map((question) => question.questionId));
+  return asked.slice(0, Math.max(0, max - earlier.length)).map((question, index) => {
+    const questionId = question.questionId === '' || taken.has(question.questionId) ? `q${earlier.length + index + 1}` : question.questionId;
+    taken.add(questionId);
+    return { ...question, questionId };
+  });
+}
+
 /** One line per question: what the task waits for. */
 function waitingFor(questions: readonly ClarifyingQuestion[], taskId: string): string {
   return `waiting for answers to ${questions.length} question(s) (ratchet answer ${taskId}): ${questions.map((question) => question.question).join(' / ')}`;
@@ -333,19 +348,22 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     ],
   }),
 
-  [InputKind.QUESTION_ASKED]: (state, input, policy) => ({
-    to: TaskStatus.TASK_STATUS_AWAITING_ANSWER,
-    reason: waitingFor(input.questions, state.task.id),
-    task: {
-      usage: sumUsage(state.task.usage, input.usage),
-      questions: [...state.task.questions, ...input.questions.map((question) => ({ ...question, answer: '', answeredBy: '', askedAt: input.at, answeredAt: undefined }))],
-      answerDeadline: policy.questions.timeoutMs > 0 ? new Date(input.at.getTime() + policy.questions.timeoutMs) : undefined,
-    },
-    events: [
-      event(input.at, { $case: 'questionsAsked', questionsAsked: { questions: input.questions.map((question) => ({ ...question, askedAt: input.at })) } }),
-      phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, `asked ${input.questions.length} question(s)`),
-    ],
-  }),
+  [InputKind.QUESTION_ASKED]: (state, input, policy) => {
+    const asked = newQuestions(state.task.questions, input.questions, policy.questions.max);
+    return {
+      to: TaskStatus.TASK_STATUS_AWAITING_ANSWER,
+      reason: waitingFor(asked, state.task.id),
+      task: {
+        usage: sumUsage(state.task.usage, input.usage),
+        questions: [...state.task.questions, ...asked.map((question) => ({ ...question, answer: '', answeredBy: '', askedAt: input.at, answeredAt: undefined }))],
+        answerDeadline: policy.questions.timeoutMs > 0 ? new Date(input.at.getTime() + policy.questions.timeoutMs) : undefined,
+      },
+      events: [
+        event(input.at, { $case: 'questionsAsked', questionsAsked: { questions: asked.map((question) => ({ ...question, askedAt: input.at })) } }),
+        phaseCompleted(input.at, Phase.PHASE_REPROMPTING, input.startedAt, input.usage, `asked ${asked.length} question(s)`),
+      ],
+    };
+  },
 
   // Answers fill open questions; the reprompter runs again once none is open.
   [InputKind.ANSWERED]: (state, input) => {

@@ -75,7 +75,11 @@ export interface TestRun extends At {
 export type TaskInput =
   | ({ readonly kind: typeof InputKind.START } & At)
   | ({ readonly kind: typeof InputKind.REPROMPTED; readonly spec: TaskSpec } & PhaseRun)
-  | ({ readonly kind: typeof InputKind.QUESTION_ASKED; /** New questions, unanswered, with unique ids. */ readonly questions: readonly ClarifyingQuestion[] } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.QUESTION_ASKED;
+      /** New questions as the reprompter asked them: an id may be empty or taken (decide numbers those) and there may be more than the policy allows (decide keeps the first). */
+      readonly questions: readonly ClarifyingQuestion[];
+    } & PhaseRun)
   | ({
       readonly kind: typeof InputKind.ANSWERED;
       /** Answers by question id; an empty answer takes the question's assumption. */

@@ -196,15 +196,8 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       );
       if (response.replyFailure !== undefined) return roleFailed('reprompter', response.replyFailure, response.usage);
       const usage = usageOf(response.usage);
-      if (response.questions.length > 0 && maxQuestions > 0) {
-        const taken = new Set(task.questions.map((question) => question.questionId));
-        const questions = response.questions.slice(0, maxQuestions).map((question, index) => {
-          const questionId = question.questionId === '' || taken.has(question.questionId) ? `q${task.questions.length + index + 1}` : question.questionId;
-          taken.add(questionId);
-          return { ...question, questionId };
-        });
-        return { kind: InputKind.QUESTION_ASKED, at: now(), startedAt, usage, questions };
-      }
+      // Numbering and capping the questions is decide's: the same reply always becomes the same questions.
+      if (response.questions.length > 0 && maxQuestions > 0) return { kind: InputKind.QUESTION_ASKED, at: now(), startedAt, usage, questions: response.questions };
       if (response.spec === undefined) throw new AppError(ErrorCode.INTERNAL, 'the reprompter answered without a spec');
       return { kind: InputKind.REPROMPTED, at: now(), startedAt, usage, spec: response.spec };
     },
