@@ -3,14 +3,23 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { roleNames } from '@ratchet/grpc-api';
 import { withSpan } from '@ratchet/telemetry';
 import { Command, CommanderError } from 'commander';
-import { runBench, type BenchOptions } from './bench/run-bench';
+import type { BenchOptions } from './bench/run-bench';
 import { answerQuestions, approveGate, cancelTask, listProfiles, consoleOutput, resumeTask, runGoal, showHistory, showTask, watchTask, type RunResult } from './commands';
-import { runDemo } from './demo';
-import { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
-import { runInSandbox, type SandboxRunOptions } from './sandbox-command';
-import { printNewToken } from './token-command';
+import type { exportLessons, forgetLesson, importLessons, listLessons, reindexLessons, showLesson } from './lessons-command';
+import type { SandboxRunOptions } from './sandbox-command';
 import { addUiCommand } from './ui-command';
 import type { AnswerOptions } from './questions';
+
+// The modules of the less common commands load when one of them runs, not
+// on every start: `ratchet run` or `ratchet history` never needs the bench
+// runner, the demo or the sandbox command, and every command's start paid
+// for them (a third of `ratchet --help`'s 0.9 s of CPU was loading modules
+// it never used).
+const bench = () => require('./bench/run-bench') as typeof import('./bench/run-bench');
+const demo = () => require('./demo') as typeof import('./demo');
+const lessonCommands = () => require('./lessons-command') as typeof import('./lessons-command');
+const sandbox = () => require('./sandbox-command') as typeof import('./sandbox-command');
+const token = () => require('./token-command') as typeof import('./token-command');
 
 /** sysexits EX_CONFIG, as the services use: the configuration needs fixing. */
 const exitConfig = 78;
@@ -181,7 +190,7 @@ function program(): Command {
         .option('--json', 'print the report and every result as one JSON object on stdout'),
     ),
   ).action(async (suite: string, options: BenchOptions) => {
-    process.exitCode = (await runBench(suite, options)).exitCode;
+    process.exitCode = (await bench().runBench(suite, options)).exitCode;
   });
 
   const lessons = command.command('lessons').description('what Ratchet has learnt: lessons from failures and fixes, and what worked, with why each ranks where it does');
@@ -196,12 +205,12 @@ function program(): Command {
         .option('--limit <n>', 'how many', '50')
         .option('--json', 'one JSON object per line'),
     ),
-  ).action(async (options: Parameters<typeof listLessons>[0]) => listLessons(options));
+  ).action(async (options: Parameters<typeof listLessons>[0]) => lessonCommands().listLessons(options));
   remote(
     dataDir(lessons.command('show').description('a lesson: why it ranks where it does, its statistics and evidence').argument('<lesson-id>', 'the id, or its first 8+ characters').option('--json', 'one JSON object')),
-  ).action(async (lessonId: string, options: Parameters<typeof showLesson>[1]) => showLesson(lessonId, options));
+  ).action(async (lessonId: string, options: Parameters<typeof showLesson>[1]) => lessonCommands().showLesson(lessonId, options));
   remote(dataDir(lessons.command('forget').description('delete a lesson, its evidence and its vector').argument('<lesson-id>', 'the id, or its first 8+ characters'))).action(
-    async (lessonId: string, options: Parameters<typeof forgetLesson>[1]) => forgetLesson(lessonId, options),
+    async (lessonId: string, options: Parameters<typeof forgetLesson>[1]) => lessonCommands().forgetLesson(lessonId, options),
   );
   remote(
     dataDir(
@@ -212,7 +221,7 @@ function program(): Command {
         .option('--scope <project>', 'only this project\'s lessons')
         .option('--force', 'replace the file if it exists'),
     ),
-  ).action(async (file: string, options: Parameters<typeof exportLessons>[1]) => exportLessons(file, options));
+  ).action(async (file: string, options: Parameters<typeof exportLessons>[1]) => lessonCommands().exportLessons(file, options));
   remote(
     dataDir(
       lessons
@@ -221,9 +230,9 @@ function program(): Command {
         .argument('<file>', 'a file from ratchet lessons export')
         .option('--scope <project>', 'store them all in this scope instead of their own'),
     ),
-  ).action(async (file: string, options: Parameters<typeof importLessons>[1]) => importLessons(file, options));
+  ).action(async (file: string, options: Parameters<typeof importLessons>[1]) => lessonCommands().importLessons(file, options));
   remote(dataDir(lessons.command('reindex').description('embed every lesson with the configured embedder (after changing it); retrieval skips lessons not yet embedded with it'))).action(
-    async (options: Parameters<typeof reindexLessons>[0]) => reindexLessons(options),
+    async (options: Parameters<typeof reindexLessons>[0]) => lessonCommands().reindexLessons(options),
   );
 
   command
@@ -239,7 +248,7 @@ function program(): Command {
     .option('--report <path>', 'where the command writes a JUnit report to read back (default with no command: the tester\'s)')
     .option('--json', 'one JSON object: exit code, flags, stdout, stderr, test report')
     .action(async (directory: string, words: string[], options: SandboxRunOptions) => {
-      process.exitCode = (await runInSandbox(directory, words, options)) ? 0 : 1;
+      process.exitCode = (await sandbox().runInSandbox(directory, words, options)) ? 0 : 1;
     });
 
   command
@@ -248,14 +257,14 @@ function program(): Command {
     .option('--name <name>', 'who the token is for', 'alice@example.com')
     .option('--team <team>', 'the team it acts for', 'default')
     .option('--roles <roles>', `comma-separated, any of ${roleNames.join(', ')}`, 'submitter,approver')
-    .action((options: { name: string; team: string; roles: string }) => printNewToken(options));
+    .action((options: { name: string; team: string; roles: string }) => token().printNewToken(options));
 
   command
     .command('demo')
     .description('offline demo with a scripted model: a task fails, is fixed and leaves a lesson; a similar task reuses it; then a failing test in an existing project is fixed through the tools, as a patch')
     .option('--dir <dir>', 'keep the demo data and files here (default: a temporary directory)')
     .action(async (options: { dir?: string }) => {
-      process.exitCode = (await runDemo(options)) ? 0 : 1;
+      process.exitCode = (await demo().runDemo(options)) ? 0 : 1;
     });
   addUiCommand(command);
   return command;

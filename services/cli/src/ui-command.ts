@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { serverTarget } from './api';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';
 import { consoleOutput, type Output } from './commands';
-import { startEmbedded, type EmbeddedRatchet } from './embedded';
+import type { EmbeddedRatchet } from './embedded';
 
 /** Where `ratchet ui` listens: this machine only. Other hosts use the `web` service. */
 const uiHost = '127.0.0.1';
@@ -97,6 +97,8 @@ export async function startUi(options: UiOptions): Promise<RunningUi> {
       where = `server ${target.address}`;
     } else {
       const dataDir = options.dataDir ?? dataDirectory(config);
+      // Loaded only here, as in openApi: every service and PGlite, which `ui --server` never needs.
+      const { startEmbedded } = require('./embedded') as typeof import('./embedded');
       const ratchet = await startEmbedded({ config, configDir, dataDir, commandGates: true, ...(options.models === undefined ? {} : { models: options.models }) });
       closers.push(() => ratchet.close());
       orchestrator = embeddedOrchestrator(ratchet);
