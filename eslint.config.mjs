@@ -11,7 +11,7 @@ const testingLib = { group: ['@ratchet/testing'], message: '@ratchet/testing is 
 
 export default [
   // services/safety/corpus holds sample programs, dangerous on purpose, that the safety tests scan; they are data, not code of ours.
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', '**/jest.config.js', '**/vite.config.mts', 'jest.preset.js', 'services/safety/corpus/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'libs/contracts/src/gen/**', 'services/web/app/src/gen/**', '**/jest.config.js', '**/vite.config.mts', 'jest.preset.js', 'services/safety/corpus/**'] },
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {

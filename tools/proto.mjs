@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Protobuf pipeline for the contracts (protos/ -> libs/contracts/src).
+// Protobuf pipeline for the contracts (protos/ -> libs/contracts/src, and the
+// dashboard's browser types in services/web/app/src/gen).
 //
 //   node tools/proto.mjs generate   buf lint, buf generate, rebuild src/index.ts
 //   node tools/proto.mjs check      regenerate into a temp dir and fail on drift,
@@ -21,8 +22,10 @@ const ts = require('typescript');
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Where the library's sources live, relative to an output root. */
 const contractsSrc = path.join('libs', 'contracts', 'src');
-/** Where buf.gen.yaml writes, relative to an output root. */
+/** Where buf.gen.yaml writes the services' contracts, relative to an output root. */
 const genDir = path.join(contractsSrc, 'gen');
+/** Where buf.gen.yaml writes the dashboard's types (no index: the app's types.ts picks what it uses). */
+const browserGenDir = path.join('services', 'web', 'app', 'src', 'gen');
 const indexFile = path.join(contractsSrc, 'index.ts');
 const protoModule = 'protos';
 const bufBin = path.join(repoRoot, 'node_modules', '.bin', process.platform === 'win32' ? 'buf.cmd' : 'buf');
@@ -124,9 +127,13 @@ function generateInto(outRoot) {
 
 /** Compares the generated files of `expectedRoot` with the repository; returns one line per difference. */
 function diffGenerated(expectedRoot) {
-  const relative = (file) => path.posix.join(genDir.split(path.sep).join('/'), file);
-  const expected = new Map(listFiles(path.join(expectedRoot, genDir)).map((file) => [relative(file), path.join(expectedRoot, genDir, file)]));
-  const actual = new Map(listFiles(path.join(repoRoot, genDir)).map((file) => [relative(file), path.join(repoRoot, genDir, file)]));
+  const expected = new Map();
+  const actual = new Map();
+  for (const dir of [genDir, browserGenDir]) {
+    const relative = (file) => path.posix.join(dir.split(path.sep).join('/'), file);
+    for (const file of listFiles(path.join(expectedRoot, dir))) expected.set(relative(file), path.join(expectedRoot, dir, file));
+    for (const file of listFiles(path.join(repoRoot, dir))) actual.set(relative(file), path.join(repoRoot, dir, file));
+  }
   const index = indexFile.split(path.sep).join('/');
   expected.set(index, path.join(expectedRoot, indexFile));
   if (fs.existsSync(path.join(repoRoot, indexFile))) actual.set(index, path.join(repoRoot, indexFile));
@@ -158,7 +165,7 @@ function gitHas(ref, file) {
 function generate() {
   buf(['lint'], 'buf lint');
   generateInto(repoRoot);
-  console.log(`proto: generated ${genDir} and ${indexFile}`);
+  console.log(`proto: generated ${genDir}, ${indexFile} and ${browserGenDir}`);
 }
 
 function check() {
