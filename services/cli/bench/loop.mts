@@ -43,7 +43,9 @@ const plan = JSON.stringify({
   dependencies: [],
   appliedLessonIds: [],
 });
-const code = (body: string) => JSON.stringify({ files: [{ path: 'calc.py', content: `def add(a, b):\n    return ${body}\n` }], deletedPaths: [], summary: 's' });
+// Every task's code is its own (a comment names the task), as in real work: the safety check's Bandit
+// cache answers only for files it has seen, so each iteration pays for the scan as a real one would.
+const code = (body: string, task: number) => JSON.stringify({ files: [{ path: 'calc.py', content: `# bench task ${task}\ndef add(a, b):\n    return ${body}\n` }], deletedPaths: [], summary: 's' });
 const tests = JSON.stringify({ tests: [{ path: 'tests/test_calc.py', content: tenTests() }], summary: 'ten tests' });
 const reflection = JSON.stringify({
   rootCause: 'add subtracts',
@@ -76,18 +78,18 @@ const taskOverheads: number[] = [];
 const sandboxMs: number[] = [];
 const dataDir = path.join(root, 'data');
 const millis = (date: Date | undefined) => date?.getTime() ?? 0;
-const turnsPerTask: ScriptedTurn[] = [
+const turnsOf = (task: number): ScriptedTurn[] => [
   { role: 'planner', reply: plan },
-  { role: 'coder', reply: code('a - b') },
+  { role: 'coder', reply: code('a - b', task) },
   { role: 'tester', reply: tests },
   { role: 'reflector', reply: reflection },
-  { role: 'coder', reply: code('b - a') },
+  { role: 'coder', reply: code('b - a', task) },
   { role: 'reflector', reply: reflection.replace('add subtracts', 'add still subtracts') },
-  { role: 'coder', reply: code('a + b') },
+  { role: 'coder', reply: code('a + b', task) },
 ];
 // One long-lived embedded Ratchet, as a server or a multi-task session runs it.
 const configDir = path.resolve(import.meta.dirname, '../../../config');
-const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + warmUps }, () => turnsPerTask).flat()) });
+const ratchet = await startEmbedded({ config: loadCliConfig(configDir), configDir, dataDir, models: scripted(Array.from({ length: tasks + warmUps }, (_, task) => turnsOf(task)).flat()) });
 for (let index = 0; index < tasks + warmUps; index += 1) {
   const { task } = await ratchet.client.submitTask({ goal: 'add two numbers', language: 1, budget: undefined, workspace: [], dataFiles: [], setupCommand: '', acceptanceTests: [], approvalPolicy: undefined, labels: {}, requestId: '', testCommand: [], testEdits: 0, project: '', memory: 0, profile: '', reprompt: 0, questions: 0, review: 0, audit: 0 });
   const events: TaskEvent[] = [];
