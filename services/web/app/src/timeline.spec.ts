@@ -44,7 +44,7 @@ describe('the task timeline', () => {
   });
 
   it('marks a phase that never completed as cut off once the task ended', () => {
-    const ended = [...events, { sequence: 9, taskCompleted: { status: 'TASK_STATUS_CANCELLED' } }];
+    const ended: TaskEvent[] = [...events, { sequence: 9, taskCompleted: { status: 'TASK_STATUS_CANCELLED' } }];
     expect(timelineOf(ended)[1]?.steps).toEqual([{ phase: 'PHASE_CODING', state: 'failed', attempt: 1 }]);
   });
 

@@ -1,295 +1,83 @@
-// The JSON the gateway sends: the contract's messages as their generated
-// `toJSON` writes them. Fields at their default value are left out, so every
-// field is optional; enums are their names (TASK_STATUS_SUCCEEDED), 64-bit
-// counts are numbers, times ISO strings, durations {seconds, nanos}.
+// The JSON the gateway sends: the contract's messages as the services'
+// generated `toJSON` writes them. The types are generated from the same protos
+// (buf.gen.yaml's second ts-proto run, into ./gen; never edited by hand):
+// fields at their default value are left out, so every field is optional;
+// enums are their names (TASK_STATUS_SUCCEEDED), 64-bit counts are numbers,
+// times ISO strings, durations {seconds, nanos}, a oneof one optional key per
+// case. services/web/test/browser-types.spec.ts checks this against the real
+// `toJSON`.
+import type { Duration as DurationMessage } from './gen/google/protobuf/duration';
+import type { Budget as BudgetMessage, Dependency as DependencyMessage, SourceFile as SourceFileMessage, Usage as UsageMessage } from './gen/ratchet/v1/common';
+import type { TaskEvent as TaskEventMessage } from './gen/ratchet/v1/events';
+import type {
+  Lesson as LessonMessage,
+  LessonEvidence as LessonEvidenceMessage,
+  LessonOutcomeStats as LessonOutcomeStatsMessage,
+  ListLessonsResponse,
+} from './gen/ratchet/v1/memory';
+import type { GetTaskResponse, ListTasksResponse } from './gen/ratchet/v1/orchestrator';
+import type { DependencyDecision as DependencyDecisionMessage, SafetyFinding as SafetyFindingMessage } from './gen/ratchet/v1/safety';
+import type { TestCase as TestCaseMessage, TestReport as TestReportMessage } from './gen/ratchet/v1/sandbox';
+import type {
+  ApprovalGate as ApprovalGateMessage,
+  ClarifyingQuestion as ClarifyingQuestionMessage,
+  Iteration as IterationMessage,
+  Plan as PlanMessage,
+  ProjectProfile as ProjectProfileMessage,
+  Reflection as ReflectionMessage,
+  ReviewFinding as ReviewFindingMessage,
+  Task as TaskMessage,
+  TaskSpec as TaskSpecMessage,
+  ToolStep as ToolStepMessage,
+} from './gen/ratchet/v1/task';
 
-export interface Usage {
-  readonly promptTokens?: number;
-  readonly completionTokens?: number;
-  readonly costUsd?: number;
-  readonly modelCalls?: number;
-}
+/**
+ * A generated message type as JSON. The one difference ts-proto cannot
+ * generate: `bytes` fields are Uint8Array in its types but base64 strings in
+ * the JSON `toJSON` writes.
+ */
+export type Json<T> = T extends Uint8Array
+  ? string
+  : T extends readonly (infer Item)[]
+    ? readonly Json<Item>[]
+    : T extends object
+      ? { readonly [Key in keyof T]: Json<T[Key]> }
+      : T;
 
-export interface Duration {
-  readonly seconds?: number;
-  readonly nanos?: number;
-}
+export type Usage = Json<UsageMessage>;
+export type Duration = Json<DurationMessage>;
+export type SourceFile = Json<SourceFileMessage>;
+export type ApprovalGate = Json<ApprovalGateMessage>;
+export type ClarifyingQuestion = Json<ClarifyingQuestionMessage>;
+export type ProjectProfile = Json<ProjectProfileMessage>;
+export type TaskSpec = Json<TaskSpecMessage>;
+export type Budget = Json<BudgetMessage>;
+export type Dependency = Json<DependencyMessage>;
+export type DependencyDecision = Json<DependencyDecisionMessage>;
+export type Task = Json<TaskMessage>;
+export type TestCase = Json<TestCaseMessage>;
+export type TestReport = Json<TestReportMessage>;
+export type Reflection = Json<ReflectionMessage>;
+export type ReviewFinding = Json<ReviewFindingMessage>;
+export type SafetyFinding = Json<SafetyFindingMessage>;
+export type ToolStep = Json<ToolStepMessage>;
+export type Plan = Json<PlanMessage>;
+export type Iteration = Json<IterationMessage>;
+export type TaskEvent = Json<TaskEventMessage>;
+export type LessonEvidence = Json<LessonEvidenceMessage>;
+export type LessonStats = Json<LessonOutcomeStatsMessage>;
+export type Lesson = Json<LessonMessage>;
 
-export interface SourceFile {
-  readonly path?: string;
-  readonly content?: string;
-}
+/** GET /api/tasks: one page of tasks. */
+export type TaskPage = Json<ListTasksResponse>;
 
-export interface ApprovalGate {
-  readonly gateId?: string;
-  readonly taskId?: string;
-  readonly iteration?: number;
-  readonly kind?: string;
-  readonly summary?: string;
-  readonly detail?: string;
-  readonly decision?: string;
-  readonly approver?: string;
-  readonly comment?: string;
-  readonly requestedAt?: string;
-  readonly decidedAt?: string;
-}
+/** GET /api/lessons: one page of lessons. */
+export type LessonPage = Json<ListLessonsResponse>;
 
-export interface ClarifyingQuestion {
-  readonly questionId?: string;
-  readonly question?: string;
-  readonly why?: string;
-  readonly options?: readonly string[];
-  readonly assumption?: string;
-  readonly answer?: string;
-  readonly answeredBy?: string;
-  readonly askedAt?: string;
-  readonly answeredAt?: string;
-}
+/** GET /api/tasks/:id: the full view, and the links the gateway adds (not part of the contract). */
+export type TaskDetail = Json<GetTaskResponse> & { readonly links?: { readonly trace?: string } };
 
-export interface ProjectProfile {
-  readonly name?: string;
-  readonly description?: string;
-  readonly language?: string;
-}
-
-export interface TaskSpec {
-  readonly summary?: string;
-  readonly behaviour?: string;
-  readonly inputs?: string;
-  readonly outputs?: string;
-  readonly interface?: readonly string[];
-  readonly edgeCases?: readonly string[];
-  readonly acceptanceCriteria?: readonly string[];
-  readonly assumptions?: readonly string[];
-}
-
-export interface Budget {
-  readonly maxIterations?: number;
-  readonly maxTokens?: number;
-  readonly maxCostUsd?: number;
-}
-
-export interface Dependency {
-  readonly name?: string;
-  readonly versionSpec?: string;
-}
-
-export interface DependencyDecision {
-  readonly dependency?: Dependency;
-  readonly verdict?: string;
-  readonly reason?: string;
-  readonly installSpec?: string;
-}
-
-export interface Task {
-  readonly id?: string;
-  readonly goal?: string;
-  readonly language?: string;
-  readonly status?: string;
-  readonly statusReason?: string;
-  readonly stopReason?: string;
-  readonly currentIteration?: number;
-  readonly completedIterations?: number;
-  readonly replanCount?: number;
-  readonly phase?: string;
-  readonly budget?: Budget;
-  readonly usage?: Usage;
-  readonly pendingGateId?: string;
-  readonly createdAt?: string;
-  readonly updatedAt?: string;
-  readonly startedAt?: string;
-  readonly completedAt?: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly workspace?: readonly SourceFile[];
-  readonly acceptanceTests?: readonly SourceFile[];
-  readonly resultFiles?: readonly SourceFile[];
-  readonly lessons?: readonly Lesson[];
-  readonly resumeCount?: number;
-  readonly project?: string;
-  readonly team?: string;
-  readonly submittedBy?: string;
-  readonly dependencyDecisions?: readonly DependencyDecision[];
-  readonly spec?: TaskSpec;
-  readonly questions?: readonly ClarifyingQuestion[];
-  readonly profile?: ProjectProfile;
-  readonly phases?: { readonly reprompt?: boolean; readonly questions?: boolean; readonly review?: boolean; readonly audit?: boolean };
-  readonly traceId?: string;
-}
-
-export interface TestCase {
-  readonly name?: string;
-  readonly suite?: string;
-  readonly file?: string;
-  readonly status?: string;
-  readonly duration?: Duration;
-  readonly failureMessage?: string;
-  readonly failureDetail?: string;
-}
-
-export interface TestReport {
-  readonly framework?: string;
-  readonly total?: number;
-  readonly passed?: number;
-  readonly failed?: number;
-  readonly errored?: number;
-  readonly skipped?: number;
-  readonly duration?: Duration;
-  readonly cases?: readonly TestCase[];
-  readonly parsed?: boolean;
-  readonly parseError?: string;
-}
-
-export interface Reflection {
-  readonly rootCause?: string;
-  readonly hypothesis?: string;
-  readonly fixDirection?: string;
-  readonly candidateLesson?: { readonly title?: string; readonly body?: string };
-  readonly errorSignature?: string;
-  readonly confidence?: number;
-  readonly replanRecommended?: boolean;
-}
-
-export interface ReviewFinding {
-  readonly severity?: string;
-  readonly path?: string;
-  readonly line?: number;
-  readonly category?: string;
-  readonly cwe?: string;
-  readonly message?: string;
-  readonly suggestion?: string;
-  readonly blocking?: boolean;
-  readonly source?: string;
-}
-
-export interface SafetyFinding {
-  readonly ruleId?: string;
-  readonly path?: string;
-  readonly line?: number;
-  readonly message?: string;
-  readonly severity?: string;
-}
-
-export interface ToolStep {
-  readonly number?: number;
-  readonly tool?: string;
-  readonly arguments?: string;
-  readonly result?: string;
-  readonly failed?: boolean;
-  readonly decision?: string;
-  readonly duration?: Duration;
-  readonly thought?: string;
-}
-
-export interface Plan {
-  readonly summary?: string;
-  readonly steps?: readonly { readonly number?: number; readonly description?: string }[];
-  readonly testStrategy?: string;
-}
-
-export interface Iteration {
-  readonly taskId?: string;
-  readonly number?: number;
-  readonly phase?: string;
-  readonly plan?: Plan;
-  readonly files?: readonly SourceFile[];
-  readonly testReport?: TestReport;
-  readonly error?: { readonly code?: string; readonly message?: string };
-  readonly safetyFindings?: readonly SafetyFinding[];
-  readonly reflection?: Reflection;
-  readonly hypothesis?: string;
-  readonly usage?: Usage;
-  readonly duration?: Duration;
-  readonly startedAt?: string;
-  readonly completedAt?: string;
-  readonly reflectionLessons?: readonly Lesson[];
-  readonly storedLesson?: { readonly lessonId?: string; readonly title?: string; readonly created?: boolean };
-  readonly toolSteps?: readonly ToolStep[];
-  readonly reviewFindings?: readonly ReviewFinding[];
-  readonly auditFindings?: readonly ReviewFinding[];
-}
-
-/** GET /api/tasks/:id: the full view, and the task's links. */
-export interface TaskDetail {
-  readonly task?: Task;
-  readonly iterations?: readonly Iteration[];
-  readonly approvals?: readonly ApprovalGate[];
-  readonly links?: { readonly trace?: string };
-}
-
-export interface TaskPage {
-  readonly tasks?: readonly Task[];
-  readonly nextPageToken?: string;
-}
-
-export interface TaskEvent {
-  readonly taskId?: string;
-  readonly sequence?: number;
-  readonly time?: string;
-  readonly iteration?: number;
-  readonly taskSubmitted?: { readonly task?: Task };
-  readonly taskStatusChanged?: { readonly fromStatus?: string; readonly toStatus?: string; readonly reason?: string };
-  readonly phaseStarted?: { readonly phase?: string; readonly attempt?: number };
-  readonly phaseCompleted?: { readonly phase?: string; readonly duration?: Duration; readonly usage?: Usage; readonly summary?: string; readonly error?: { readonly code?: string; readonly message?: string } };
-  readonly iterationCompleted?: { readonly testsPassed?: boolean; readonly testsPassedCount?: number; readonly testsTotalCount?: number; readonly usage?: Usage; readonly duration?: Duration; readonly failure?: string };
-  readonly testRunCompleted?: { readonly report?: TestReport; readonly exitCode?: number; readonly timedOut?: boolean; readonly oomKilled?: boolean };
-  readonly safetyBlocked?: { readonly findings?: readonly SafetyFinding[] };
-  readonly approvalRequested?: { readonly gate?: ApprovalGate };
-  readonly approvalDecided?: { readonly gate?: ApprovalGate };
-  readonly lessonStored?: { readonly lessonId?: string; readonly title?: string; readonly created?: boolean };
-  readonly lessonsRetrieved?: { readonly lessons?: readonly { readonly lessonId?: string; readonly title?: string; readonly score?: number }[]; readonly phase?: string };
-  readonly taskCompleted?: { readonly status?: string; readonly reason?: string; readonly reasonDetail?: string; readonly usage?: Usage; readonly iterations?: number; readonly duration?: Duration };
-  readonly logLine?: { readonly level?: string; readonly message?: string; readonly service?: string };
-  readonly toolCalled?: { readonly step?: ToolStep; readonly phase?: string };
-  readonly questionsAsked?: { readonly questions?: readonly ClarifyingQuestion[] };
-}
-
-export interface LessonEvidence {
-  readonly taskId?: string;
-  readonly iteration?: number;
-  readonly failureSummary?: string;
-  readonly fixSummary?: string;
-  readonly recordedAt?: string;
-}
-
-export interface LessonStats {
-  readonly timesRetrieved?: number;
-  readonly timesHelped?: number;
-  readonly timesNotHelped?: number;
-  readonly lastRetrievedAt?: string;
-  readonly timesApplied?: number;
-  readonly appliedSucceeded?: number;
-  readonly appliedMeanIterations?: number;
-  readonly comparableTasks?: number;
-  readonly comparableSucceeded?: number;
-  readonly comparableMeanIterations?: number;
-  readonly lastHelpedAt?: string;
-}
-
-export interface Lesson {
-  readonly id?: string;
-  readonly title?: string;
-  readonly body?: string;
-  readonly errorSignature?: string;
-  readonly tags?: readonly string[];
-  readonly language?: string;
-  readonly evidence?: readonly LessonEvidence[];
-  readonly stats?: LessonStats;
-  readonly createdAt?: string;
-  readonly updatedAt?: string;
-  readonly kind?: string;
-  readonly status?: string;
-  readonly scope?: string;
-  readonly embedder?: string;
-  readonly weight?: number;
-  readonly standing?: readonly string[];
-}
-
-export interface LessonPage {
-  readonly lessons?: readonly Lesson[];
-  readonly nextPageToken?: string;
-}
-
-/** Every failed request's body. */
+/** Every failed request's body (the gateway's own, not a contract message). */
 export interface ErrorBody {
   readonly error?: { readonly code?: string; readonly message?: string };
 }
