@@ -236,7 +236,11 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const startedAt = phase.enteredAt;
       // A task with memory off is measured without lessons: it neither reads nor adds any.
       if (task.memory === MemoryUse.MEMORY_USE_OFF) return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: [] };
-      const response = await clients.memory.retrieveLessons({ taskId: task.id, query: task.goal, ...lessonQuery(task, settings) }, service(signal));
+      // Memory counts what it returns as retrieved: a repeat of this phase on the same state counts nothing twice.
+      const response = await clients.memory.retrieveLessons(
+        { taskId: task.id, query: task.goal, ...lessonQuery(task, settings), idempotencyKey: effectKey(task.id, task.currentIteration, 'retrieve') },
+        service(signal),
+      );
       return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: response.lessons };
     },
 
@@ -438,7 +442,12 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       // The signature the reflector files its lesson under: the same failure seen before finds that lesson exactly.
       const errorSignature = failureSignature(iteration.testReport, iteration.error, changeFindings(iteration));
       const similar =
-        replyFailure || memoryOff ? { lessons: [] } : await clients.memory.retrieveLessons({ taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings, errorSignature) }, service(signal));
+        replyFailure || memoryOff
+          ? { lessons: [] }
+          : await clients.memory.retrieveLessons(
+              { taskId: task.id, query: `${task.goal}\n${failureText}`, ...lessonQuery(task, settings, errorSignature), idempotencyKey: effectKey(task.id, iteration.number, 'reflect-lessons') },
+              service(signal),
+            );
       // A workspace task's reflector sees what the coder changed and the tests, not the whole repository.
       const code = changedFiles(task, iteration);
       const response = await clients.reflector.reflect(

@@ -274,6 +274,13 @@ export interface RetrieveLessonsRequest {
    * start from an empty memory).
    */
   scopeOnly: boolean;
+  /**
+   * Counts the returned lessons as retrieved once per key: a phase run again
+   * on the same state (after a lost save, or by another replica) sends the
+   * same key, and its repeat is answered without counting again. Empty:
+   * every call counts.
+   */
+  idempotencyKey: string;
 }
 
 /** RetrieveLessonsResponse lists the lessons found. */
@@ -1482,6 +1489,7 @@ function createBaseRetrieveLessonsRequest(): RetrieveLessonsRequest {
     minScore: 0,
     scope: "",
     scopeOnly: false,
+    idempotencyKey: "",
   };
 }
 
@@ -1513,6 +1521,9 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     }
     if (message.scopeOnly !== false) {
       writer.uint32(72).bool(message.scopeOnly);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(82).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1602,6 +1613,14 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
             message.scopeOnly = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1641,6 +1660,11 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
         : isSet(object.scope_only)
         ? globalThis.Boolean(object.scope_only)
         : false,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1673,6 +1697,9 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     if (message.scopeOnly !== false) {
       obj.scopeOnly = message.scopeOnly;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1690,6 +1717,7 @@ export const RetrieveLessonsRequest: MessageFns<RetrieveLessonsRequest> = {
     message.minScore = object.minScore ?? 0;
     message.scope = object.scope ?? "";
     message.scopeOnly = object.scopeOnly ?? false;
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };

@@ -278,7 +278,16 @@ export interface RetrieveLessonsRequest {
    * Search only `scope`, not the global lessons (a measurement that must
    * start from an empty memory).
    */
-  readonly scopeOnly?: boolean | undefined;
+  readonly scopeOnly?:
+    | boolean
+    | undefined;
+  /**
+   * Counts the returned lessons as retrieved once per key: a phase run again
+   * on the same state (after a lost save, or by another replica) sends the
+   * same key, and its repeat is answered without counting again. Empty:
+   * every call counts.
+   */
+  readonly idempotencyKey?: string | undefined;
 }
 
 /** RetrieveLessonsResponse lists the lessons found. */
