@@ -1,6 +1,6 @@
 import { LessonStatus, type ForgetLessonRequest, type ForgetLessonResponse, type GetLessonRequest, type GetLessonResponse, type ListLessonsRequest, type ListLessonsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { statusName } from '../adapters/lesson-store';
+import { statusName } from '../adapters/lesson-rows';
 import { teamScopePrefix } from '@ratchet/agent';
 import { scopeOf } from '../domain/scope';
 import { presentLessons, type MemoryDeps } from './deps';

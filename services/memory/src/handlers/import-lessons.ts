@@ -1,6 +1,6 @@
 import { languageToJSON, LessonKind as LessonKindProto, type ImportLessonsRequest, type ImportLessonsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { LessonKind } from '../adapters/lesson-store';
+import { LessonKind } from '../adapters/lesson-rows';
 import { scopeOf } from '../domain/scope';
 import { lessonText, type MemoryDeps } from './deps';
 

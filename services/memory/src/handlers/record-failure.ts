@@ -1,7 +1,7 @@
 import { errorSignature } from '@ratchet/agent';
 import { languageToJSON, type RecordFailureRequest, type RecordFailureResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { LessonKind } from '../adapters/lesson-store';
+import { LessonKind } from '../adapters/lesson-rows';
 import { scopeOf } from '../domain/scope';
 import { lessonText, presentLessons, type MemoryDeps } from './deps';
 import { recordOutcome } from './outcomes';

@@ -1,6 +1,6 @@
 import { languageToJSON, type RecordSuccessRequest, type RecordSuccessResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { LessonKind } from '../adapters/lesson-store';
+import { LessonKind } from '../adapters/lesson-rows';
 import { scopeOf } from '../domain/scope';
 import { duplicateScore, successTitle } from '../domain/success-pattern';
 import { lessonText, presentLessons, type MemoryDeps } from './deps';

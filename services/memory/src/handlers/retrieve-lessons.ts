@@ -1,6 +1,6 @@
 import { Language, languageToJSON, type RetrieveLessonsRequest, type RetrieveLessonsResponse, type ScoredLesson } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { LessonKind } from '../adapters/lesson-store';
+import { LessonKind } from '../adapters/lesson-rows';
 import { keywordPlan, relevanceOf, vectorWeightOf, type Candidate } from '../domain/ranking';
 import { searchScopes } from '../domain/scope';
 import { isRetired, weightOf } from '../domain/standing';
