@@ -19,6 +19,7 @@ import type {
 } from '@ratchet/contracts';
 import { createRedactor } from '@ratchet/agent';
 import type { Database } from '@ratchet/db';
+import { EmbeddingQueue } from './adapters/embedding-queue';
 import { LessonStore } from './adapters/lesson-store';
 import { PgVectorStore } from './adapters/pgvector-store';
 import { HashingEmbedder, type Embedder } from './domain/hashing-embedder';
@@ -123,6 +124,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
   const store = await LessonStore.open(options.db);
   const deps = {
     store,
+    embeddings: new EmbeddingQueue(options.db),
     vectors: options.vectors ?? (await PgVectorStore.open(options.db)),
     embedder: options.embedder ?? new HashingEmbedder(),
     now: options.now ?? (() => new Date()),

@@ -1,4 +1,5 @@
 import { LessonStatus, type Lesson } from '@ratchet/contracts';
+import type { EmbeddingQueue } from '../adapters/embedding-queue';
 import type { LessonStore } from '../adapters/lesson-store';
 import type { Embedder } from '../domain/hashing-embedder';
 import { isRetired, weightOf, type StandingPolicy } from '../domain/standing';
@@ -7,6 +8,8 @@ import type { VectorStore } from '../domain/vector-store';
 /** What the memory handlers share. */
 export interface MemoryDeps {
   readonly store: LessonStore;
+  /** Which embedder made each lesson's vector, and the lessons still to embed. */
+  readonly embeddings: EmbeddingQueue;
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
   readonly now: () => Date;

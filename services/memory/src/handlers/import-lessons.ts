@@ -53,7 +53,7 @@ export function importLessonsHandler(deps: MemoryDeps) {
         payload: { kind: lesson.kind, language: languageToJSON(lesson.language), scope: lesson.scope, embedder: deps.embedder.id },
       })),
     );
-    await deps.store.setEmbedder(
+    await deps.embeddings.setEmbedder(
       stored.map((lesson) => lesson.id),
       deps.embedder.id,
     );

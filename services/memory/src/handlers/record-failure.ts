@@ -66,7 +66,7 @@ export function recordFailureHandler(deps: MemoryDeps) {
     if (lessonId !== undefined && created && text !== undefined) {
       const [vector] = await deps.embedder.embed([text]);
       await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language), scope, embedder: deps.embedder.id } }]);
-      await deps.store.setEmbedder([lessonId], deps.embedder.id);
+      await deps.embeddings.setEmbedder([lessonId], deps.embedder.id);
       await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
     }
     const [lesson] = lessonId === undefined ? [] : await presentLessons(deps, await deps.store.lessons([lessonId]));

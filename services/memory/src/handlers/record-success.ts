@@ -78,7 +78,7 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     const { successId, patternId, touched, created } = stored;
     if (created) {
       await deps.vectors.upsert([{ id: patternId, vector: vector as Float32Array, payload: { kind: LessonKind.SUCCESS_PATTERN, language, scope, embedder: deps.embedder.id } }]);
-      await deps.store.setEmbedder([patternId], deps.embedder.id);
+      await deps.embeddings.setEmbedder([patternId], deps.embedder.id);
       await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
     }
     return { successId, updatedLessons: await presentLessons(deps, await deps.store.lessons(touched)) };

@@ -18,13 +18,13 @@ export function reindexLessonsHandler(deps: MemoryDeps) {
   return async (request: ReindexLessonsRequest): Promise<ReindexLessonsResponse> => {
     if (request.batchSize < 0 || request.batchSize > maxBatch) throw new AppError(ErrorCode.INVALID_ARGUMENT, `batch_size is ${request.batchSize}; use 1 to ${maxBatch} (0 for ${defaultBatch})`);
     const reindexed = await reindexBatch(deps, request.batchSize === 0 ? defaultBatch : request.batchSize);
-    return { embedder: deps.embedder.id, reindexed, remaining: await deps.store.countToEmbed(deps.embedder.id) };
+    return { embedder: deps.embedder.id, reindexed, remaining: await deps.embeddings.countToEmbed(deps.embedder.id) };
   };
 }
 
 /** Embeds one batch of lessons lacking a vector from the current embedder; returns how many. */
 export async function reindexBatch(deps: MemoryDeps, size: number): Promise<number> {
-  const batch = await deps.store.toEmbed(deps.embedder.id, size);
+  const batch = await deps.embeddings.toEmbed(deps.embedder.id, size);
   if (batch.length === 0) return 0;
   const vectors = await deps.embedder.embed(batch.map((lesson) => lessonText(lesson.title, lesson.body, lesson.errorSignature)));
   await deps.vectors.upsert(
@@ -34,7 +34,7 @@ export async function reindexBatch(deps: MemoryDeps, size: number): Promise<numb
       payload: { kind: lesson.kind, language: lesson.language, scope: lesson.scope, embedder: deps.embedder.id },
     })),
   );
-  await deps.store.setEmbedder(
+  await deps.embeddings.setEmbedder(
     batch.map((lesson) => lesson.id),
     deps.embedder.id,
   );
@@ -54,11 +54,11 @@ export async function markMissingVectors(deps: MemoryDeps, pageSize: number, sto
   let marked = 0;
   let after = '';
   while (!stopped()) {
-    const ids = await deps.store.embeddedWith(deps.embedder.id, after, pageSize);
+    const ids = await deps.embeddings.embeddedWith(deps.embedder.id, after, pageSize);
     if (ids.length === 0) break;
     const missing = await deps.vectors.missing(ids, deps.embedder.id);
     // No embedder is named '': reindexBatch takes these up like those of an old embedder.
-    await deps.store.setEmbedder(missing, '');
+    await deps.embeddings.setEmbedder(missing, '');
     marked += missing.length;
     after = ids[ids.length - 1] as string;
   }
