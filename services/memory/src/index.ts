@@ -21,6 +21,7 @@ import { createRedactor } from '@ratchet/agent';
 import type { Database } from '@ratchet/db';
 import { EmbeddingQueue } from './adapters/embedding-queue';
 import { LessonStore } from './adapters/lesson-store';
+import { OutcomeRepository } from './adapters/outcome-repository';
 import { PgVectorStore } from './adapters/pgvector-store';
 import { HashingEmbedder, type Embedder } from './domain/hashing-embedder';
 import type { VectorStore } from './domain/vector-store';
@@ -125,6 +126,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
   const deps = {
     store,
     embeddings: new EmbeddingQueue(options.db),
+    outcomes: new OutcomeRepository(options.db),
     vectors: options.vectors ?? (await PgVectorStore.open(options.db)),
     embedder: options.embedder ?? new HashingEmbedder(),
     now: options.now ?? (() => new Date()),

@@ -1,6 +1,7 @@
 import { LessonStatus, type Lesson } from '@ratchet/contracts';
 import type { EmbeddingQueue } from '../adapters/embedding-queue';
 import type { LessonStore } from '../adapters/lesson-store';
+import type { OutcomeRepository } from '../adapters/outcome-repository';
 import type { Embedder } from '../domain/hashing-embedder';
 import { isRetired, weightOf, type StandingPolicy } from '../domain/standing';
 import type { VectorStore } from '../domain/vector-store';
@@ -10,6 +11,8 @@ export interface MemoryDeps {
   readonly store: LessonStore;
   /** Which embedder made each lesson's vector, and the lessons still to embed. */
   readonly embeddings: EmbeddingQueue;
+  /** Task outcomes and the standing of lessons they measure. */
+  readonly outcomes: OutcomeRepository;
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
   readonly now: () => Date;
@@ -34,7 +37,7 @@ export function lessonText(title: string, body: string, signature: string): stri
  * (standing and age) and RETIRED when that weight is below the threshold.
  */
 export async function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[]): Promise<Lesson[]> {
-  const outcomes = await deps.store.outcomes(lessons.map((lesson) => lesson.id));
+  const outcomes = await deps.outcomes.outcomes(lessons.map((lesson) => lesson.id));
   const now = deps.now();
   return lessons.map((lesson) => {
     const measured = outcomes.get(lesson.id);

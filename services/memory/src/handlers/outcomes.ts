@@ -14,11 +14,11 @@ export async function recordOutcome(
   tx: Queryable,
   outcome: { taskId: string; scope: string; language: Language; iterations: number; succeeded: boolean; applied: readonly string[] },
 ): Promise<void> {
-  await deps.store.recordOutcome(tx, outcome, deps.now());
+  await deps.outcomes.recordOutcome(tx, outcome, deps.now());
   const applied = [...new Set(outcome.applied)];
-  const measured = await deps.store.outcomes(applied, tx);
+  const measured = await deps.outcomes.outcomes(applied, tx);
   for (const [id, stats] of measured) {
     const standing = standingOf(stats, deps.standing);
-    await deps.store.setStanding(tx, id, { ...standing, lastHelpedAt: stats.lastHelpedAt });
+    await deps.outcomes.setStanding(tx, id, { ...standing, lastHelpedAt: stats.lastHelpedAt });
   }
 }

@@ -66,7 +66,7 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
       for (const candidate of unscored) add(candidate.id, candidate.kind, { vector: scores.get(candidate.id) ?? 0 });
     }
     const vectorWeight = deps.vectorWeight ?? vectorWeightOf(deps.embedder);
-    const standings = await deps.store.standings([...candidates.keys()]);
+    const standings = await deps.outcomes.standings([...candidates.keys()]);
     const now = deps.now();
     const ranked = [...candidates.values()].flatMap((candidate) => {
       const relevance = relevanceOf(candidate, vectorWeight);
