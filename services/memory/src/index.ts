@@ -20,6 +20,7 @@ import type {
 import { createRedactor } from '@ratchet/agent';
 import type { Database } from '@ratchet/db';
 import { EmbeddingQueue } from './adapters/embedding-queue';
+import { LessonSearch } from './adapters/lesson-search';
 import { LessonStore } from './adapters/lesson-store';
 import { OutcomeRepository } from './adapters/outcome-repository';
 import { PgVectorStore } from './adapters/pgvector-store';
@@ -127,6 +128,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     store,
     embeddings: new EmbeddingQueue(options.db),
     outcomes: new OutcomeRepository(options.db),
+    search: new LessonSearch(options.db),
     vectors: options.vectors ?? (await PgVectorStore.open(options.db)),
     embedder: options.embedder ?? new HashingEmbedder(),
     now: options.now ?? (() => new Date()),

@@ -1,5 +1,6 @@
 import { LessonStatus, type Lesson } from '@ratchet/contracts';
 import type { EmbeddingQueue } from '../adapters/embedding-queue';
+import type { LessonSearch } from '../adapters/lesson-search';
 import type { LessonStore } from '../adapters/lesson-store';
 import type { OutcomeRepository } from '../adapters/outcome-repository';
 import type { Embedder } from '../domain/hashing-embedder';
@@ -13,6 +14,8 @@ export interface MemoryDeps {
   readonly embeddings: EmbeddingQueue;
   /** Task outcomes and the standing of lessons they measure. */
   readonly outcomes: OutcomeRepository;
+  /** Finding lessons by signature and keyword for retrieval. */
+  readonly search: LessonSearch;
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
   readonly now: () => Date;

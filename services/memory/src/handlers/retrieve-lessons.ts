@@ -43,13 +43,13 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
     };
     const signature = request.errorSignature.trim();
     if (signature !== '') {
-      for (const id of await deps.store.idsBySignature(signature, request.language, scopes, limit)) add(id, LessonKind.LESSON, { signature: true });
+      for (const id of await deps.search.idsBySignature(signature, request.language, scopes, limit)) add(id, LessonKind.LESSON, { signature: true });
     }
     if (request.query.trim() !== '') {
       const [vector] = (await deps.embedder.embed([request.query])) as [Float32Array];
-      const terms = await deps.store.termCounts(request.query);
+      const terms = await deps.search.termCounts(request.query);
       const searches: Promise<void>[] = [
-        deps.store
+        deps.search
           .keywordCandidates(keywordPlan(terms.counts, terms.lessons), { language: request.language, scopes }, limit * overFetch)
           .then((hits) => hits.forEach((hit) => add(hit.id, hit.kind, { keyword: hit.score }))),
       ];
@@ -82,7 +82,7 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
     const chosen = [...lessonRanked.slice(0, limit - patternCount), ...patternRanked.slice(0, patternCount)].sort((left, right) => right.score - left.score);
     const lessons = await presentLessons(
       deps,
-      await deps.store.retrieved(
+      await deps.search.retrieved(
         chosen.map((item) => item.id),
         now,
       ),
