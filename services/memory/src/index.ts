@@ -20,9 +20,11 @@ import type {
 import { createRedactor } from '@ratchet/agent';
 import type { Database } from '@ratchet/db';
 import { EmbeddingQueue } from './adapters/embedding-queue';
+import { FailureRepository } from './adapters/failure-repository';
 import { LessonSearch } from './adapters/lesson-search';
 import { LessonStore } from './adapters/lesson-store';
 import { OutcomeRepository } from './adapters/outcome-repository';
+import { SuccessRepository } from './adapters/success-repository';
 import { PgVectorStore } from './adapters/pgvector-store';
 import { HashingEmbedder, type Embedder } from './domain/hashing-embedder';
 import type { VectorStore } from './domain/vector-store';
@@ -129,6 +131,8 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
     embeddings: new EmbeddingQueue(options.db),
     outcomes: new OutcomeRepository(options.db),
     search: new LessonSearch(options.db),
+    failures: new FailureRepository(),
+    successes: new SuccessRepository(),
     vectors: options.vectors ?? (await PgVectorStore.open(options.db)),
     embedder: options.embedder ?? new HashingEmbedder(),
     now: options.now ?? (() => new Date()),

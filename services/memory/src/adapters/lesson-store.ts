@@ -25,13 +25,6 @@ export interface NewEvidence {
   readonly fixSummary: string;
 }
 
-/** A stored failure: its id, and the lesson it was filed under (new or not), if any. */
-export interface RecordedFailure {
-  readonly failureId: string;
-  readonly lessonId: string | undefined;
-  readonly created: boolean;
-}
-
 /** Lessons, evidence, failures and successes in the `memory` schema. */
 export class LessonStore {
   private constructor(readonly db: Database) {}
@@ -64,141 +57,11 @@ export class LessonStore {
     await tx.query('UPDATE memory.lessons SET updated_at = $2 WHERE id = $1', [lessonId, now]);
   }
 
-  /**
-   * Records a failure and, with a candidate lesson, files it: as evidence on
-   * the advice lesson with the same signature and language, or as a new
-   * lesson when there is none. One statement (data-modifying CTEs), so it is
-   * atomic and costs one round trip. A non-empty `idempotencyKey` is kept
-   * with the record (see `recordedFailure`).
-   */
-  async recordFailure(
-    tx: Queryable,
-    failure: { taskId: string; iteration: number; goal: string; language: Language; scope: string; code: string; message: string; signature: string; summary: string; idempotencyKey: string },
-    draft: { title: string; body: string; tags: readonly string[] } | undefined,
-    now: Date,
-  ): Promise<RecordedFailure> {
-    const failureId = randomUUID();
-    const result = await tx.query<{ lesson_id: string | null; created: boolean }>(
-      `WITH found AS (
-         SELECT id FROM memory.lessons
-         WHERE $12 AND $8 <> '' AND error_signature = $8 AND language = $5 AND kind = 'lesson' AND scope = $16
-         ORDER BY created_at LIMIT 1
-       ), created AS (
-         INSERT INTO memory.lessons (id, kind, title, body, error_signature, tags, language, scope, origin_task_id, created_at, updated_at)
-         SELECT $11, 'lesson', $13, $14, $8, $15::jsonb, $5, $16, $2, $10, $10 WHERE $12 AND NOT EXISTS (SELECT 1 FROM found)
-         RETURNING id
-       ), lesson AS (
-         SELECT id FROM found UNION ALL SELECT id FROM created
-       ), touched AS (
-         UPDATE memory.lessons SET updated_at = $10 WHERE id IN (SELECT id FROM found) RETURNING id
-       ), evidence AS (
-         INSERT INTO memory.evidence (lesson_id, task_id, iteration, failure_summary, fix_summary, recorded_at)
-         SELECT id, $2, $3, $9, '', $10 FROM lesson
-         RETURNING id
-       ), failure AS (
-         INSERT INTO memory.failures (id, task_id, iteration, goal, language, error_code, error_message, error_signature, summary, lesson_id, created_at, idempotency_key, lesson_created)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT id FROM lesson), $10, NULLIF($17, ''), EXISTS (SELECT 1 FROM created))
-         RETURNING id
-       )
-       SELECT (SELECT id FROM lesson) AS lesson_id, EXISTS (SELECT 1 FROM created) AS created FROM failure`,
-      [
-        failureId,
-        failure.taskId,
-        failure.iteration,
-        failure.goal,
-        languageToJSON(failure.language),
-        failure.code,
-        failure.message,
-        failure.signature,
-        failure.summary,
-        now,
-        randomUUID(),
-        draft !== undefined,
-        draft?.title ?? '',
-        draft?.body ?? '',
-        JSON.stringify(draft?.tags ?? []),
-        failure.scope,
-        failure.idempotencyKey,
-      ],
-    );
-    const row = result.rows[0];
-    return { failureId, lessonId: row?.lesson_id ?? undefined, created: row?.created === true };
-  }
-
-  /**
-   * Holds `key` until `tx` ends, so two calls with the same idempotency key
-   * (a retry racing the call it repeats) run one after the other and the
-   * second finds what the first stored.
-   */
-  async lockIdempotencyKey(tx: Queryable, key: string): Promise<void> {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`memory:${key}`]);
-  }
-
-  /** What the failure recorded with `idempotencyKey` stored, if one was. */
-  async recordedFailure(tx: Queryable, idempotencyKey: string): Promise<RecordedFailure | undefined> {
-    const result = await tx.query<{ id: string; lesson_id: string | null; lesson_created: boolean }>('SELECT id, lesson_id, lesson_created FROM memory.failures WHERE idempotency_key = $1', [idempotencyKey]);
-    const row = result.rows[0];
-    return row === undefined ? undefined : { failureId: row.id, lessonId: row.lesson_id ?? undefined, created: row.lesson_created };
-  }
-
-  /** What the success recorded with `idempotencyKey` stored, if one was. */
-  async recordedSuccess(tx: Queryable, idempotencyKey: string): Promise<{ successId: string; updatedLessonIds: string[] } | undefined> {
-    const result = await tx.query<{ id: string; updated_lesson_ids: string[] }>('SELECT id, updated_lesson_ids FROM memory.successes WHERE idempotency_key = $1', [idempotencyKey]);
-    const row = result.rows[0];
-    return row === undefined ? undefined : { successId: row.id, updatedLessonIds: row.updated_lesson_ids };
-  }
-
-  /** Marks failures resolved and returns their lesson ids (with the iteration each failed in). */
-  async resolveFailures(tx: Queryable, failureIds: readonly string[], now: Date): Promise<{ lessonId: string; iteration: number }[]> {
-    if (failureIds.length === 0) return [];
-    const result = await tx.query<{ lesson_id: string | null; iteration: number }>(
-      'UPDATE memory.failures SET resolved_at = $2 WHERE id = ANY($1::text[]) RETURNING lesson_id, iteration',
-      [[...failureIds], now],
-    );
-    return result.rows.flatMap((row) => (row.lesson_id === null ? [] : [{ lessonId: row.lesson_id, iteration: row.iteration }]));
-  }
-
-  async recordSuccess(
-    tx: Queryable,
-    success: { taskId: string; goal: string; language: Language; fixSummary: string; iterationsTaken: number; lessonId: string; idempotencyKey: string; updatedLessonIds: readonly string[] },
-    now: Date,
-  ): Promise<string> {
-    const id = randomUUID();
-    await tx.query(
-      `INSERT INTO memory.successes (id, task_id, goal, language, fix_summary, iterations_taken, lesson_id, created_at, idempotency_key, updated_lesson_ids)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,NULLIF($9, ''),$10::jsonb)`,
-      [
-      id,
-      success.taskId,
-      success.goal,
-      languageToJSON(success.language),
-      success.fixSummary,
-      success.iterationsTaken,
-      success.lessonId,
-      now,
-      success.idempotencyKey,
-      JSON.stringify(success.updatedLessonIds),
-    ],
-    );
-    return id;
-  }
-
-  async countHelped(tx: Queryable, lessonIds: readonly string[]): Promise<void> {
-    if (lessonIds.length === 0) return;
-    await tx.query('UPDATE memory.lessons SET times_helped = times_helped + 1 WHERE id = ANY($1::text[])', [[...lessonIds]]);
-  }
-
   /** Lessons by id with their evidence, in the order of `ids`; unknown ids are skipped. */
   async lessons(ids: readonly string[], tx: Queryable = this.db): Promise<Lesson[]> {
     if (ids.length === 0) return [];
     const rows = (await tx.query<LessonRow>(`SELECT l.*, ${evidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows;
     return inOrder(ids, rows);
-  }
-
-  /** Counts a failed iteration against lessons the task applied: they did not prevent it. */
-  async countNotHelped(tx: Queryable, lessonIds: readonly string[]): Promise<void> {
-    if (lessonIds.length === 0) return;
-    await tx.query('UPDATE memory.lessons SET times_not_helped = times_not_helped + 1 WHERE id = ANY($1::text[])', [[...lessonIds]]);
   }
 
   /** Deletes a lesson with its evidence; failure and success records keep no link to it. Returns whether it existed. */

@@ -1,8 +1,10 @@
 import { LessonStatus, type Lesson } from '@ratchet/contracts';
 import type { EmbeddingQueue } from '../adapters/embedding-queue';
+import type { FailureRepository } from '../adapters/failure-repository';
 import type { LessonSearch } from '../adapters/lesson-search';
 import type { LessonStore } from '../adapters/lesson-store';
 import type { OutcomeRepository } from '../adapters/outcome-repository';
+import type { SuccessRepository } from '../adapters/success-repository';
 import type { Embedder } from '../domain/hashing-embedder';
 import { isRetired, weightOf, type StandingPolicy } from '../domain/standing';
 import type { VectorStore } from '../domain/vector-store';
@@ -16,6 +18,10 @@ export interface MemoryDeps {
   readonly outcomes: OutcomeRepository;
   /** Finding lessons by signature and keyword for retrieval. */
   readonly search: LessonSearch;
+  /** Failures recorded, resolved, and lessons that did not prevent one. */
+  readonly failures: FailureRepository;
+  /** Successes recorded, and lessons that helped. */
+  readonly successes: SuccessRepository;
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
   readonly now: () => Date;

@@ -33,11 +33,11 @@ export function recordFailureHandler(deps: MemoryDeps) {
     const idempotencyKey = request.idempotencyKey.trim();
     const { failureId, lessonId, created, repeated } = await deps.store.db.transaction(async (tx) => {
       if (idempotencyKey !== '') {
-        await deps.store.lockIdempotencyKey(tx, idempotencyKey);
-        const earlier = await deps.store.recordedFailure(tx, idempotencyKey);
+        await deps.failures.lockIdempotencyKey(tx, idempotencyKey);
+        const earlier = await deps.failures.recordedFailure(tx, idempotencyKey);
         if (earlier !== undefined) return { ...earlier, repeated: true };
       }
-      const recorded = await deps.store.recordFailure(
+      const recorded = await deps.failures.recordFailure(
         tx,
         {
           taskId: request.taskId,
@@ -55,7 +55,7 @@ export function recordFailureHandler(deps: MemoryDeps) {
         deps.now(),
       );
       const applied = request.appliedLessonIds.filter((id) => id !== recorded.lessonId);
-      await deps.store.countNotHelped(tx, applied);
+      await deps.failures.countNotHelped(tx, applied);
       await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iteration, succeeded: false, applied });
       return { ...recorded, repeated: false };
     });

@@ -35,7 +35,7 @@ export function recordSuccessHandler(deps: MemoryDeps) {
       updatedLessons: await presentLessons(deps, await deps.store.lessons(earlier.updatedLessonIds)),
     });
     // A repeated call answers what the first stored, before any work (the search below) is done again.
-    const known = idempotencyKey === '' ? undefined : await deps.store.recordedSuccess(deps.store.db, idempotencyKey);
+    const known = idempotencyKey === '' ? undefined : await deps.successes.recordedSuccess(deps.store.db, idempotencyKey);
     if (known !== undefined) return answerAgain(known);
     const body = deps.redact(request.fixSummary.trim() || 'Passed its tests.');
     const title = successTitle(body);
@@ -51,23 +51,23 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     const stored = await deps.store.db.transaction(async (tx): Promise<Stored> => {
       if (idempotencyKey !== '') {
         // A call racing the one it repeats waits for it here, then answers what it stored.
-        await deps.store.lockIdempotencyKey(tx, idempotencyKey);
-        const earlier = await deps.store.recordedSuccess(tx, idempotencyKey);
+        await deps.failures.lockIdempotencyKey(tx, idempotencyKey);
+        const earlier = await deps.successes.recordedSuccess(tx, idempotencyKey);
         if (earlier !== undefined) return { earlier };
       }
-      const resolved = await deps.store.resolveFailures(tx, request.resolvedFailureIds, now);
+      const resolved = await deps.failures.resolveFailures(tx, request.resolvedFailureIds, now);
       for (const { lessonId, iteration } of resolved) {
         await deps.store.addEvidence(tx, lessonId, { taskId: request.taskId, iteration, failureSummary: '', fixSummary: body }, now);
       }
       const helped = [...new Set(request.helpedLessonIds)];
-      await deps.store.countHelped(tx, helped);
+      await deps.successes.countHelped(tx, helped);
       await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iterationsTaken, succeeded: true, applied: helped });
       const patternId =
         twin?.id ??
         (await deps.store.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, scope, originTaskId: request.taskId, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
       await deps.store.addEvidence(tx, patternId, { taskId: request.taskId, iteration: request.iteration, failureSummary: '', fixSummary: body }, now);
       const touched = [...new Set([...resolved.map((item) => item.lessonId), ...helped, ...(twin === undefined ? [] : [twin.id])])];
-      const successId = await deps.store.recordSuccess(
+      const successId = await deps.successes.recordSuccess(
         tx,
         { taskId: request.taskId, goal: deps.redact(request.goal), language: request.language, fixSummary: body, iterationsTaken: request.iterationsTaken, lessonId: patternId, idempotencyKey, updatedLessonIds: touched },
         now,
