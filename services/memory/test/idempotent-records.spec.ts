@@ -98,6 +98,28 @@ describe('record calls with an idempotency key', () => {
     expect((await stats(helped))?.helped).toBe(1);
   });
 
+  it('counts a retrieval once per key, racing repeats included, and every retrieval without one', async () => {
+    const stored = (await memory.implementation.recordFailure(failure('task-r', '', { goal: 'read a YAML config file' }), context)).lesson?.id as string;
+    const retrieve = (idempotencyKey: string) =>
+      memory.implementation.retrieveLessons(
+        { taskId: 'task-s', query: 'Match the strptime format to the input (task-r)', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false, idempotencyKey },
+        context,
+      );
+    const retrievedCount = async () => Number((await db.query<{ n: number }>('SELECT times_retrieved::int AS n FROM memory.lessons WHERE id = $1', [stored])).rows[0]?.n);
+    const first = await retrieve('task-s:0:retrieve');
+    expect(first.lessons.map((scored) => scored.lesson?.id)).toContain(stored);
+    expect(await retrievedCount()).toBe(1);
+    // The phase run again, twice at once: the same lessons, counted no more.
+    const repeats = await Promise.all([retrieve('task-s:0:retrieve'), retrieve('task-s:0:retrieve')]);
+    for (const repeat of repeats) expect(repeat.lessons.map((scored) => scored.lesson?.id)).toEqual(first.lessons.map((scored) => scored.lesson?.id));
+    expect(await retrievedCount()).toBe(1);
+    // Another phase's key counts again; so does every call without a key.
+    await retrieve('task-s:1:reflect-lessons');
+    await retrieve('');
+    await retrieve('');
+    expect(await retrievedCount()).toBe(4);
+  });
+
   it('records every call without a key, as before', async () => {
     await memory.implementation.recordFailure(failure('task-c', ''), context);
     await memory.implementation.recordFailure(failure('task-c', ''), context);

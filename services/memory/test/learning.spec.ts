@@ -61,7 +61,7 @@ describe('memory that earns its place', () => {
     ...extra,
   });
   const retrieve = (query: string, extra: Partial<RetrieveLessonsRequest> = {}) =>
-    api().retrieveLessons({ taskId: 'q', query, language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: '', scopeOnly: false, ...extra }, context);
+    api().retrieveLessons({ taskId: 'q', query, language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: '', scopeOnly: false, idempotencyKey: '', ...extra }, context);
   const ids = (lessons: { lesson?: Lesson | undefined }[]) => lessons.map((scored) => scored.lesson?.id);
 
   it('keeps projects apart: a task sees its project and the global scope, never another project', async () => {
@@ -74,7 +74,7 @@ describe('memory that earns its place', () => {
     const seen = ids((await retrieve('database migration order for the schema table', { scope: 'git:example/alpha' })).lessons);
     expect(seen).toEqual(expect.arrayContaining([alpha.lesson?.id, global.lesson?.id]));
     expect(seen).not.toContain(beta.lesson?.id);
-    const own = ids((await retrieve('database migration order for the schema table', { scope: 'git:example/alpha', scopeOnly: true })).lessons);
+    const own = ids((await retrieve('database migration order for the schema table', { scope: 'git:example/alpha', scopeOnly: true, idempotencyKey: '' })).lessons);
     expect(own).toEqual([alpha.lesson?.id]);
     await expect(retrieve('x', { scope: 'has spaces' })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('project key') });
   });
@@ -148,7 +148,7 @@ describe('memory that earns its place', () => {
       const imported = await other.implementation.importLessons({ formatVersion: LESSON_EXPORT_VERSION, lessons: page.lessons, scope: '' }, context);
       expect(imported).toEqual({ imported: page.lessons.length, skipped: 0 });
       expect(await other.implementation.importLessons({ formatVersion: LESSON_EXPORT_VERSION, lessons: page.lessons, scope: '' }, context)).toEqual({ imported: 0, skipped: page.lessons.length });
-      const found = await other.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order for the schema table', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true }, context);
+      const found = await other.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order for the schema table', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true, idempotencyKey: '' }, context);
       expect(found.lessons.map((scored) => scored.lesson?.id)).toEqual(page.lessons.map((lesson) => lesson.id));
       expect(found.lessons[0]?.lesson?.evidence[0]?.taskId).toBe('alpha-1');
       await expect(other.implementation.importLessons({ formatVersion: 2, lessons: page.lessons, scope: '' }, context)).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('format 2') });
@@ -162,13 +162,13 @@ describe('memory that earns its place', () => {
   it('re-embeds lessons when the embedder changes, never mixing vectors of two embedders', async () => {
     const wider = await createMemoryService({ db, embedder: new HashingEmbedder(256), reindexOnStart: false, now: () => tick() });
     try {
-      const before = await wider.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true }, context);
+      const before = await wider.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true, idempotencyKey: '' }, context);
       // Not yet re-embedded: found by its keywords only, its old vector never compared with the new embedder's.
       expect(before.lessons.map((scored) => scored.lesson?.embedder)).toEqual(['hashing-v1-512']);
       let progress = await wider.implementation.reindexLessons({ batchSize: 3 }, context);
       expect(progress).toMatchObject({ embedder: 'hashing-v1-256', reindexed: 3 });
       while (progress.remaining > 0) progress = await wider.implementation.reindexLessons({ batchSize: 0 }, context);
-      const after = await wider.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true }, context);
+      const after = await wider.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true, idempotencyKey: '' }, context);
       expect(after.lessons.map((scored) => scored.lesson?.embedder)).toEqual(['hashing-v1-256']);
       expect(after.lessons[0]!.score).toBeGreaterThan(before.lessons[0]!.score);
     } finally {
@@ -231,12 +231,12 @@ describe('keyword relevance weighed by rarity', () => {
     const rare = await lesson('rare', 'Reset shared state between runs', 'Give each test a fresh fixture instead of module state.');
     const tagged = await lesson('tagged', 'Sum with integers', 'Keep amounts as whole cents.', ['arithmetic']);
     const found = await memory.implementation.retrieveLessons(
-      { taskId: 'q', query: 'the test fails when run after another test: the fixture kept state', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false },
+      { taskId: 'q', query: 'the test fails when run after another test: the fixture kept state', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' },
       context,
     );
     expect(found.lessons[0]?.lesson?.id).toBe(rare.lesson?.id);
     expect(found.lessons.map((scored) => scored.lesson?.id)).not.toContain(tagged.lesson?.id);
-    const byTag = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'arithmetic with money', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false }, context);
+    const byTag = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'arithmetic with money', language: python, errorSignature: '', tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' }, context);
     expect(byTag.lessons[0]?.lesson?.id).toBe(tagged.lesson?.id);
     expect(common.every((recorded) => recorded.lessonCreated)).toBe(true);
   });
@@ -250,7 +250,7 @@ describe('keyword relevance weighed by rarity', () => {
     expect((await counts()).get('settings.yaml')).toBe(1);
     expect(await total()).toBe(lessons + 1);
     // A word with punctuation is found as stored (quoted for tsquery, never parsed again).
-    const found = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'where is settings.yaml', language: python, errorSignature: '', tags: [], limit: 1, minScore: 0, scope: '', scopeOnly: false }, context);
+    const found = await memory.implementation.retrieveLessons({ taskId: 'q', query: 'where is settings.yaml', language: python, errorSignature: '', tags: [], limit: 1, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' }, context);
     expect(found.lessons[0]?.lesson?.id).toBe(quoted.lesson?.id);
 
     const exported = (await memory.implementation.getLesson({ lessonId: quoted.lesson!.id }, context)).lesson!;

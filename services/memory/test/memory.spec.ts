@@ -73,7 +73,7 @@ describe('memory service over the in-process bus', () => {
     expect(await titles('web')).toEqual(['global lesson', 'web lesson']);
     expect(await titles('default')).toEqual(['default team lesson', 'global lesson']);
     expect(await titles('')).toEqual(['default team lesson', 'global lesson', 'payments lesson', 'web lesson']);
-    const retrieved = await client.retrieveLessons({ taskId: 'team-query', query: 'parse invoices in CSV', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 10, minScore: 0, scope: 'team:payments/billing', scopeOnly: false });
+    const retrieved = await client.retrieveLessons({ taskId: 'team-query', query: 'parse invoices in CSV', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 10, minScore: 0, scope: 'team:payments/billing', scopeOnly: false, idempotencyKey: '' });
     const found = retrieved.lessons.map((scored) => scored.lesson?.title);
     expect(found).toEqual(expect.arrayContaining(['payments lesson', 'global lesson']));
     expect(found).not.toContain('web lesson');
@@ -94,7 +94,7 @@ describe('memory service over the in-process bus', () => {
     const fixed = success.updatedLessons.find((lesson) => lesson.id === recorded.lesson?.id);
     expect(fixed?.evidence.map((item) => item.fixSummary)).toContain('return [] for a missing or empty file');
 
-    const found = await client.retrieveLessons({ taskId: 'task-2', query: 'a command-line tool to manage todo lists stored as JSON', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false });
+    const found = await client.retrieveLessons({ taskId: 'task-2', query: 'a command-line tool to manage todo lists stored as JSON', language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' });
     const titles = found.lessons.map((scored) => scored.lesson?.title);
     const json = found.lessons.find((scored) => scored.lesson?.title === 'Treat an empty JSON file as no items');
     const numpy = found.lessons.find((scored) => scored.lesson?.title === 'Vectorise numpy loops');
@@ -122,7 +122,7 @@ describe('memory service over the in-process bus', () => {
       candidateLesson: { title: 'Keep the sign of negative inputs', body: 'A negative number keeps its sign in the result: compute on abs(n) and negate the answer when n < 0.', errorSignature: 'AssertionError: assert <n> == -<n>', tags: [], language: Language.LANGUAGE_PYTHON },
     });
     const query = `${goal('signed_digit_sum')}\nFAILED test_negative: AssertionError: assert 6 == -6 negative number sign`;
-    const found = await client.retrieveLessons({ taskId: 'replay-new', query, language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0.2, scope: '', scopeOnly: false });
+    const found = await client.retrieveLessons({ taskId: 'replay-new', query, language: Language.LANGUAGE_PYTHON, errorSignature: '', tags: [], limit: 5, minScore: 0.2, scope: '', scopeOnly: false, idempotencyKey: '' });
     const top3 = found.lessons.slice(0, 3).map((scored) => scored.lesson?.id);
     expect(top3).toContain(signRule.lesson?.id);
     const replayed = found.lessons.filter((scored) => scored.lesson?.evidence.some((item) => item.taskId.startsWith('replay-') && item.taskId !== 'replay-sign'));
@@ -148,7 +148,7 @@ describe('memory service over the in-process bus', () => {
     expect(second.lessonCreated).toBe(false);
     expect(second.lesson?.id).toBe(first.lesson?.id);
     expect(second.lesson?.evidence).toHaveLength(2);
-    const bySignature = await client.retrieveLessons({ taskId: 't', query: '', language: Language.LANGUAGE_PYTHON, errorSignature: signature, tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false });
+    const bySignature = await client.retrieveLessons({ taskId: 't', query: '', language: Language.LANGUAGE_PYTHON, errorSignature: signature, tags: [], limit: 3, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' });
     // Relevance 1, weighted by its standing: a candidate (no later task has applied it) counts 0.75.
     expect(bySignature.lessons[0]).toMatchObject({ score: expect.closeTo(0.75, 3), lesson: { id: first.lesson?.id } });
   });
@@ -164,9 +164,9 @@ describe('memory service over the in-process bus', () => {
   });
 
   it('rejects bad requests naming the field', async () => {
-    await expect(client.retrieveLessons({ taskId: 't', query: ' ', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('query is empty') });
-    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 500, minScore: 0, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('limit is 500') });
-    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 2, scope: '', scopeOnly: false })).rejects.toMatchObject({ message: expect.stringContaining('min_score') });
+    await expect(client.retrieveLessons({ taskId: 't', query: ' ', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('query is empty') });
+    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 500, minScore: 0, scope: '', scopeOnly: false, idempotencyKey: '' })).rejects.toMatchObject({ message: expect.stringContaining('limit is 500') });
+    await expect(client.retrieveLessons({ taskId: 't', query: 'x', language: 0, errorSignature: '', tags: [], limit: 5, minScore: 2, scope: '', scopeOnly: false, idempotencyKey: '' })).rejects.toMatchObject({ message: expect.stringContaining('min_score') });
     await expect(client.getLesson({ lessonId: 'nope' })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     await expect(client.listLessons({ pageSize: 10, pageToken: '!!', language: 0, tags: [], errorSignature: '', scope: '', status: 0, team: '' })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
   });

@@ -10,16 +10,28 @@ import { evidenceColumn, inOrder, languageKey, type LessonKind, type LessonRow }
 export class LessonSearch {
   constructor(private readonly db: Database) {}
 
-  /** Counts the lessons as retrieved and returns them with their evidence, in the order of `ids`: one statement. */
-  async retrieved(ids: readonly string[], now: Date): Promise<Lesson[]> {
+  /**
+   * Counts the lessons as retrieved and returns them with their evidence, in
+   * the order of `ids`: one statement. With an `idempotencyKey` they are
+   * counted only by the first call that brings the key (the key is claimed in
+   * the same statement, so two racing calls count once); a repeat only reads
+   * them. Keys older than a day are dropped on the way.
+   */
+  async retrieved(ids: readonly string[], now: Date, idempotencyKey = ''): Promise<Lesson[]> {
     if (ids.length === 0) return [];
-    const rows = (
-      await this.db.query<LessonRow>(
-        `UPDATE memory.lessons l SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE l.id = ANY($1::text[]) RETURNING l.*, ${evidenceColumn}`,
-        [[...ids], now],
-      )
-    ).rows;
-    return inOrder(ids, rows);
+    const count = `UPDATE memory.lessons l SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE l.id = ANY($1::text[])`;
+    if (idempotencyKey === '') return inOrder(ids, (await this.db.query<LessonRow>(`${count} RETURNING l.*, ${evidenceColumn}`, [[...ids], now])).rows);
+    const counted = await this.db.query<LessonRow>(
+      `WITH claimed AS (
+         INSERT INTO memory.retrievals (idempotency_key, created_at) VALUES ($3, $2) ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key
+       ), pruned AS (
+         DELETE FROM memory.retrievals WHERE created_at < $2::timestamptz - interval '1 day'
+       )
+       ${count} AND EXISTS (SELECT 1 FROM claimed) RETURNING l.*, ${evidenceColumn}`,
+      [[...ids], now, idempotencyKey],
+    );
+    if (counted.rows.length > 0) return inOrder(ids, counted.rows);
+    return inOrder(ids, (await this.db.query<LessonRow>(`SELECT l.*, ${evidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows);
   }
 
   /** Signature matches for retrieval (exact, same language unless unspecified, in `scopes`). */

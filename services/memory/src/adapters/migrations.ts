@@ -151,4 +151,13 @@ export const memoryMigrations: readonly Migration[] = [
       CREATE UNIQUE INDEX successes_idempotency_key ON successes (idempotency_key) WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    // The keys of retrievals already counted (RetrieveLessons' idempotency_key): a repeat counts nothing.
+    // A repeat comes within minutes of the first call, so a key is kept a day (retrieved() prunes them).
+    id: '0005_idempotent_retrievals',
+    sql: `
+      CREATE TABLE retrievals (idempotency_key text PRIMARY KEY, created_at timestamptz NOT NULL);
+      CREATE INDEX retrievals_created_at ON retrievals (created_at);
+    `,
+  },
 ];

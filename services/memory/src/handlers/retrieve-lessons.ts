@@ -23,7 +23,8 @@ const overFetch = 3;
  * standing and age, and retired lessons are not offered. Failure lessons and
  * success patterns are ranked apart and share the limit (`successSlots`:
  * success patterns get a third), so a run of stored successes cannot push
- * the reflector's lessons out. Counts each returned lesson as retrieved.
+ * the reflector's lessons out. Counts each returned lesson as retrieved,
+ * once per `idempotency_key` when the request carries one.
  *
  * @throws AppError INVALID_ARGUMENT for an empty query, a limit outside
  *   0..50, a min_score outside 0..1 or a malformed scope.
@@ -85,6 +86,7 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
       await deps.search.retrieved(
         chosen.map((item) => item.id),
         now,
+        request.idempotencyKey,
       ),
     );
     const scoreOf = new Map(chosen.map((item) => [item.id, item.score]));
