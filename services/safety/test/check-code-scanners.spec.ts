@@ -82,6 +82,17 @@ describe('CheckCode with Bandit in the sandbox and ESLint', () => {
     }
   });
 
+  it("leaves the sandbox's shape to the runner, so the Bandit job fits the runner's warm pool (only its timeout and output cap are its own)", async () => {
+    const sent: RunJobRequest[] = [];
+    const recording: SandboxJobs = { runJob: (request, options) => (sent.push(request), fixture.sandbox.runJob(request, options)) };
+    const response = await checkCodeWith(defaultCodeCheckSettings, recording, [{ path: 'pool.py', content: 'import pickle\n\n\ndef load(data):\n    return pickle.loads(data)\n' }]);
+    expect(response.findings.some((found) => found.ruleId === 'bandit.B301')).toBe(true);
+    expect(sent).toHaveLength(1);
+    // Zero is "the runner's default": the memory, processes, CPUs and work directory its pooled sandboxes were started with.
+    expect(sent[0]!.job!.limits).toMatchObject({ memoryBytes: 0, pids: 0, cpus: 0, workDirBytes: 0, outputLimitBytes: 8 * 1024 * 1024 });
+    expect(sent[0]!.job!.limits!.timeout!.seconds).toBeGreaterThan(0);
+  });
+
   it('adds Bandit findings with CWE, confidence and tool, judged by the policy, next to the built-in ones', async () => {
     const files = [
       { path: 'game.py', content: 'import random\n\n\ndef roll():\n    return random.randint(1, 6)\n' },

@@ -81,6 +81,20 @@ describe('DockerDriver with a warm pool', () => {
     expect(slow.timedOut).toBe(true);
     expect(slow.resourceUsage?.wallTime?.seconds ?? 99).toBeLessThan(5);
   });
+
+  it("runs a job with its own output cap in a pooled container, capped at the job's limit, not the pool's", async () => {
+    await pooledDriver.warm();
+    const ready = new Set(containersOf(pooledLabel));
+    const own = (outputLimitBytes: number) => ({ limits: { memoryBytes: limits.memoryBytes, pids: limits.pids, cpus: limits.cpus, workDirBytes: limits.workDirBytes, timeout: { seconds: 30, nanos: 0 }, outputLimitBytes } });
+    // More than the pool's 64 KiB, as the safety service's Bandit job asks for its report.
+    const larger = await pooledDriver.run(job({}, ['sh', '-c', 'hostname >&2; head -c 200000 /dev/zero | tr "\\0" x'], own(1024 * 1024)));
+    expect(larger.stdout.length).toBe(200_000);
+    expect(larger.stdoutTruncated).toBe(false);
+    const smaller = await pooledDriver.run(job({}, ['sh', '-c', 'hostname >&2; head -c 200000 /dev/zero | tr "\\0" x'], own(1000)));
+    expect(smaller.stdout.length).toBe(1000);
+    expect(smaller.stdoutTruncated).toBe(true);
+    for (const result of [larger, smaller]) expect([...ready].some((id) => id.startsWith(result.stderr.toString().trim().split('\n')[0] ?? '-'))).toBe(true);
+  });
 });
 
 describe('DockerDriver', () => {

@@ -221,6 +221,7 @@ export class BubblewrapDriver {
     const startedAt = new Date();
     const started = performance.now();
     const pooled = !needsOwnSandbox(options) && this.defaults !== undefined && samePoolLimits(limits, this.defaults) ? this.pool.take() : undefined;
+    pooled?.session.capOutput(limits.outputLimitBytes);
     const sandbox = pooled ?? (await this.launch(limits, job.jobId, 60, options?.mounts ?? []));
     this.running.add(sandbox);
     if (options?.onExport !== undefined) sandbox.session.onExport(options.onExport);

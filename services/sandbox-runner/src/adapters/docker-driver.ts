@@ -171,7 +171,9 @@ export class DockerDriver {
     const startedAt = new Date();
     const started = performance.now();
     const input = jobInput(job, limits, { ...(options?.relay === undefined ? {} : { relay: options.relay }), ...(options?.exportDirectory === undefined ? {} : { exportDirectory: options.exportDirectory }) });
-    const sandbox = (needsOwnSandbox(options) ? undefined : this.take(image, limits)) ?? (await this.launch(image, limits, job.jobId, 0, options?.mounts ?? []));
+    const pooled = needsOwnSandbox(options) ? undefined : this.take(image, limits);
+    pooled?.session.capOutput(limits.outputLimitBytes);
+    const sandbox = pooled ?? (await this.launch(image, limits, job.jobId, 0, options?.mounts ?? []));
     if (options?.onExport !== undefined) sandbox.session.onExport(options.onExport);
     try {
       const { killedAtDeadline } = await superviseJob(sandbox, {

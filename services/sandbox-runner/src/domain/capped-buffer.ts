@@ -22,6 +22,11 @@ export class CappedBuffer {
     this.size += kept.length;
   }
 
+  /** Bytes kept. */
+  get length(): number {
+    return this.size;
+  }
+
   toBuffer(): Buffer {
     return Buffer.concat(this.chunks, this.size);
   }

@@ -105,9 +105,15 @@ function positive(value: number | undefined): number | undefined {
   return value !== undefined && value > 0 ? value : undefined;
 }
 
-/** Whether a job with `limits` may run in a sandbox the warm pool started with `pooled` (the pool's defaults). */
+/**
+ * Whether a job with `limits` may run in a sandbox the warm pool started
+ * with `pooled` (the pool's defaults): what the sandbox was made with
+ * (memory, processes, CPUs, the work directory's size) must match. The
+ * timeout and the output cap are the job's own, set when it is sent
+ * (`SupervisorSession.capOutput`), so they never keep a job out of the pool.
+ */
 export function samePoolLimits(limits: EffectiveLimits, pooled: EffectiveLimits): boolean {
-  return limits.memoryBytes === pooled.memoryBytes && limits.pids === pooled.pids && limits.cpus === pooled.cpus && limits.workDirBytes === pooled.workDirBytes && limits.outputLimitBytes === pooled.outputLimitBytes;
+  return limits.memoryBytes === pooled.memoryBytes && limits.pids === pooled.pids && limits.cpus === pooled.cpus && limits.workDirBytes === pooled.workDirBytes;
 }
 
 /** Inodes of a tmpfs of `bytes`: one per KiB, at least 4096, so empty files cannot fill the kernel's memory instead. */

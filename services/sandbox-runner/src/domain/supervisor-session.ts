@@ -37,8 +37,8 @@ interface DoneInfo {
  */
 export class SupervisorSession {
   private readonly reader = new FrameReader();
-  readonly stdout: CappedBuffer;
-  readonly stderr: CappedBuffer;
+  private out: CappedBuffer;
+  private err: CappedBuffer;
   private readonly diagnostics = new CappedBuffer(16 * 1024);
   private readonly archive = new CappedBuffer(maxCollectBytes + 1024 * 1024);
   readonly started = new Map<number, bigint>();
@@ -50,8 +50,31 @@ export class SupervisorSession {
   private exportSink: ((chunk: Buffer) => void) | undefined;
 
   constructor(outputLimitBytes: number) {
-    this.stdout = new CappedBuffer(outputLimitBytes);
-    this.stderr = new CappedBuffer(outputLimitBytes);
+    this.out = new CappedBuffer(outputLimitBytes);
+    this.err = new CappedBuffer(outputLimitBytes);
+  }
+
+  /** The commands' stdout as received, capped. */
+  get stdout(): CappedBuffer {
+    return this.out;
+  }
+
+  /** The commands' stderr as received, capped. */
+  get stderr(): CappedBuffer {
+    return this.err;
+  }
+
+  /**
+   * Caps stdout and stderr at the job's own output limit: a pooled sandbox
+   * was started before its job was known, and a job may ask for more (or
+   * less) output than the pool's default.
+   *
+   * @throws AppError INTERNAL when output already arrived (the cap is for a job not yet sent).
+   */
+  capOutput(outputLimitBytes: number): void {
+    if (this.out.length > 0 || this.err.length > 0) throw new AppError(ErrorCode.INTERNAL, 'the output cap changes only before the job is sent');
+    this.out = new CappedBuffer(outputLimitBytes);
+    this.err = new CappedBuffer(outputLimitBytes);
   }
 
   /** Resolves when the supervisor reports it is up. */
