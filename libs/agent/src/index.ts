@@ -32,6 +32,8 @@ export type { ConversationMessage, ConversationToolCall, FitConversationOptions,
 export { configuredSecrets, CONFIGURED_SECRET_RULE, createRedactor, defaultRedactionRules, HIGH_ENTROPY_RULE, loadRedactionRules, redactStrings, redactText } from './redact';
 export type { EntropySettings, RedactionFinding, RedactionResult, RedactionRule, RedactionRules, Redactor } from './redact';
 export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';
+export { firstStopRule } from './stop-rules';
+export type { StopMatch, StopRule } from './stop-rules';
 export { capText, numberLines } from './text-lines';
 export { lookupTools, parseToolArguments, readFileArguments, readFileTool, WorkspaceLookup } from './workspace-lookup';
 export type { LookupLimits } from './workspace-lookup';

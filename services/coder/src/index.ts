@@ -7,8 +7,8 @@ import { writeCodeAgentHandler } from './handlers/write-code-agent';
 import { AppError, ErrorCode } from '@ratchet/errors';
 
 export { applyReply, codeReplySchema } from './domain/code-reply';
-export { runAgent, stopReason } from './domain/agent-loop';
-export type { AgentLimits, AgentPorts, AgentRun, ToolOutcome } from './domain/agent-loop';
+export { agentStopRules, runAgent, stopReason } from './domain/agent-loop';
+export type { AgentLimits, AgentPorts, AgentProgress, AgentRun, ToolOutcome } from './domain/agent-loop';
 export { applyEdit, parseToolCall, ToolName, toolDefinitions } from './domain/agent-tools';
 export { agentPromptValues } from './handlers/write-code-agent';
 export { feedbackOf } from './handlers/write-code';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ToolStep, Usage } from '@ratchet/contracts';
 import { ChatRole, ScriptedModel, ToolProtocol, type ChatMessage, type ScriptedTurn } from '@ratchet/llm';
-import { applyEdit, parseToolCall, runAgent, type AgentLimits, type AgentPorts, type ToolOutcome } from '../src';
+import { agentStopRules, applyEdit, parseToolCall, runAgent, stopReason, type AgentLimits, type AgentPorts, type ToolOutcome } from '../src';
 import type { ValidCall } from '../src/domain/agent-tools';
 
 const limits: AgentLimits = { maxSteps: 10, maxModelCalls: 0, maxTokens: 0, wallTimeMs: 60_000 };
@@ -94,6 +94,20 @@ describe('runAgent', () => {
     const counted = await runAgent(initial, ToolProtocol.NATIVE, calls.agentPorts, { ...limits, maxModelCalls: 2 });
     expect(counted.usage.modelCalls).toBe(2);
     expect(counted.summary).toContain('model calls are used up');
+  });
+
+  it('stops by one list of named rules, the first that holds deciding, as the task loop does', () => {
+    expect(agentStopRules.map((rule) => rule.name)).toEqual(['tool-steps', 'model-calls', 'token-budget', 'wall-time']);
+    const used = (modelCalls: number, tokens: number): Usage => ({ promptTokens: tokens, completionTokens: 0, costUsd: 0, modelCalls });
+    const bounded = { maxSteps: 5, maxModelCalls: 3, maxTokens: 1_000, wallTimeMs: 10_000 };
+    expect(stopReason(4, used(2, 999), 9_999, bounded)).toBeUndefined();
+    // Every bound passed at once: the steps come first.
+    expect(stopReason(5, used(3, 1_000), 10_000, bounded)).toContain('used its 5 tool steps');
+    expect(stopReason(0, used(3, 1_000), 10_000, bounded)).toContain('model calls are used up (3 in this phase)');
+    expect(stopReason(0, used(0, 1_000), 10_000, bounded)).toContain("token budget is used up (1000 tokens in this phase)");
+    expect(stopReason(0, used(0, 0), 10_000, bounded)).toContain('ran for its 10 s');
+    // A task with no call or token budget left unset (0) never stops the phase for them.
+    expect(stopReason(0, used(99, 99_999), 0, { ...bounded, maxModelCalls: 0, maxTokens: 0 })).toBeUndefined();
   });
 
   it('speaks the plain-text protocol: one fenced block per reply, results as user messages', async () => {

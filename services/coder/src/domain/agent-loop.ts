@@ -1,4 +1,4 @@
-import { capText, durationFromMs, sumUsage } from '@ratchet/agent';
+import { capText, durationFromMs, firstStopRule, sumUsage, type StopRule } from '@ratchet/agent';
 import type { ToolStep, Usage } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { formatToolResultAsText, parseTextToolCall, ToolProtocol, type ChatMessage, type ChatResponse, type ToolDefinition } from '@ratchet/llm';
@@ -135,13 +135,46 @@ export async function runAgent(initial: readonly ChatMessage[], protocol: ToolPr
   }
 }
 
+/** What the coder's stop rules look at, before each model call. */
+export interface AgentProgress {
+  readonly stepCount: number;
+  /** What the phase's model calls used so far. */
+  readonly usage: Usage;
+  readonly elapsedMs: number;
+  readonly limits: AgentLimits;
+}
+
+/**
+ * Every reason the coder's tool loop stops without finish, in the order they
+ * are checked, on the same `StopRule` shape as the task loop's stop
+ * conditions. The task's own budget stops are the orchestrator's; these
+ * are what is left of them for this phase, and the phase's own bounds.
+ */
+export const agentStopRules: readonly StopRule<AgentProgress>[] = [
+  {
+    name: 'tool-steps',
+    check: ({ stepCount, limits }) => (stepCount >= limits.maxSteps ? `the coding phase used its ${limits.maxSteps} tool steps (coder.maxSteps)` : undefined),
+  },
+  {
+    name: 'model-calls',
+    check: ({ usage, limits }) => (limits.maxModelCalls > 0 && usage.modelCalls >= limits.maxModelCalls ? `the task's model calls are used up (${usage.modelCalls} in this phase)` : undefined),
+  },
+  {
+    name: 'token-budget',
+    check: ({ usage, limits }) => {
+      const tokens = usage.promptTokens + usage.completionTokens;
+      return limits.maxTokens > 0 && tokens >= limits.maxTokens ? `the task's token budget is used up (${tokens} tokens in this phase)` : undefined;
+    },
+  },
+  {
+    name: 'wall-time',
+    check: ({ elapsedMs, limits }) => (elapsedMs >= limits.wallTimeMs ? `the coding phase ran for its ${Math.round(limits.wallTimeMs / 1000)} s (coder.phaseTimeoutSeconds)` : undefined),
+  },
+];
+
 /** Why the loop must stop before its next model call, or undefined. */
 export function stopReason(stepCount: number, usage: Usage, elapsedMs: number, limits: AgentLimits): string | undefined {
-  if (stepCount >= limits.maxSteps) return `the coding phase used its ${limits.maxSteps} tool steps (coder.maxSteps)`;
-  if (limits.maxModelCalls > 0 && usage.modelCalls >= limits.maxModelCalls) return `the task's model calls are used up (${usage.modelCalls} in this phase)`;
-  if (limits.maxTokens > 0 && usage.promptTokens + usage.completionTokens >= limits.maxTokens) return `the task's token budget is used up (${usage.promptTokens + usage.completionTokens} tokens in this phase)`;
-  if (elapsedMs >= limits.wallTimeMs) return `the coding phase ran for its ${Math.round(limits.wallTimeMs / 1000)} s (coder.phaseTimeoutSeconds)`;
-  return undefined;
+  return firstStopRule(agentStopRules, { stepCount, usage, elapsedMs, limits })?.detail;
 }
 
 interface PendingCall {

@@ -1,3 +1,4 @@
+import { firstStopRule, type StopRule } from '@ratchet/agent';
 import { StopReason } from '@ratchet/contracts';
 import { effectiveBudget, type EffectiveBudget } from './budget';
 import { InputKind, type InputOf } from './inputs';
@@ -30,14 +31,20 @@ export interface StopContext {
   readonly elapsedMs: number;
 }
 
-export interface StopCondition {
-  /** For logs and tests: `max-iterations`, `token-budget`, ... */
-  readonly name: string;
+/** What a stop condition checks: the task as stored, and its budget with the defaults filled in. */
+export interface StopCheck extends StopContext {
+  readonly budget: EffectiveBudget;
+}
+
+/**
+ * One way a task stops, on the loops' shared `StopRule` shape (the coder's
+ * tool loop has its own list): `check` says why the task must stop now (its
+ * status reason), or undefined while it may go on.
+ */
+export interface StopCondition extends StopRule<StopCheck> {
   /** The stop reason the task ends with. */
   readonly reason: StopReason;
   readonly moments: readonly StopMoment[];
-  /** Why the task must stop now (the task's status reason), or undefined while it may go on. */
-  check(context: StopContext, budget: EffectiveBudget): string | undefined;
 }
 
 export interface StopVerdict {
@@ -83,7 +90,7 @@ export const stopConditions: readonly StopCondition[] = [
     name: 'max-iterations',
     reason: StopReason.STOP_REASON_MAX_ITERATIONS,
     moments: [StopMoment.BEFORE_ITERATION, StopMoment.AFTER_REFLECTION],
-    check: (context, budget) => (context.task.currentIteration >= budget.maxIterations ? `reached the maximum of ${budget.maxIterations} iterations without passing tests` : undefined),
+    check: ({ task, budget }) => (task.currentIteration >= budget.maxIterations ? `reached the maximum of ${budget.maxIterations} iterations without passing tests` : undefined),
   },
   {
     name: 'replan-limit',
@@ -108,7 +115,7 @@ export const stopConditions: readonly StopCondition[] = [
     name: 'token-budget',
     reason: StopReason.STOP_REASON_TOKEN_BUDGET,
     moments: beforeAnyModelCall,
-    check: ({ task }, budget) => {
+    check: ({ task, budget }) => {
       const tokens = task.usage.promptTokens + task.usage.completionTokens;
       return budget.maxTokens > 0 && tokens >= budget.maxTokens ? `used ${tokens} of ${budget.maxTokens} tokens` : undefined;
     },
@@ -117,14 +124,14 @@ export const stopConditions: readonly StopCondition[] = [
     name: 'cost-budget',
     reason: StopReason.STOP_REASON_COST_BUDGET,
     moments: beforeAnyModelCall,
-    check: ({ task }, budget) =>
+    check: ({ task, budget }) =>
       budget.maxCostUsd > 0 && task.usage.costUsd >= budget.maxCostUsd ? `spent $${task.usage.costUsd.toFixed(4)} of the $${budget.maxCostUsd.toFixed(4)} budget` : undefined,
   },
   {
     name: 'wall-time',
     reason: StopReason.STOP_REASON_WALL_TIME,
     moments: beforeAnyModelCall,
-    check: ({ elapsedMs }, budget) =>
+    check: ({ elapsedMs, budget }) =>
       budget.maxWallTimeMs > 0 && elapsedMs >= budget.maxWallTimeMs ? `ran ${Math.round(elapsedMs / 1000)} s of the ${Math.round(budget.maxWallTimeMs / 1000)} s wall-time budget` : undefined,
   },
 ];
@@ -132,12 +139,11 @@ export const stopConditions: readonly StopCondition[] = [
 /** The first stop condition that holds at `moment`, or undefined while the task may go on. */
 export function firstStop(moment: StopMoment, context: StopContext): StopVerdict | undefined {
   const budget = effectiveBudget(context.task.budget, context.policy.defaultBudget);
-  for (const condition of stopConditions) {
-    if (!condition.moments.includes(moment)) continue;
-    const detail = condition.check(context, budget);
-    if (detail !== undefined) return { condition: condition.name, reason: condition.reason, detail };
-  }
-  return undefined;
+  const stop = firstStopRule(
+    stopConditions.filter((condition) => condition.moments.includes(moment)),
+    { ...context, budget },
+  );
+  return stop === undefined ? undefined : { condition: stop.rule.name, reason: stop.rule.reason, detail: stop.detail };
 }
 
 /** What the loop does after a reflection. */
