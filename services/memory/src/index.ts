@@ -22,7 +22,8 @@ import type { Database } from '@ratchet/db';
 import { EmbeddingQueue } from './adapters/embedding-queue';
 import { FailureRepository } from './adapters/failure-repository';
 import { LessonSearch } from './adapters/lesson-search';
-import { LessonStore } from './adapters/lesson-store';
+import { LessonRepository } from './adapters/lesson-repository';
+import { openMemorySchema } from './adapters/memory-schema';
 import { OutcomeRepository } from './adapters/outcome-repository';
 import { SuccessRepository } from './adapters/success-repository';
 import { PgVectorStore } from './adapters/pgvector-store';
@@ -36,7 +37,7 @@ import { recordFailureHandler } from './handlers/record-failure';
 import { recordSuccessHandler } from './handlers/record-success';
 import { retrieveLessonsHandler } from './handlers/retrieve-lessons';
 
-export { LessonKind, LessonStore } from './adapters/lesson-store';
+export { LessonKind, LessonRepository } from './adapters/lesson-repository';
 export { memoryMigrations } from './adapters/migrations';
 export { OpenAiEmbedder } from './adapters/openai-embedder';
 export type { OpenAiEmbedderConfig } from './adapters/openai-embedder';
@@ -125,9 +126,10 @@ const defaultRedact = (text: string) => builtInRedactor.redact(text).text;
  */
 export async function createMemoryService(options: MemoryServiceOptions): Promise<MemoryService> {
   if (options.vectorWeight !== undefined && !(options.vectorWeight >= 0 && options.vectorWeight <= 1)) throw new RangeError(`vectorWeight is ${options.vectorWeight}; use 0 to 1`);
-  const store = await LessonStore.open(options.db);
+  await openMemorySchema(options.db);
   const deps = {
-    store,
+    db: options.db,
+    lessons: new LessonRepository(options.db),
     embeddings: new EmbeddingQueue(options.db),
     outcomes: new OutcomeRepository(options.db),
     search: new LessonSearch(options.db),

@@ -76,15 +76,6 @@ export class FailureRepository {
     return { failureId, lessonId: row?.lesson_id ?? undefined, created: row?.created === true };
   }
 
-  /**
-   * Holds `key` until `tx` ends, so two calls with the same idempotency key
-   * (a retry racing the call it repeats) run one after the other and the
-   * second finds what the first stored.
-   */
-  async lockIdempotencyKey(tx: Queryable, key: string): Promise<void> {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`memory:${key}`]);
-  }
-
   /** What the failure recorded with `idempotencyKey` stored, if one was. */
   async recordedFailure(tx: Queryable, idempotencyKey: string): Promise<RecordedFailure | undefined> {
     const result = await tx.query<{ id: string; lesson_id: string | null; lesson_created: boolean }>('SELECT id, lesson_id, lesson_created FROM memory.failures WHERE idempotency_key = $1', [idempotencyKey]);

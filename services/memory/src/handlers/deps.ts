@@ -1,8 +1,9 @@
 import { LessonStatus, type Lesson } from '@ratchet/contracts';
+import type { Database } from '@ratchet/db';
 import type { EmbeddingQueue } from '../adapters/embedding-queue';
 import type { FailureRepository } from '../adapters/failure-repository';
 import type { LessonSearch } from '../adapters/lesson-search';
-import type { LessonStore } from '../adapters/lesson-store';
+import type { LessonRepository } from '../adapters/lesson-repository';
 import type { OutcomeRepository } from '../adapters/outcome-repository';
 import type { SuccessRepository } from '../adapters/success-repository';
 import type { Embedder } from '../domain/hashing-embedder';
@@ -11,7 +12,10 @@ import type { VectorStore } from '../domain/vector-store';
 
 /** What the memory handlers share. */
 export interface MemoryDeps {
-  readonly store: LessonStore;
+  /** The memory database, for the transactions a record call spans several repositories with. */
+  readonly db: Database;
+  /** Lessons and their evidence. */
+  readonly lessons: LessonRepository;
   /** Which embedder made each lesson's vector, and the lessons still to embed. */
   readonly embeddings: EmbeddingQueue;
   /** Task outcomes and the standing of lessons they measure. */

@@ -19,7 +19,7 @@ function checkedId(id: string): string {
  */
 export function getLessonHandler(deps: MemoryDeps) {
   return async (request: GetLessonRequest): Promise<GetLessonResponse> => {
-    const [lesson] = await presentLessons(deps, await deps.store.lessons([checkedId(request.lessonId)]));
+    const [lesson] = await presentLessons(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
     if (lesson === undefined) throw new AppError(ErrorCode.NOT_FOUND, `no lesson ${request.lessonId}`);
     return { lesson };
   };
@@ -32,8 +32,8 @@ export function getLessonHandler(deps: MemoryDeps) {
  */
 export function forgetLessonHandler(deps: MemoryDeps) {
   return async (request: ForgetLessonRequest): Promise<ForgetLessonResponse> => {
-    const [lesson] = await presentLessons(deps, await deps.store.lessons([checkedId(request.lessonId)]));
-    if (lesson === undefined || !(await deps.store.forget(lesson.id))) throw new AppError(ErrorCode.NOT_FOUND, `no lesson ${request.lessonId}`);
+    const [lesson] = await presentLessons(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
+    if (lesson === undefined || !(await deps.lessons.forget(lesson.id))) throw new AppError(ErrorCode.NOT_FOUND, `no lesson ${request.lessonId}`);
     await deps.vectors.delete([lesson.id]);
     return { lesson };
   };
@@ -56,8 +56,8 @@ export function listLessonsHandler(deps: MemoryDeps) {
     // Retirement follows from the weight at reading time, so RETIRED filters what is stored as any status.
     const retiredOnly = request.status === LessonStatus.LESSON_STATUS_RETIRED;
     const status = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED || retiredOnly ? '' : statusName(request.status);
-    const page = await deps.store.list({ language: request.language, tags: request.tags, errorSignature: request.errorSignature, scope, status, teamPrefix: request.team.trim() === '' ? undefined : teamScopePrefix(request.team.trim()) }, offset, pageSize);
-    const lessons = await presentLessons(deps, await deps.store.lessons(page.ids));
+    const page = await deps.lessons.list({ language: request.language, tags: request.tags, errorSignature: request.errorSignature, scope, status, teamPrefix: request.team.trim() === '' ? undefined : teamScopePrefix(request.team.trim()) }, offset, pageSize);
+    const lessons = await presentLessons(deps, await deps.lessons.lessons(page.ids));
     const wanted = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED ? lessons : lessons.filter((lesson) => lesson.status === request.status);
     return { lessons: wanted, nextPageToken: page.more ? Buffer.from(String(offset + pageSize)).toString('base64url') : '' };
   };

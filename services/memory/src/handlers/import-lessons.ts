@@ -30,7 +30,7 @@ export function importLessonsHandler(deps: MemoryDeps) {
         throw new AppError(ErrorCode.INVALID_ARGUMENT, `lesson ${index + 1} of the batch (id ${JSON.stringify(lesson.id.slice(0, 64))}) needs an id of letters, digits and dashes, a title and a body`);
       }
     });
-    const existing = await deps.store.existing(request.lessons.map((lesson) => lesson.id));
+    const existing = await deps.lessons.existing(request.lessons.map((lesson) => lesson.id));
     const fresh = request.lessons.filter((lesson) => !existing.has(lesson.id));
     const now = deps.now();
     const stored = fresh.map((lesson) => ({
@@ -42,8 +42,8 @@ export function importLessonsHandler(deps: MemoryDeps) {
       scope: override ?? scopeOf(lesson.scope),
       evidence: lesson.evidence.map((item) => ({ ...item, failureSummary: deps.redact(item.failureSummary), fixSummary: deps.redact(item.fixSummary) })),
     }));
-    await deps.store.db.transaction(async (tx) => {
-      for (const lesson of stored) await deps.store.importLesson(tx, { ...lesson, kind: LessonKindProto.LESSON_KIND_UNSPECIFIED }, lesson.kind, lesson.scope, now);
+    await deps.db.transaction(async (tx) => {
+      for (const lesson of stored) await deps.lessons.importLesson(tx, { ...lesson, kind: LessonKindProto.LESSON_KIND_UNSPECIFIED }, lesson.kind, lesson.scope, now);
     });
     const vectors = await deps.embedder.embed(stored.map((lesson) => lessonText(lesson.title, lesson.body, lesson.errorSignature)));
     await deps.vectors.upsert(

@@ -5,6 +5,7 @@ import { LessonKind } from '../adapters/lesson-rows';
 import { scopeOf } from '../domain/scope';
 import { lessonText, presentLessons, type MemoryDeps } from './deps';
 import { recordOutcome } from './outcomes';
+import { lockIdempotencyKey } from '../adapters/memory-schema';
 
 /**
  * RecordFailure: stores the failure and its candidate lesson in the task's
@@ -31,9 +32,9 @@ export function recordFailureHandler(deps: MemoryDeps) {
     const title = redact(draft?.title.trim().split('\n')[0]?.trim() ?? '');
     const body = redact(draft?.body.trim() ?? '');
     const idempotencyKey = request.idempotencyKey.trim();
-    const { failureId, lessonId, created, repeated } = await deps.store.db.transaction(async (tx) => {
+    const { failureId, lessonId, created, repeated } = await deps.db.transaction(async (tx) => {
       if (idempotencyKey !== '') {
-        await deps.failures.lockIdempotencyKey(tx, idempotencyKey);
+        await lockIdempotencyKey(tx, idempotencyKey);
         const earlier = await deps.failures.recordedFailure(tx, idempotencyKey);
         if (earlier !== undefined) return { ...earlier, repeated: true };
       }
@@ -61,15 +62,15 @@ export function recordFailureHandler(deps: MemoryDeps) {
     });
     // Also on a repeated call, from the lesson as the first stored it: an upsert by id changes nothing the
     // first made, and completes one that stopped before it. (A lesson retention removed since is left gone.)
-    const [earlierLesson] = repeated && lessonId !== undefined ? await deps.store.lessons([lessonId]) : [];
+    const [earlierLesson] = repeated && lessonId !== undefined ? await deps.lessons.lessons([lessonId]) : [];
     const text = earlierLesson === undefined ? (repeated ? undefined : lessonText(title, body, signature)) : lessonText(earlierLesson.title, earlierLesson.body, earlierLesson.errorSignature);
     if (lessonId !== undefined && created && text !== undefined) {
       const [vector] = await deps.embedder.embed([text]);
       await deps.vectors.upsert([{ id: lessonId, vector: vector as Float32Array, payload: { kind: LessonKind.LESSON, language: languageToJSON(request.language), scope, embedder: deps.embedder.id } }]);
       await deps.embeddings.setEmbedder([lessonId], deps.embedder.id);
-      await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
+      await deps.vectors.delete(await deps.lessons.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    const [lesson] = lessonId === undefined ? [] : await presentLessons(deps, await deps.store.lessons([lessonId]));
+    const [lesson] = lessonId === undefined ? [] : await presentLessons(deps, await deps.lessons.lessons([lessonId]));
     return { failureId, lesson, lessonCreated: created };
   };
 }

@@ -5,6 +5,7 @@ import { scopeOf } from '../domain/scope';
 import { duplicateScore, successTitle } from '../domain/success-pattern';
 import { lessonText, presentLessons, type MemoryDeps } from './deps';
 import { recordOutcome } from './outcomes';
+import { lockIdempotencyKey } from '../adapters/memory-schema';
 
 /**
  * RecordSuccess: the fix becomes evidence on the lessons of the task's
@@ -32,10 +33,10 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     const idempotencyKey = request.idempotencyKey.trim();
     const answerAgain = async (earlier: { successId: string; updatedLessonIds: readonly string[] }): Promise<RecordSuccessResponse> => ({
       successId: earlier.successId,
-      updatedLessons: await presentLessons(deps, await deps.store.lessons(earlier.updatedLessonIds)),
+      updatedLessons: await presentLessons(deps, await deps.lessons.lessons(earlier.updatedLessonIds)),
     });
     // A repeated call answers what the first stored, before any work (the search below) is done again.
-    const known = idempotencyKey === '' ? undefined : await deps.successes.recordedSuccess(deps.store.db, idempotencyKey);
+    const known = idempotencyKey === '' ? undefined : await deps.successes.recordedSuccess(deps.db, idempotencyKey);
     if (known !== undefined) return answerAgain(known);
     const body = deps.redact(request.fixSummary.trim() || 'Passed its tests.');
     const title = successTitle(body);
@@ -48,24 +49,24 @@ export function recordSuccessHandler(deps: MemoryDeps) {
       filter: { kind: LessonKind.SUCCESS_PATTERN, language, scopes: [scope] },
     });
     type Stored = { earlier: { successId: string; updatedLessonIds: readonly string[] } } | { successId: string; patternId: string; created: boolean; touched: string[] };
-    const stored = await deps.store.db.transaction(async (tx): Promise<Stored> => {
+    const stored = await deps.db.transaction(async (tx): Promise<Stored> => {
       if (idempotencyKey !== '') {
         // A call racing the one it repeats waits for it here, then answers what it stored.
-        await deps.failures.lockIdempotencyKey(tx, idempotencyKey);
+        await lockIdempotencyKey(tx, idempotencyKey);
         const earlier = await deps.successes.recordedSuccess(tx, idempotencyKey);
         if (earlier !== undefined) return { earlier };
       }
       const resolved = await deps.failures.resolveFailures(tx, request.resolvedFailureIds, now);
       for (const { lessonId, iteration } of resolved) {
-        await deps.store.addEvidence(tx, lessonId, { taskId: request.taskId, iteration, failureSummary: '', fixSummary: body }, now);
+        await deps.lessons.addEvidence(tx, lessonId, { taskId: request.taskId, iteration, failureSummary: '', fixSummary: body }, now);
       }
       const helped = [...new Set(request.helpedLessonIds)];
       await deps.successes.countHelped(tx, helped);
       await recordOutcome(deps, tx, { taskId: request.taskId, scope, language: request.language, iterations: request.iterationsTaken, succeeded: true, applied: helped });
       const patternId =
         twin?.id ??
-        (await deps.store.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, scope, originTaskId: request.taskId, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
-      await deps.store.addEvidence(tx, patternId, { taskId: request.taskId, iteration: request.iteration, failureSummary: '', fixSummary: body }, now);
+        (await deps.lessons.createLesson(tx, { kind: LessonKind.SUCCESS_PATTERN, scope, originTaskId: request.taskId, title, body, errorSignature: '', tags: [LessonKind.SUCCESS_PATTERN], language: request.language }, now));
+      await deps.lessons.addEvidence(tx, patternId, { taskId: request.taskId, iteration: request.iteration, failureSummary: '', fixSummary: body }, now);
       const touched = [...new Set([...resolved.map((item) => item.lessonId), ...helped, ...(twin === undefined ? [] : [twin.id])])];
       const successId = await deps.successes.recordSuccess(
         tx,
@@ -79,8 +80,8 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     if (created) {
       await deps.vectors.upsert([{ id: patternId, vector: vector as Float32Array, payload: { kind: LessonKind.SUCCESS_PATTERN, language, scope, embedder: deps.embedder.id } }]);
       await deps.embeddings.setEmbedder([patternId], deps.embedder.id);
-      await deps.vectors.delete(await deps.store.enforceRetention(scope, deps.maxLessonsPerScope));
+      await deps.vectors.delete(await deps.lessons.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    return { successId, updatedLessons: await presentLessons(deps, await deps.store.lessons(touched)) };
+    return { successId, updatedLessons: await presentLessons(deps, await deps.lessons.lessons(touched)) };
   };
 }

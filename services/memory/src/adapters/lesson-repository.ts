@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { languageToJSON, type Language, type Lesson } from '@ratchet/contracts';
-import { migrate, type Database, type Queryable } from '@ratchet/db';
+import type { Database, Queryable } from '@ratchet/db';
 import { evidenceColumn, inOrder, languageKey, LessonKind, statusName, type LessonRow } from './lesson-rows';
-import { memoryMigrations } from './migrations';
 
 export { LessonKind, statusName } from './lesson-rows';
 
@@ -25,16 +24,14 @@ export interface NewEvidence {
   readonly fixSummary: string;
 }
 
-/** Lessons, evidence, failures and successes in the `memory` schema. */
-export class LessonStore {
-  private constructor(readonly db: Database) {}
-
-  static async open(db: Database): Promise<LessonStore> {
-    await migrate(db, 'memory', memoryMigrations);
-    // PGlite has no autovacuum: without statistics the planner takes a scope filter for one row and scans every lesson. Sampled, so cheap on Postgres too.
-    await db.query('ANALYZE memory.lessons, memory.evidence, memory.outcomes, memory.terms');
-    return new LessonStore(db);
-  }
+/**
+ * Lessons and their evidence (memory.lessons, memory.evidence): creating,
+ * importing, reading, listing and forgetting them, and the retention limit
+ * per scope. Counting retrievals is `LessonSearch`'s, standing
+ * `OutcomeRepository`'s, failures and successes their repositories'.
+ */
+export class LessonRepository {
+  constructor(private readonly db: Database) {}
 
   async createLesson(tx: Queryable, lesson: NewLesson, now: Date): Promise<string> {
     const id = randomUUID();
@@ -133,7 +130,6 @@ export class LessonStore {
     return result.rows.map((row) => row.id);
   }
 
-  /** A page of lessons, newest first, with optional filters. */
   /**
    * A page of lesson ids, newest first. `teamPrefix` (see `teamScopePrefix`)
    * keeps the lessons a team reads: the global scope and those under the
