@@ -9,27 +9,25 @@ import {
   TaskStatus,
   type ApprovalGate,
   type ClarifyingQuestion,
-  type ReviewFinding,
-  type SafetyFinding,
   type TaskPhases,
   type ErrorDetail,
   type Lesson,
   type ScoredLesson,
   type TestDispute,
   type TestReport,
-  TestEdits,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { dependencyGate, gateDecided, packageLabel, planDecisions, withUndeclared, withVerdict } from './dependencies';
+import { dependencyGate, gateDecided, planDecisions, withUndeclared, withVerdict } from './dependencies';
 import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
-import { testsEditable } from './next-action';
 import { assumptionAnswerer, type LoopPolicy } from './policy';
 import { baselineFailures, baselineText, judgeAgainstBaseline } from './baseline';
 import { failingTestsOf, failureText } from './progress';
 import { emptyUsage, isOpenQuestion, type IterationRecord, type TaskRecord, type TaskState } from './records';
-import { afterReflection, elapsedMs, spanText, unavailableText } from './stop-conditions';
+import { testsEditable } from './next-action';
+import { afterReflection, elapsedMs } from './stop-conditions';
+import { baselineSummary, blockingText, commandGateText, finalResultGateText, findingsSummary, packageLabel, planSummary, safetySummary, spanText, testSummary, unavailableText, waitingFor } from './summaries';
 import { allowedNext } from './task-state';
 
 /** What one input does to a task: the records to write and the events to append, all in one transaction. */
@@ -204,19 +202,9 @@ const failure = (code: IterationErrorCode, message: string, detail = ''): ErrorD
 /** The `detail` of a MODEL_REPLY_INVALID error whose reply stopped at the token limit. */
 export const replyTruncated = 'truncated';
 
-/** `3/5 tests passed`, or why there is no report. */
-export function testSummary(report: TestReport | undefined): string {
-  return report === undefined || !report.parsed ? `no test report (${report?.parseError ?? 'none'})` : `${report.passed}/${report.total} tests passed`;
-}
-
 /** What the baseline run found, as a line of the task's events. */
 function baselineEvent(report: TestReport, at: Date): NewEvent {
-  const failing = baselineFailures(report);
-  const message =
-    failing.length === 0
-      ? `baseline: the project's tests pass before any change (${report.passed}/${report.total})`
-      : `baseline: before any change ${failing.length} of ${report.total} test(s) fail (${failing.slice(0, 5).join(', ')}${failing.length > 5 ? ', ...' : ''}); a change must fix what the goal is about and break nothing else`;
-  return event(at, { $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message, service: 'orchestrator', attributes: {} } });
+  return event(at, { $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message: baselineSummary(report), service: 'orchestrator', attributes: {} } });
 }
 
 /** The events of a finished test run, and the iteration with its report. */
@@ -260,14 +248,12 @@ function iterationCompleted(iteration: IterationRecord, at: Date, passed: boolea
 
 /** The gate before a passing result is accepted: what passed, and the files, for the approver. */
 function finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: string, gateId: string, at: Date): ApprovalGate {
-  const files = task.resultFiles.map((file) => `- \`${file.path}\` (${Buffer.byteLength(file.content, 'utf8')} bytes)`).join('\n');
   return {
     gateId,
     taskId: task.id,
     iteration: iteration.number,
     kind: ApprovalKind.APPROVAL_KIND_FINAL_RESULT,
-    summary: `Iteration ${iteration.number} passed its tests (${summary}). Approve to accept the result; reject with a comment to have it reworked.`,
-    detail: `Goal: ${task.goal}\n\nPlan: ${task.plan?.summary ?? ''}\n\nFiles:\n${files}`,
+    ...finalResultGateText(task, iteration.number, summary),
     decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
     approver: '',
     comment: '',
@@ -280,29 +266,6 @@ function finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: 
 function afterSafety(phases: TaskPhases): TaskStatus {
   if (phases.review) return TaskStatus.TASK_STATUS_REVIEWING;
   return phases.audit ? TaskStatus.TASK_STATUS_AUDITING : TaskStatus.TASK_STATUS_TESTING;
-}
-
-/** The findings that block an attempt, as one line each for the iteration's error and the reflector. */
-function blockingText(findings: readonly ReviewFinding[]): string {
-  return findings
-    .filter((found) => found.blocking)
-    .map((found) => `${found.path === '' ? 'the change' : `${found.path}${found.line > 0 ? `:${found.line}` : ''}`}: ${found.message}${found.cwe === '' ? '' : ` (${found.cwe})`}`)
-    .join('; ');
-}
-
-/** A safety check's summary: what the change introduced, how much of it blocks, and the pre-existing findings apart. */
-function safetySummary(findings: readonly SafetyFinding[]): string {
-  const introduced = findings.filter((found) => !found.preExisting);
-  const blocking = blockingSafetyFindings(findings).length;
-  const preExisting = findings.length - introduced.length;
-  const own = blocking > 0 ? `${introduced.length} finding(s), ${blocking} blocking` : `${introduced.length} finding(s), not blocking`;
-  return preExisting === 0 ? own : `${own}; ${preExisting} pre-existing finding(s) in the changed files, not blocking`;
-}
-
-/** A phase's summary with its finding counts. */
-function findingsSummary(findings: readonly ReviewFinding[], summary: string): string {
-  const blocking = findings.filter((found) => found.blocking).length;
-  return `${findings.length} finding(s), ${blocking} blocking${summary.trim() === '' ? '' : `: ${summary.trim()}`}`;
 }
 
 /**
@@ -318,11 +281,6 @@ export function newQuestions(earlier: readonly ClarifyingQuestion[], asked: read
     taken.add(questionId);
     return { ...question, questionId };
   });
-}
-
-/** One line per question: what the task waits for. */
-function waitingFor(questions: readonly ClarifyingQuestion[], taskId: string): string {
-  return `waiting for answers to ${questions.length} question(s) (ratchet answer ${taskId}): ${questions.map((question) => question.question).join(' / ')}`;
 }
 
 /** One rule per input kind: what the input means in the status the table allows it in. */
@@ -399,7 +357,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const planned = [
       ...(input.baseline === undefined || baseline.baselineReport === undefined ? [] : [baselineEvent(input.baseline, input.at)]),
       ...(input.lookups ?? []).map((step) => event(input.at, { $case: 'toolCalled', toolCalled: { step, phase: Phase.PHASE_PLANNING } })),
-      phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task)),
+      phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task, testsEditable(task))),
     ];
     // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
     const declared = new Set(input.dependencies.map((decision) => decision.dependency?.name));
@@ -447,9 +405,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       taskId: state.task.id,
       iteration: iteration.number,
       kind: ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION,
-      summary: `may the coder run \`${input.commandLine.length > 200 ? `${input.commandLine.slice(0, 200)}...` : input.commandLine}\`? ${input.reason}`,
-      // The exact command line: what an approval lets run.
-      detail: input.commandLine,
+      ...commandGateText(input.commandLine, input.reason),
       decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
       approver: '',
       comment: '',
@@ -812,14 +768,4 @@ function decided(gate: ApprovalGate, decision: ApprovalDecision): ApprovalGate {
     throw new AppError(ErrorCode.INVALID_ARGUMENT, `gate ${gate.gateId} carries the decision ${ApprovalDecision[gate.decision]}, not ${ApprovalDecision[decision]}`);
   }
   return { ...gate, decision };
-}
-
-/** What a plan's completion says: its summary, and whether the user's tests may change (shown, since it changes what passing means). */
-function planSummary(task: TaskState['task']): string {
-  const plan = task.plan;
-  if (plan === undefined) return '';
-  if (task.acceptanceTests.length === 0) return plan.summary;
-  if (task.testEdits === TestEdits.TEST_EDITS_ALLOWED) return `${plan.summary} (the tests may be edited: allowed for this task)`;
-  if (testsEditable(task)) return `${plan.summary} (the tests may be edited: the goal asks to change them${plan.changesTestsReason === '' ? '' : `: ${plan.changesTestsReason}`})`;
-  return plan.summary;
 }

@@ -1,5 +1,6 @@
 import { ApprovalDecision, ApprovalKind, DependencyVerdict, type ApprovalGate, type Dependency, type DependencyDecision } from '@ratchet/contracts';
 import type { TaskRecord } from './records';
+import { dependencyGateText } from './summaries';
 
 /**
  * A package name as the policy compares it: lower case, and runs of `-`,
@@ -24,13 +25,6 @@ export function installList(task: Pick<TaskRecord, 'dependencyDecisions'>): Depe
 /** The packages of `decisions` with this verdict. */
 export function withVerdict(decisions: readonly DependencyDecision[], verdict: DependencyVerdict): DependencyDecision[] {
   return decisions.filter((decision) => decision.verdict === verdict);
-}
-
-/** `flask (>=2,<4)`: a package and the spec it would be installed with. */
-export function packageLabel(decision: DependencyDecision): string {
-  const name = decision.dependency?.name ?? '';
-  const spec = decision.installSpec || decision.dependency?.versionSpec || '';
-  return spec === '' ? name : `${name} (${spec})`;
 }
 
 /**
@@ -76,16 +70,14 @@ export function gateDecided(decisions: readonly DependencyDecision[], gate: Appr
   });
 }
 
-/** The DEPENDENCY_INSTALL gate: which packages wait for a person, why, and what approving means. */
+/** The DEPENDENCY_INSTALL gate for `waiting` (its wording is `dependencyGateText`'s). */
 export function dependencyGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration: number, waiting: readonly DependencyDecision[], gateId: string, at: Date): ApprovalGate {
-  const list = waiting.map((decision) => `- \`${packageLabel(decision)}\`: ${decision.reason}`).join('\n');
   return {
     gateId,
     taskId: task.id,
     iteration,
     kind: ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL,
-    summary: `The plan needs ${waiting.length === 1 ? 'a package' : `${waiting.length} packages`} the dependency policy does not allow by itself: ${waiting.map(packageLabel).join(', ')}. Approve to install ${waiting.length === 1 ? 'it' : 'them'} for this task's tests; reject with a comment to have the plan done without.`,
-    detail: `Goal: ${task.goal}\n\nPackages:\n${list}`,
+    ...dependencyGateText(task, waiting),
     decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
     approver: '',
     comment: '',

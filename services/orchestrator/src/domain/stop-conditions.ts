@@ -5,6 +5,7 @@ import { InputKind, type InputOf } from './inputs';
 import type { LoopPolicy } from './policy';
 import { failureText, judgeProgress, ProgressVerdict, type FailureFingerprint } from './progress';
 import type { IterationRecord, TaskRecord } from './records';
+import { unavailableText } from './summaries';
 
 /**
  * When stop conditions are evaluated: before a model call of a running
@@ -212,19 +213,4 @@ export function waitEnded(limit: WaitLimit, outage: Outage, task: Pick<TaskRecor
   const { maxWallTimeMs } = effectiveBudget(task.budget, policy.defaultBudget);
   const detail = `ran ${Math.round(elapsedMs(task, now) / 1000)} s of the ${Math.round(maxWallTimeMs / 1000)} s wall-time budget; ${unavailable}`;
   return { kind: InputKind.STOPPED, at: now, reason: StopReason.STOP_REASON_WALL_TIME, detail };
-}
-
-/** `memory service unavailable for 5m`, `database unavailable for 12s` (a dependency `''` is not known); without the time under a second. */
-export function unavailableText(dependency: string, waitedMs: number): string {
-  const what = dependency === 'database' ? 'database' : dependency === '' ? 'a service' : `${dependency} service`;
-  return waitedMs < 1000 ? `${what} unavailable` : `${what} unavailable for ${spanText(waitedMs)}`;
-}
-
-/** A time span as people read it: `0.5s`, `45s`, `5m`, `2m30s` (tenths of a second below 10 s). */
-export function spanText(ms: number): string {
-  if (ms < 10_000) return `${Math.max(0, Math.round(ms / 100) / 10)}s`;
-  const seconds = Math.round(ms / 1000);
-  const minutes = Math.floor(seconds / 60);
-  if (minutes === 0) return `${seconds}s`;
-  return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
 }
