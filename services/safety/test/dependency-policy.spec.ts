@@ -356,7 +356,7 @@ describe('checking a set of dependencies', () => {
     ]);
   });
 
-  it('judges undeclared imports: an allowed one warns, one needing approval blocks, a provided one is fine', () => {
+  it('judges undeclared imports: an allowed one warns, one needing approval asks a person, a denied one blocks, a provided one is fine', () => {
     const result = check({
       dependencies: [{ name: 'flask', versionSpec: '>=3' }],
       imports: [
@@ -366,7 +366,7 @@ describe('checking a set of dependencies', () => {
         imported('boto3', 'boto3', ['cli.py', 1]),
       ],
     });
-    expect(result.verdict).toBe(DependencyAction.BLOCK);
+    expect(result.verdict).toBe(DependencyAction.ASK);
     expect(result.decisions.map((decision) => ({ name: decision.name, verdict: decision.verdict, declared: decision.declared, importedAt: decision.importedAt, installSpec: decision.installSpec }))).toEqual([
       { name: 'flask', verdict: DependencyVerdict.ALLOWED, declared: true, importedAt: ['app.py:1'], installSpec: '>=3,>=2,<4' },
       { name: 'PyYAML', verdict: DependencyVerdict.ALLOWED, declared: false, importedAt: ['app.py:2', 'cli.py:4'], installSpec: '>=5.4' },
@@ -384,11 +384,20 @@ describe('checking a set of dependencies', () => {
       }),
       expect.objectContaining({
         ruleId: DependencyRuleId.UNDECLARED_IMPORT,
-        action: DependencyAction.BLOCK,
+        action: DependencyAction.ASK,
         path: 'cli.py',
         snippet: 'boto3',
-        remediation: "Declare boto3 in the plan's dependencies so a person can approve it, or rewrite the code without it.",
+        message: expect.stringContaining("is imported at cli.py:1 but the plan does not declare it, and it needs a person's approval"),
+        remediation: 'A person decides whether boto3 is installed for this task; if refused, rewrite the code without it.',
       }),
+    ]);
+
+    // A denied package imported without being declared blocks, whatever else asks.
+    const denied = check({ dependencies: [], imports: [imported('boto3', 'boto3', ['cli.py', 1]), imported('pycrypto', 'Crypto', ['cli.py', 2])] });
+    expect(denied.verdict).toBe(DependencyAction.BLOCK);
+    expect(denied.findings.filter((finding) => finding.snippet === 'pycrypto').map((finding) => [finding.ruleId, finding.action])).toEqual([
+      [DependencyRuleId.DENIED, DependencyAction.BLOCK],
+      [DependencyRuleId.UNDECLARED_IMPORT, DependencyAction.BLOCK],
     ]);
   });
 

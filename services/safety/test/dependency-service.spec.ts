@@ -109,7 +109,7 @@ describe('CheckDependencies over the in-process bus', () => {
     });
   });
 
-  it('finds imports the plan did not declare: allowed ones warn, others block', async () => {
+  it('finds imports the plan did not declare: allowed ones warn, ones needing approval ask a person', async () => {
     const files = [
       { path: 'app.py', content: 'import os\nimport flask\nimport yaml\nfrom . import views\n' },
       { path: 'views.py', content: 'import boto3\nimport helpers\n' },
@@ -128,17 +128,17 @@ describe('CheckDependencies over the in-process bus', () => {
       expect.objectContaining({ ruleId: DependencyRuleId.UNDECLARED_IMPORT, path: 'app.py', line: 3, column: 8, snippet: 'PyYAML', severity: Severity.SEVERITY_LOW, action: SafetyVerdict.SAFETY_VERDICT_WARN }),
     ]);
 
-    const block = await python({ dependencies: [{ name: 'flask', versionSpec: '' }], files });
-    expect(block.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
-    expect(block.decisions.find((decision) => decision.dependency?.name === 'boto3')).toMatchObject({ declared: false, verdict: DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL, importedAt: ['views.py:1'] });
-    expect(block.findings).toContainEqual(
+    const ask = await python({ dependencies: [{ name: 'flask', versionSpec: '' }], files });
+    expect(ask.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL);
+    expect(ask.decisions.find((decision) => decision.dependency?.name === 'boto3')).toMatchObject({ declared: false, verdict: DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL, importedAt: ['views.py:1'] });
+    expect(ask.findings).toContainEqual(
       expect.objectContaining({
         ruleId: DependencyRuleId.UNDECLARED_IMPORT,
         path: 'views.py',
         line: 1,
         snippet: 'boto3',
-        action: SafetyVerdict.SAFETY_VERDICT_BLOCK,
-        remediation: "Declare boto3 in the plan's dependencies so a person can approve it, or rewrite the code without it.",
+        action: SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL,
+        remediation: 'A person decides whether boto3 is installed for this task; if refused, rewrite the code without it.',
       }),
     );
   });

@@ -210,9 +210,10 @@ export interface DependencyJudgement {
  * for this task, `default: allow`)
  * or NEEDS_APPROVAL (`default: ask`). Imports the plan does not declare are
  * judged the same way and marked undeclared: an allowed one gives a warning,
- * any other blocks. The verdict is BLOCK when anything is denied or an
- * undeclared import is not allowed, else ASK when a declared package needs
- * approval, else WARN when there are findings, else ALLOW.
+ * one that needs approval asks (as a declared one does), a denied one
+ * blocks. The verdict is BLOCK when anything is denied, else ASK when a
+ * package (declared or imported) needs approval, else WARN when there are
+ * findings, else ALLOW.
  *
  * @throws AppError INVALID_ARGUMENT for more than 200 dependencies or 1,000
  *   approved names, an empty name, a name over 214 characters or a version
@@ -414,8 +415,9 @@ function declaredFinding(ecosystem: Ecosystem, name: string, judgement: Dependen
 
 /**
  * The findings of a package the code imports and the plan does not declare:
- * a warning when it is allowed (it still has to be installed), a block
- * otherwise, plus the denial's own finding for a denied one.
+ * a warning when it is allowed (it still has to be installed), a question
+ * for a person when it needs approval, a block when it is denied (plus the
+ * denial's own finding).
  */
 function undeclaredFindings(ecosystem: Ecosystem, imported: ImportedPackage, judgement: DependencyJudgement, first: ImportSite): DependencyFinding[] {
   if (judgement.provided === true) return [];
@@ -449,17 +451,18 @@ function undeclaredFindings(ecosystem: Ecosystem, imported: ImportedPackage, jud
       remediation: judgement.remediation ?? '',
     });
   }
-  const mustNotUse = judgement.verdict === DependencyVerdict.DENIED;
+  // A package the policy asks about is asked about here too: a person decides, as for a declared one.
+  const ask = judgement.verdict === DependencyVerdict.NEEDS_APPROVAL;
   findings.push({
     ...location,
     ruleId: DependencyRuleId.UNDECLARED_IMPORT,
     severity: severityOfRule[DependencyRuleId.UNDECLARED_IMPORT],
     confidence: Confidence.HIGH,
-    action: DependencyAction.BLOCK,
-    message: `${label} is imported at ${at} but the plan does not declare it, and it is not allowed (${judgement.reason})`,
-    remediation: mustNotUse
-      ? `Do not use ${imported.name}: rewrite the code without it.`
-      : `Declare ${imported.name} in the plan's dependencies so a person can approve it, or rewrite the code without it.`,
+    action: ask ? DependencyAction.ASK : DependencyAction.BLOCK,
+    message: ask
+      ? `${label} is imported at ${at} but the plan does not declare it, and it needs a person's approval (${judgement.reason})`
+      : `${label} is imported at ${at} but the plan does not declare it, and it is not allowed (${judgement.reason})`,
+    remediation: ask ? `A person decides whether ${imported.name} is installed for this task; if refused, rewrite the code without it.` : `Do not use ${imported.name}: rewrite the code without it.`,
   });
   return findings;
 }
