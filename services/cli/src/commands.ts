@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SafetyFinding, type SourceFile, type Task } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, SafetyVerdict, TaskStatus, type ApprovalGate, type ClarifyingQuestion, ProjectProfile, type DependencyDecision, type DependencyInstall, TaskView, TestCaseStatus, TestEdits, MemoryUse, type Iteration, type SafetyFinding, type SourceFile, type Task } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
@@ -297,14 +297,17 @@ function switchOf(value: boolean | undefined): PhaseSwitch {
 }
 
 /**
- * Embedded mode's answer to a DEPENDENCY_INSTALL gate: approved with
+ * Embedded mode's answer to a gate on packages (DEPENDENCY_INSTALL for the
+ * plan's, SAFETY_OVERRIDE for those the change imports): approved with
  * --allow-deps; otherwise asked at the terminal (y/N); without a terminal,
  * refused with a comment saying how to allow it. Other gates are left alone.
  */
 function dependencyGateAnswerer(api: TaskApi, options: RunOptions, output: Output): GateAnswerer {
   const ask = terminalAsker(options.ask);
   return async (gate) => {
-    if (gate.kind !== ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL || gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) return;
+    // SAFETY_OVERRIDE gates are raised for packages the change imports: the same question.
+    const aboutPackages = gate.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL || gate.kind === ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE;
+    if (!aboutPackages || gate.decision !== ApprovalDecision.APPROVAL_DECISION_PENDING) return;
     let approved = options.allowDeps === true;
     let comment = approved ? 'allowed by --allow-deps' : 'refused: no terminal to ask at; run with --allow-deps to allow package installs';
     if (!approved && ask !== undefined) {
@@ -763,8 +766,14 @@ function parseStatus(text: string): TaskStatus {
   return value as TaskStatus;
 }
 
-/** How `ratchet show` marks a safety finding: blocking, or pre-existing (the project's, not the change's); advisory ones bare. */
+/**
+ * How `ratchet show` marks a safety finding: one a person decides on (a
+ * package the policy asks about; the gate's decision is listed with the
+ * task), blocking, or pre-existing (the project's, not the change's);
+ * advisory ones bare.
+ */
 function safetyStatus(finding: SafetyFinding): string {
   if (finding.preExisting) return ' (pre-existing, not blocking)';
+  if (finding.action === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL) return ' (for a person to decide)';
   return isBlockingFinding(finding) ? ' (blocking)' : '';
 }

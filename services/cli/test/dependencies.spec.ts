@@ -160,6 +160,23 @@ describe('ratchet run with third-party packages (embedded)', () => {
     expect(text).toMatch(/safety: dep\.undeclared-import app\.py:1 /);
   });
 
+  it('asks about a package the change imports that the plan did not declare, and tests the change with it once allowed', async () => {
+    const questions: string[] = [];
+    const { models } = scripted([
+      { role: 'planner', reply: planReply('app.py', 'tests/test_app.py') },
+      { role: 'coder', reply: codeReply('app.py', padCode) },
+      { role: 'tester', reply: testsReply('tests/test_app.py', padTest) },
+    ]);
+    const result = await run('undeclared-allowed', 'right-align labels, the padding from a package', models, { maxIterations: '1', ask: (question) => (questions.push(question), Promise.resolve('y')) });
+    expect(questions).toEqual(['Install these packages for this task? [y/N] ']);
+    expect(result.task.status).toBe(TaskStatus.TASK_STATUS_SUCCEEDED);
+    const text = await shown(result.task.id);
+    expect(text).toMatch(/approval gate \S+ \(safety override, iteration 1\): approved by \S+: approved at the terminal/);
+    expect(text).toMatch(/package padkit: allowed, imported at app\.py:1 without being declared \(approved by \S+: approved at the terminal\)/);
+    expect(text).toMatch(/safety: dep\.undeclared-import app\.py:1 \(for a person to decide\) /);
+    expect(text).toMatch(/install: 1 package\(s\) installed in [\d.]+ s|install: 1 package\(s\) from the cache/);
+  });
+
   it('runs a TypeScript task that imports an npm package installed from the registry', async () => {
     const reachable = await fetch('https://registry.npmjs.org/is-odd', { signal: AbortSignal.timeout(10_000) }).then(
       (response) => response.ok,

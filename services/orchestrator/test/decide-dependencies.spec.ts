@@ -98,6 +98,48 @@ describe('decide: dependencies', () => {
     expect(installList(passed.task).map((item) => item.name)).toEqual(['flask', 'requests']);
   });
 
+  it('asks a person about a package the change imports that the policy asks about (a SAFETY_OVERRIDE gate), and tests the change with it once approved', () => {
+    const checking = stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK, { dependencyDecisions: [decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)] });
+    const finding = { ruleId: 'dep.undeclared-import', severity: 2, path: 'app.py', line: 1, column: 1, message: 'padkit needs approval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false };
+    const asked = { ...(sampleInput(InputKind.SAFETY_ASKED, at(5)) as InputOf<typeof InputKind.SAFETY_ASKED>), findings: [finding], undeclared: [decision('requests', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, { declared: false })] };
+    const raised = decide(checking, asked, policy);
+    expect(raised.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-imports' });
+    expect(raised.gate).toMatchObject({ kind: ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE, gateId: 'gate-imports', iteration: 1 });
+    expect(raised.gate?.summary).toMatch(/^The change imports a package the dependency policy does not allow by itself: padkit\. Approve to install it/);
+    // The iteration waits in its safety check, with what the check found.
+    expect(raised.iterations[0]).toMatchObject({ phase: Phase.PHASE_SAFETY_CHECK, safetyFindings: [finding] });
+    expect(raised.events.map((event) => event.payload?.$case)).toEqual(['phaseCompleted', 'approvalRequested', 'taskStatusChanged']);
+    const waiting = apply(checking, asked);
+    // Nothing it waits for is installed yet; the allowed undeclared import is.
+    expect(installList(waiting.task).map((item) => item.name)).toEqual(['flask', 'requests']);
+
+    const gate = { ...(raised.gate as NonNullable<typeof raised.gate>), approver: 'ana', comment: '', decidedAt: at(6) };
+    const approved = apply(waiting, { kind: InputKind.APPROVED, at: at(6), gate });
+    // On to the tests (no review or audit in this task), not back to the coder: the change stands as checked.
+    expect(approved.task).toMatchObject({ status: TaskStatus.TASK_STATUS_TESTING, pendingGateId: '' });
+    expect(installList(approved.task).map((item) => item.name)).toEqual(['flask', 'requests', 'padkit']);
+    expect(approved.task.dependencyDecisions.find((item) => item.dependency?.name === 'padkit')).toMatchObject({ verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, approvedBy: 'ana' });
+  });
+
+  it('sends a change whose imported package a person refused to the reflector, and does not ask about that package again', () => {
+    const checking = stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK);
+    const asked = sampleInput(InputKind.SAFETY_ASKED, at(5));
+    const gate = { ...(decide(checking, asked, policy).gate as NonNullable<ReturnType<typeof decide>['gate']>), approver: 'ana', comment: 'write the padding yourself', decidedAt: at(6) };
+    const rejected = apply(apply(checking, asked), { kind: InputKind.REJECTED, at: at(6), gate });
+    expect(rejected.task).toMatchObject({ status: TaskStatus.TASK_STATUS_REFLECTING, pendingGateId: '' });
+    expect(rejected.iterations.at(-1)?.error).toMatchObject({
+      code: IterationErrorCode.SAFETY_BLOCKED,
+      message: 'the safety check blocked the code: the change imports packages a person must allow; padkit was refused by ana: write the padding yourself; do without it',
+    });
+    expect(installList(rejected.task)).toEqual([]);
+
+    // The next attempt imports it again: blocked at once, no second gate.
+    const again = decide({ ...rejected, task: { ...rejected.task, status: TaskStatus.TASK_STATUS_SAFETY_CHECK } }, sampleInput(InputKind.SAFETY_ASKED, at(8)), policy);
+    expect(again.task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
+    expect(again.gate).toBeUndefined();
+    expect(again.iterations.at(-1)?.error?.message).toBe('the safety check blocked the code: the change imports padkit, refused by ana: write the padding yourself earlier in this task; do without it');
+  });
+
   it('records a failed install step as such, with its reason, and reflects on it', () => {
     const testing = stateIn(TaskStatus.TASK_STATUS_TESTING);
     const install = { layerKey: 'k', cached: false, duration: undefined, resolved: [], error: 'No matching distribution found for nosuchpkg', log: 'ERROR: ...', refusedHosts: [], sizeBytes: 0 };

@@ -1,4 +1,4 @@
-import { ApprovalDecision, ApprovalKind, Language, Phase, SafetyVerdict, Severity, StopReason, type ReviewFinding, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
+import { ApprovalDecision, ApprovalKind, DependencyVerdict, Language, Phase, SafetyVerdict, Severity, StopReason, type ReviewFinding, TaskStatus, TestCaseStatus, TestEdits, MemoryUse, type ApprovalGate, type TestReport } from '@ratchet/contracts';
 import { InputKind, type TaskInput } from '../src/domain/inputs';
 import type { LoopPolicy } from '../src/domain/policy';
 import type { PhaseSettings } from '../src/runner/phases';
@@ -180,6 +180,20 @@ export const pendingGate: ApprovalGate = {
   decidedAt: at(6),
 };
 
+/** A package the change imports that the dependency policy asks a person about. */
+export function askedPackage(name: string): import('@ratchet/contracts').DependencyDecision {
+  return {
+    dependency: { name, versionSpec: '' },
+    verdict: DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL,
+    reason: 'not on the allowlist: the policy asks a person',
+    installSpec: '',
+    declared: false,
+    importedAt: ['app.py:1'],
+    approvedBy: '',
+    provided: false,
+  };
+}
+
 const testRun = { startedAt: at(1), output: 'out', exitCode: 0, timedOut: false, oomKilled: false, jobId: 'job', runnerId: 'runner', errorMessage: '' };
 
 /** One input of every kind, as a phase or a person would give it. */
@@ -210,6 +224,8 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
       return { kind, at: when, startedAt: at(1), findings: [], undeclared: [] };
     case InputKind.SAFETY_BLOCKED:
       return { kind, at: when, startedAt: at(1), verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: [{ ruleId: 'py-eval', severity: 3, path: 'calc.py', line: 2, column: 1, message: 'eval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false }] };
+    case InputKind.SAFETY_ASKED:
+      return { kind, at: when, startedAt: at(1), findings: [], undeclared: [], waiting: [askedPackage('padkit')], gateId: 'gate-imports' };
     case InputKind.REVIEWED:
       return { kind, ...run, findings: [finding({ blocking: false, severity: Severity.SEVERITY_LOW })], summary: 'looks right' };
     case InputKind.AUDITED:

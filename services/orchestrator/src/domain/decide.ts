@@ -17,7 +17,7 @@ import {
   type TestReport,
 } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { dependencyGate, gateDecided, planDecisions, withUndeclared, withVerdict } from './dependencies';
+import { dependencyGate, gateDecided, importedPackagesGate, planDecisions, refusedEarlier, withUndeclared, withVerdict } from './dependencies';
 import { event, phaseCompleted, type NewEvent } from './events';
 import { InputKind, type InputOf, type TaskInput, type TestRun } from './inputs';
 import { IterationErrorCode } from './iteration-errors';
@@ -122,7 +122,8 @@ function finish(state: TaskState, input: TaskInput, step: Step): Decision {
       }),
     );
   }
-  const iterationPhase = step.gate?.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL ? Phase.PHASE_CODING : phaseOfIteration(step.to);
+  const iterationPhase =
+    step.gate?.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL ? Phase.PHASE_CODING : step.gate?.kind === ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE ? Phase.PHASE_SAFETY_CHECK : phaseOfIteration(step.to);
   const current = step.iteration === undefined ? undefined : iterationPhase === undefined ? step.iteration : { ...step.iteration, phase: iterationPhase };
   const iterations = [...(step.finished ?? []), ...(current === undefined ? [] : [current])];
   const stored = new Map(state.iterations.map((iteration) => [iteration.number, iteration.files]));
@@ -469,6 +470,33 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     ],
   }),
 
+  // Packages the change imports that the policy asks a person about: a gate, unless a person already refused one of them in this task.
+  [InputKind.SAFETY_ASKED]: (state, input) => {
+    const iteration = currentIteration(state);
+    const refusals = refusedEarlier(state.task.dependencyDecisions, input.waiting);
+    if (refusals.length > 0) {
+      const why = `the change imports ${refusals.map((decision) => `${packageLabel(decision)}, ${decision.reason}`).join('; ')} earlier in this task`;
+      return {
+        to: TaskStatus.TASK_STATUS_REFLECTING,
+        reason: 'blocked by the safety check',
+        iteration: { ...iteration, safetyFindings: input.findings, error: failure(IterationErrorCode.SAFETY_BLOCKED, `the safety check blocked the code: ${why}; do without ${refusals.length === 1 ? 'it' : 'them'}`) },
+        events: [phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${why}`)],
+      };
+    }
+    const gate = importedPackagesGate(state.task, iteration.number, input.waiting, input.gateId, input.at);
+    return {
+      to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
+      reason: `waiting for a person to approve installing ${input.waiting.map(packageLabel).join(', ')}, which the change imports`,
+      task: { dependencyDecisions: withUndeclared(state.task, [...input.undeclared, ...input.waiting]), pendingGateId: gate.gateId },
+      iteration: { ...iteration, safetyFindings: input.findings },
+      gate,
+      events: [
+        phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `waiting for a person: ${safetySummary(input.findings)}`),
+        event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } }),
+      ],
+    };
+  },
+
   // Blocking findings fail the attempt like a failing test: the reflector reads them, the coder fixes them.
   [InputKind.REVIEWED]: (state, input) => {
     const iteration = { ...currentIteration(state), usage: sumUsage(currentIteration(state).usage, input.usage), reviewFindings: input.findings };
@@ -619,6 +647,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_APPROVED);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, true, input.at);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL) return dependenciesDecided(state, gate, true, input.at);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE) return importsDecided(state, gate, true, input.at);
     return {
       to: TaskStatus.TASK_STATUS_LEARNING,
       reason: `approved by ${gate.approver}`,
@@ -632,6 +661,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     const gate = decided(input.gate, ApprovalDecision.APPROVAL_DECISION_REJECTED);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION) return commandDecided(state, gate, false, input.at);
     if (gate.kind === ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL) return dependenciesDecided(state, gate, false, input.at);
+    if (gate.kind === ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE) return importsDecided(state, gate, false, input.at);
     const reason = `the result was rejected by ${gate.approver}${gate.comment === '' ? '' : `: ${gate.comment}`}`;
     return {
       to: TaskStatus.TASK_STATUS_PLANNING,
@@ -760,6 +790,29 @@ function dependenciesDecided(state: TaskState, gate: ApprovalGate, approved: boo
   const refused = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).map(packageLabel);
   const reason = `${refused.join(', ')} ${refused.length === 1 ? 'was' : 'were'} refused by ${gate.approver || 'nobody in time'}${gate.comment === '' ? '' : `: ${gate.comment}`}; plan without ${refused.length === 1 ? 'it' : 'them'}`;
   return { to: TaskStatus.TASK_STATUS_PLANNING, reason, task: { pendingGateId: '', dependencyDecisions, replanReason: reason }, decidedGate: gate, events };
+}
+
+/**
+ * A SAFETY_OVERRIDE gate on packages the change imports, decided: approved,
+ * they are installed and the change goes on to the phases after the safety
+ * check; refused, the attempt fails as blocked and the reflector and the
+ * coder learn to do without them.
+ */
+function importsDecided(state: TaskState, gate: ApprovalGate, approved: boolean, at: Date): Step {
+  const waiting = withVerdict(state.task.dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL).map(packageLabel);
+  const dependencyDecisions = gateDecided(state.task.dependencyDecisions, gate, approved);
+  const events = [event(at, { $case: 'approvalDecided', approvalDecided: { gate } }, gate.iteration)];
+  if (approved) return { to: afterSafety(state.task.phases), reason: `packages approved by ${gate.approver}`, task: { pendingGateId: '', dependencyDecisions }, decidedGate: gate, events };
+  const them = waiting.length === 1 ? 'it' : 'them';
+  const why = `${waiting.join(', ')} ${waiting.length === 1 ? 'was' : 'were'} refused by ${gate.approver || 'nobody in time'}${gate.comment === '' ? '' : `: ${gate.comment}`}`;
+  return {
+    to: TaskStatus.TASK_STATUS_REFLECTING,
+    reason: why,
+    task: { pendingGateId: '', dependencyDecisions },
+    iteration: { ...currentIteration(state), error: failure(IterationErrorCode.SAFETY_BLOCKED, `the safety check blocked the code: the change imports packages a person must allow; ${why}; do without ${them}`) },
+    decidedGate: gate,
+    events,
+  };
 }
 
 /** A gate with its decision; the approver and comment come with the input. */

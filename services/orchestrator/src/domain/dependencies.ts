@@ -1,6 +1,6 @@
 import { ApprovalDecision, ApprovalKind, DependencyVerdict, type ApprovalGate, type Dependency, type DependencyDecision } from '@ratchet/contracts';
 import type { TaskRecord } from './records';
-import { dependencyGateText } from './summaries';
+import { dependencyGateText, importedPackagesGateText } from './summaries';
 
 /**
  * A package name as the policy compares it: lower case, and runs of `-`,
@@ -84,4 +84,30 @@ export function dependencyGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration:
     requestedAt: at,
     decidedAt: undefined,
   };
+}
+
+/**
+ * The SAFETY_OVERRIDE gate for packages the change imports that wait for a
+ * person (the safety check's REQUIRE_APPROVAL); its wording is
+ * `importedPackagesGateText`'s.
+ */
+export function importedPackagesGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration: number, waiting: readonly DependencyDecision[], gateId: string, at: Date): ApprovalGate {
+  return {
+    gateId,
+    taskId: task.id,
+    iteration,
+    kind: ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE,
+    ...importedPackagesGateText(task, waiting),
+    decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
+    approver: '',
+    comment: '',
+    requestedAt: at,
+    decidedAt: undefined,
+  };
+}
+
+/** The refusals a person made earlier in the task of any of `asked`: such a package is not asked about again. */
+export function refusedEarlier(decisions: readonly DependencyDecision[], asked: readonly DependencyDecision[]): DependencyDecision[] {
+  const keys = new Set(asked.map((decision) => packageKey(decision.dependency?.name ?? '')));
+  return decisions.filter((decision) => refused(decision) && keys.has(packageKey(decision.dependency?.name ?? '')));
 }

@@ -20,6 +20,8 @@ export const InputKind = {
   REPLY_INVALID: 'reply-invalid',
   SAFETY_PASSED: 'safety-passed',
   SAFETY_BLOCKED: 'safety-blocked',
+  /** The change imports packages the dependency policy asks a person about (the check's REQUIRE_APPROVAL): a SAFETY_OVERRIDE gate. */
+  SAFETY_ASKED: 'safety-asked',
   REVIEWED: 'reviewed',
   AUDITED: 'audited',
   TESTS_WRITTEN: 'tests-written',
@@ -121,6 +123,16 @@ export type TaskInput =
       readonly undeclared: readonly DependencyDecision[];
     } & At)
   | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
+  | ({
+      readonly kind: typeof InputKind.SAFETY_ASKED;
+      readonly startedAt: Date;
+      readonly findings: readonly SafetyFinding[];
+      /** Undeclared imports the policy allows, installed too once the gate is approved. */
+      readonly undeclared: readonly DependencyDecision[];
+      /** The imported packages that wait for a person (verdict NEEDS_APPROVAL). */
+      readonly waiting: readonly DependencyDecision[];
+      readonly gateId: string;
+    } & At)
   | ({ readonly kind: typeof InputKind.REVIEWED; readonly findings: readonly ReviewFinding[]; readonly summary: string } & PhaseRun)
   | ({ readonly kind: typeof InputKind.AUDITED; /** The auditor's findings and the scanners', combined. */ readonly findings: readonly ReviewFinding[]; readonly summary: string } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TESTS_WRITTEN; readonly tests: readonly SourceFile[] } & PhaseRun)

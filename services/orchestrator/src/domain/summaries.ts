@@ -100,6 +100,16 @@ export function dependencyGateText(task: Pick<TaskRecord, 'goal'>, waiting: read
   };
 }
 
+/** The SAFETY_OVERRIDE gate's text for packages the change imports that the dependency policy asks a person about. */
+export function importedPackagesGateText(task: Pick<TaskRecord, 'goal'>, waiting: readonly DependencyDecision[]): GateText {
+  const list = waiting.map((decision) => `- \`${packageLabel(decision)}\`: ${decision.reason}`).join('\n');
+  const them = waiting.length === 1 ? 'it' : 'them';
+  return {
+    summary: `The change imports ${waiting.length === 1 ? 'a package' : `${waiting.length} packages`} the dependency policy does not allow by itself: ${waiting.map(packageLabel).join(', ')}. Approve to install ${them} for this task's tests and go on; reject with a comment to have the coder do without ${them}.`,
+    detail: `Goal: ${task.goal}\n\nPackages the change imports:\n${list}`,
+  };
+}
+
 /** `memory service unavailable for 5m`, `database unavailable for 12s` (a dependency `''` is not known); without the time under a second. */
 export function unavailableText(dependency: string, waitedMs: number): string {
   const what = dependency === 'database' ? 'database' : dependency === '' ? 'a service' : `${dependency} service`;

@@ -25,6 +25,8 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_SAFETY_CHECK]: {
     [InputKind.SAFETY_PASSED]: [S.TASK_STATUS_REVIEWING, S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING],
     [InputKind.SAFETY_BLOCKED]: [S.TASK_STATUS_REFLECTING],
+    // A package a person refused earlier in the task is not asked about again: the attempt is blocked.
+    [InputKind.SAFETY_ASKED]: [S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_REFLECTING],
   },
   [S.TASK_STATUS_REVIEWING]: { [InputKind.REVIEWED]: [S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING] },
   // A review reply that cannot be used is recorded and the change goes on; an audit's fails the attempt (it never lets unaudited code through).
@@ -40,7 +42,11 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   // After a reflection: rewrite a disputed generated test (same iteration), code again, re-plan, or stop (no progress, out of iterations).
   [S.TASK_STATUS_REFLECTING]: { [InputKind.REFLECTED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_CODING, S.TASK_STATUS_PLANNING, S.TASK_STATUS_FAILED] },
   [S.TASK_STATUS_LEARNING]: { [InputKind.LEARNED]: [S.TASK_STATUS_SUCCEEDED] },
-  [S.TASK_STATUS_AWAITING_APPROVAL]: { [InputKind.APPROVED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_CODING], [InputKind.REJECTED]: [S.TASK_STATUS_PLANNING, S.TASK_STATUS_CODING] },
+  // A SAFETY_OVERRIDE gate approved sends the change on to the phases after the safety check; refused, to the reflector.
+  [S.TASK_STATUS_AWAITING_APPROVAL]: {
+    [InputKind.APPROVED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_CODING, S.TASK_STATUS_REVIEWING, S.TASK_STATUS_AUDITING, S.TASK_STATUS_TESTING],
+    [InputKind.REJECTED]: [S.TASK_STATUS_PLANNING, S.TASK_STATUS_CODING, S.TASK_STATUS_REFLECTING],
+  },
   [S.TASK_STATUS_FAILED]: { [InputKind.RESUMED]: [S.TASK_STATUS_PLANNING] },
 };
 

@@ -363,9 +363,15 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
         service(signal),
       );
       const findings = [...response.findings, ...imports.findings];
-      const blocked = [response.verdict, imports.verdict].some((verdict) => verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL);
-      if (blocked) return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings };
       const undeclared = imports.decisions.filter((decision) => !decision.declared && decision.verdict === DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED);
+      // Only packages are asked about: the code check's findings either block or do not.
+      const waiting = imports.decisions.filter((decision) => decision.verdict === DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
+      const codeBlocked = response.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || response.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL;
+      const importsAsk = imports.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL && waiting.length > 0;
+      if (codeBlocked || imports.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || (imports.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL && !importsAsk)) {
+        return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings };
+      }
+      if (importsAsk) return { kind: InputKind.SAFETY_ASKED, at: now(), startedAt, findings, undeclared, waiting, gateId: randomUUID() };
       return { kind: InputKind.SAFETY_PASSED, at: now(), startedAt, findings, undeclared };
     },
 
