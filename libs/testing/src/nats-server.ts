@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { findNatsServerBinary } from './binaries';
 import { freePorts } from './free-port';
 import { acceptsTcp, httpStatus } from './probes';
-import { ServerSupervisor } from './server-supervisor';
+import { ServerSupervisor, withControls, type ServerControls } from './server-supervisor';
 
 export interface NatsServerOptions {
   /** Enable JetStream with its store in `storeDir`. Default true. */
@@ -24,28 +24,14 @@ export interface NatsServerOptions {
   readonly stopTimeoutMs?: number;
 }
 
-export interface NatsServerFixture {
+export interface NatsServerFixture extends ServerControls {
   /** Client URL, `nats://127.0.0.1:<port>`. */
   readonly url: string;
   readonly port: number;
   /** HTTP monitoring port on 127.0.0.1 (/varz, /jsz, /healthz). */
   readonly monitorPort: number;
-  /** The JetStream store directory (`-sd`); kept across restart(), removed by stop(). */
+  /** The JetStream store directory (`-sd`); kept across restart() (streams survive), removed by stop(). */
   readonly storeDir: string;
-  /** The server's pid while it runs; undefined after kill() or stop(). */
-  readonly pid: number | undefined;
-  /** Graceful shutdown (SIGTERM, SIGKILL after `stopTimeoutMs`), then removes `storeDir`. Idempotent. */
-  stop(): Promise<void>;
-  /** SIGKILL, to simulate a crash. The port refuses connections until restart(). */
-  kill(): Promise<void>;
-  /**
-   * Starts the server again on the same ports with the same store directory,
-   * so JetStream streams survive; stops it gracefully first if it runs.
-   * @throws AppError FAILED_PRECONDITION after stop(); as startNatsServer otherwise.
-   */
-  restart(): Promise<void>;
-  /** The last ~200 lines nats-server wrote. */
-  output(): string;
 }
 
 /**
@@ -89,17 +75,10 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   });
   await supervisor.start();
 
-  return {
+  return withControls(supervisor, {
     url: `nats://127.0.0.1:${port}`,
     port,
     monitorPort,
     storeDir,
-    get pid() {
-      return supervisor.pid;
-    },
-    stop: () => supervisor.stop(),
-    kill: () => supervisor.kill(),
-    restart: () => supervisor.restart(),
-    output: () => supervisor.output(),
-  };
+  });
 }

@@ -7,7 +7,7 @@ import { findPostgresBinaries, postgresRunAsUser, type UnprivilegedUser } from '
 import { freePort } from './free-port';
 import { ManagedProcess } from './managed-process';
 import { OutputTail } from './output-tail';
-import { ServerSupervisor } from './server-supervisor';
+import { ServerSupervisor, withControls, type ServerControls } from './server-supervisor';
 
 export interface PostgresOptions {
   /** Database created after start. Default "ratchet_test". */
@@ -28,7 +28,7 @@ export interface PostgresOptions {
   readonly stopTimeoutMs?: number;
 }
 
-export interface PostgresFixture {
+export interface PostgresFixture extends ServerControls {
   /** `postgres://<user>@127.0.0.1:<port>/<database>` (trust auth, no password). */
   readonly connectionString: string;
   /** Always 127.0.0.1. */
@@ -36,26 +36,14 @@ export interface PostgresFixture {
   readonly port: number;
   readonly database: string;
   readonly user: string;
-  /** The cluster directory (initdb -D); kept across restart(), removed by stop(). */
+  /** The cluster directory (initdb -D); kept across restart(), removed by stop() with the other temp dirs (stop is a fast shutdown, SIGINT). */
   readonly dataDir: string;
-  /** The postmaster's pid while it runs; undefined after kill() or stop(). */
-  readonly pid: number | undefined;
-  /** Fast shutdown (SIGINT, SIGKILL after `stopTimeoutMs`), then removes the temp dirs. Idempotent. */
-  stop(): Promise<void>;
   /**
    * SIGKILLs the postmaster, to simulate a crash. With the default
    * synchronous_commit=off, commits from the last fraction of a second may be
    * lost; set `settings.synchronous_commit = 'on'` to test crash durability.
    */
   kill(): Promise<void>;
-  /**
-   * Starts the server again on the same port and data directory (after crash
-   * recovery if it was killed); stops it first if it runs.
-   * @throws AppError FAILED_PRECONDITION after stop(); as startPostgres otherwise.
-   */
-  restart(): Promise<void>;
-  /** The last ~200 lines the postgres server wrote. */
-  output(): string;
 }
 
 const defaultSettings = {
@@ -182,21 +170,14 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     }
   }
 
-  return {
+  return withControls(supervisor, {
     connectionString: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
     host: '127.0.0.1',
     port,
     database,
     user,
     dataDir,
-    get pid() {
-      return supervisor.pid;
-    },
-    stop: () => supervisor.stop(),
-    kill: () => supervisor.kill(),
-    restart: () => supervisor.restart(),
-    output: () => supervisor.output(),
-  };
+  });
 }
 
 function escapeIdentifier(name: string): string {

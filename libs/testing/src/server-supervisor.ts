@@ -5,6 +5,25 @@ import { OutputTail } from './output-tail';
 import { removeOnExit } from './process-cleanup';
 import { waitFor } from './wait-for';
 
+/** What a test does with a server a fixture runs for it (nats-server, Postgres): crash it, bring it back, read it, end it. */
+export interface ServerControls {
+  /** The server's pid while it runs; undefined after kill() or stop(). */
+  readonly pid: number | undefined;
+  /** Graceful shutdown (the server's own signal, SIGKILL after `stopTimeoutMs`), then removes its directories. Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL, to simulate a crash. The port refuses connections until restart(). */
+  kill(): Promise<void>;
+  /**
+   * Starts the server again on the same port(s) and directory, so what it
+   * stored survives (after crash recovery if it was killed); stops it
+   * gracefully first if it runs.
+   * @throws AppError FAILED_PRECONDITION after stop(); as the fixture's start otherwise.
+   */
+  restart(): Promise<void>;
+  /** The last ~200 lines the server wrote. */
+  output(): string;
+}
+
 export interface SupervisorOptions {
   /** Binary name for messages, e.g. "nats-server". */
   readonly name: string;
@@ -138,4 +157,10 @@ export class ServerSupervisor {
       throw new AppError(ErrorCode.DEADLINE_EXCEEDED, withOutput((error as Error).message), { cause: error });
     }
   }
+}
+
+/** `fields` with the controls of the server `supervisor` runs (its pid read when asked), as a fixture hands them to a test. */
+export function withControls<T extends object>(supervisor: ServerSupervisor, fields: T): T & ServerControls {
+  const controls = { ...fields, stop: () => supervisor.stop(), kill: () => supervisor.kill(), restart: () => supervisor.restart(), output: () => supervisor.output() };
+  return Object.defineProperty(controls, 'pid', { get: () => supervisor.pid, enumerable: true }) as T & ServerControls;
 }
