@@ -6,7 +6,9 @@
 //    the next one's, minus its TESTING phase (the sandbox). What remains is
 //    the orchestrator, storage (PGlite), memory, safety, the role services
 //    and the bus. Goal: under 20 ms p50. The per-task work outside the
-//    iterations (retrieve, plan, learn) is reported on its own line.
+//    iterations (retrieve, plan, learn) is reported on its own line, and so
+//    are the whole iteration (sandbox included) and its SAFETY_CHECK and
+//    REFLECTING phases, to show where the time goes.
 // 2. Sandbox time for a 10-test pytest file through the real path (tester ->
 //    sandbox runner -> Docker, from the warm pool config/cli.yaml sets) next to bare
 //    `python3 -m pytest` on the same files on the host, in the same run.
@@ -74,6 +76,9 @@ const percentile = (values: number[], p: number) => {
 };
 
 const iterationOverheads: number[] = [];
+// The whole iteration, sandbox included, and the phases that run in it other than coding: where an iteration's time goes.
+const iterationTotals: number[] = [];
+const phaseMs = { safety: [] as number[], reflecting: [] as number[] };
 const taskOverheads: number[] = [];
 const sandboxMs: number[] = [];
 const dataDir = path.join(root, 'data');
@@ -110,7 +115,11 @@ for (let index = 0; index < tasks + warmUps; index += 1) {
   const testing = events.flatMap((event) => (event.payload?.$case === 'phaseCompleted' && event.payload.phaseCompleted.phase === 6 ? [seconds(event.payload.phaseCompleted.duration)] : []));
   for (let iteration = 0; iteration + 1 < starts.length; iteration += 1) {
     iterationOverheads.push(millis(starts[iteration + 1]!.time) - millis(starts[iteration]!.time) - (testing[iteration] ?? 0));
+    iterationTotals.push(millis(starts[iteration + 1]!.time) - millis(starts[iteration]!.time));
   }
+  const completedPhase = (phase: number) => events.flatMap((event) => (event.payload?.$case === 'phaseCompleted' && event.payload.phaseCompleted.phase === phase ? [seconds(event.payload.phaseCompleted.duration)] : []));
+  phaseMs.safety.push(...completedPhase(4));
+  phaseMs.reflecting.push(...completedPhase(7));
   sandboxMs.push(...testing);
   // Per task, outside the iterations: submit, retrieve lessons, plan; learn and finish.
   taskOverheads.push(millis(starts[0]!.time) - millis(events[0]!.time) + (millis(completed.time) - millis(starts[starts.length - 1]!.time)));
@@ -143,6 +152,9 @@ console.log(`\nEmbedded loop, ${tasks} tasks x 3 iterations (two fail, one passe
 console.log('| measure | n | p50 | p90 |\n|---|---|---|---|');
 console.log(row('loop overhead per iteration (CODING to next CODING, minus the sandbox)', iterationOverheads));
 console.log(row('per task outside iterations (submit, retrieve, plan; learn, finish)', taskOverheads));
+console.log(row('whole iteration (CODING to next CODING, sandbox included)', iterationTotals));
+console.log(row('  of which SAFETY_CHECK (code and import checks, Bandit in the sandbox)', phaseMs.safety));
+console.log(row('  of which REFLECTING (lessons, reflector, failure record)', phaseMs.reflecting));
 console.log(row('sandbox: 10-test pytest file, Docker warm pool of config/cli.yaml (TESTING phase)', sandboxMs));
 console.log(row(`bare host: python3 -m pytest, same file (${hostPytest})`, bare));
 console.log(`\nsandbox / bare at p50: ${(percentile(sandboxMs, 50) / percentile(bare, 50)).toFixed(2)}x; loop overhead goal < 20 ms p50: ${percentile(iterationOverheads, 50) < 20 ? 'met' : 'NOT met'}`);
