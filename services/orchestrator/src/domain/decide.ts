@@ -24,7 +24,7 @@ import { IterationErrorCode } from './iteration-errors';
 import { assumptionAnswerer, type LoopPolicy } from './policy';
 import { baselineFailures, baselineText, judgeAgainstBaseline } from './baseline';
 import { failingTestsOf, failureText } from './progress';
-import { emptyUsage, isOpenQuestion, type IterationRecord, type TaskRecord, type TaskState } from './records';
+import { emptyUsage, isOpenQuestion, pendingGate, type IterationRecord, type TaskRecord, type TaskState } from './records';
 import { testsEditable } from './next-action';
 import { afterReflection, elapsedMs } from './stop-conditions';
 import { baselineSummary, blockingText, commandGateText, finalResultGateText, findingsSummary, packageLabel, planSummary, safetySummary, spanText, testSummary, unavailableText, waitingFor } from './summaries';
@@ -249,18 +249,7 @@ function iterationCompleted(iteration: IterationRecord, at: Date, passed: boolea
 
 /** The gate before a passing result is accepted: what passed, and the files, for the approver. */
 function finalResultGate(task: TaskRecord, iteration: IterationRecord, summary: string, gateId: string, at: Date): ApprovalGate {
-  return {
-    gateId,
-    taskId: task.id,
-    iteration: iteration.number,
-    kind: ApprovalKind.APPROVAL_KIND_FINAL_RESULT,
-    ...finalResultGateText(task, iteration.number, summary),
-    decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
-    approver: '',
-    comment: '',
-    requestedAt: at,
-    decidedAt: undefined,
-  };
+  return pendingGate(task, iteration.number, ApprovalKind.APPROVAL_KIND_FINAL_RESULT, finalResultGateText(task, iteration.number, summary), gateId, at);
 }
 
 /** Where a change goes after the safety check: the optional phases the task runs, then the tests. */
@@ -401,18 +390,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
   // The coder stopped at a command the policy asks about: its change so far is kept, and a person decides.
   [InputKind.COMMAND_ASKED]: (state, input) => {
     const iteration = currentIteration(state);
-    const gate: ApprovalGate = {
-      gateId: input.gateId,
-      taskId: state.task.id,
-      iteration: iteration.number,
-      kind: ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION,
-      ...commandGateText(input.commandLine, input.reason),
-      decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
-      approver: '',
-      comment: '',
-      requestedAt: input.at,
-      decidedAt: undefined,
-    };
+    const gate = pendingGate(state.task, iteration.number, ApprovalKind.APPROVAL_KIND_COMMAND_EXECUTION, commandGateText(input.commandLine, input.reason), input.gateId, input.at);
     return {
       to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
       reason: `waiting for a person to decide whether the coder may run \`${input.commandLine.slice(0, 200)}\``,

@@ -1,5 +1,5 @@
-import { ApprovalDecision, ApprovalKind, DependencyVerdict, type ApprovalGate, type Dependency, type DependencyDecision } from '@ratchet/contracts';
-import type { TaskRecord } from './records';
+import { ApprovalKind, DependencyVerdict, type ApprovalGate, type Dependency, type DependencyDecision } from '@ratchet/contracts';
+import { pendingGate, type TaskRecord } from './records';
 import { dependencyGateText, importedPackagesGateText } from './summaries';
 
 /**
@@ -72,18 +72,7 @@ export function gateDecided(decisions: readonly DependencyDecision[], gate: Appr
 
 /** The DEPENDENCY_INSTALL gate for `waiting` (its wording is `dependencyGateText`'s). */
 export function dependencyGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration: number, waiting: readonly DependencyDecision[], gateId: string, at: Date): ApprovalGate {
-  return {
-    gateId,
-    taskId: task.id,
-    iteration,
-    kind: ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL,
-    ...dependencyGateText(task, waiting),
-    decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
-    approver: '',
-    comment: '',
-    requestedAt: at,
-    decidedAt: undefined,
-  };
+  return pendingGate(task, iteration, ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL, dependencyGateText(task, waiting), gateId, at);
 }
 
 /**
@@ -92,20 +81,8 @@ export function dependencyGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration:
  * `importedPackagesGateText`'s.
  */
 export function importedPackagesGate(task: Pick<TaskRecord, 'id' | 'goal'>, iteration: number, waiting: readonly DependencyDecision[], gateId: string, at: Date): ApprovalGate {
-  return {
-    gateId,
-    taskId: task.id,
-    iteration,
-    kind: ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE,
-    ...importedPackagesGateText(task, waiting),
-    decision: ApprovalDecision.APPROVAL_DECISION_PENDING,
-    approver: '',
-    comment: '',
-    requestedAt: at,
-    decidedAt: undefined,
-  };
+  return pendingGate(task, iteration, ApprovalKind.APPROVAL_KIND_SAFETY_OVERRIDE, importedPackagesGateText(task, waiting), gateId, at);
 }
-
 /** The refusals a person made earlier in the task of any of `asked`: such a package is not asked about again. */
 export function refusedEarlier(decisions: readonly DependencyDecision[], asked: readonly DependencyDecision[]): DependencyDecision[] {
   const keys = new Set(asked.map((decision) => packageKey(decision.dependency?.name ?? '')));

@@ -1,5 +1,7 @@
 import { durationFromMs, phaseOfStatus } from '@ratchet/agent';
+import { ApprovalDecision } from '@ratchet/contracts';
 import type {
+  ApprovalGate,
   ApprovalKind,
   CommandDecision,
   DependencyDecision,
@@ -216,6 +218,11 @@ function traceIdOf(context: TaskRecord['traceContext']): string {
 }
 
 /** A question nobody has answered yet (nor its assumption taken). */
+/** A gate of `kind` on `task`, pending: what it asks (`text`), when, and nothing decided yet. */
+export function pendingGate(task: Pick<TaskRecord, 'id'>, iteration: number, kind: ApprovalKind, text: { readonly summary: string; readonly detail: string }, gateId: string, at: Date): ApprovalGate {
+  return { gateId, taskId: task.id, iteration, kind, ...text, decision: ApprovalDecision.APPROVAL_DECISION_PENDING, approver: '', comment: '', requestedAt: at, decidedAt: undefined };
+}
+
 export const isOpenQuestion = (question: ClarifyingQuestion): boolean => question.answeredBy === '';
 
 /** The proto Iteration of a record. */
