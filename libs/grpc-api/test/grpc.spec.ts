@@ -122,8 +122,10 @@ describe('GrpcServer and createGrpcClient', () => {
 
   it('ends a call past its deadline on both sides', async () => {
     const client = createGrpcClient(OrchestratorServiceDefinition, address, { token: 'right-token' });
-    const error = await rejectionOf(client.getTask({ taskId: 'slow', view: 0 }, { timeoutMs: 200 }));
+    // Long enough for the server to take the call on a loaded machine (at 200 ms it sometimes had not, and there was no server side to end).
+    const error = await rejectionOf(client.getTask({ taskId: 'slow', view: 0 }, { timeoutMs: 1_500 }));
     expect(error.code).toBe(ErrorCode.DEADLINE_EXCEEDED);
+    expect(seen.slowAborted).toBeDefined();
     await expect(seen.slowAborted).resolves.toBeDefined();
     client.close();
   });
