@@ -171,6 +171,7 @@ export type {
 } from './gen/ratchet/v1/reflector';
 
 export {
+  BanditRun,
   CheckCodeRequest,
   CheckCodeResponse,
   CheckCommandRequest,
@@ -186,6 +187,8 @@ export {
   SafetyServiceService,
   SafetyVerdict,
   Severity,
+  banditRunFromJSON,
+  banditRunToJSON,
   confidenceFromJSON,
   confidenceToJSON,
   dependencyVerdictFromJSON,

@@ -97,6 +97,31 @@ describe('ratchet run (embedded)', () => {
     expect(await readFile(path.join(dir, 'blocked-out', 'calc.py'), 'utf8')).toBe(goodCalc);
   });
 
+  it("a finding only Bandit makes stops the tests in the test job's sandbox and goes to the reflector; the fixed attempt passes", async () => {
+    // wsgiref's CGIHandler (httpoxy, Bandit B412, HIGH) is no built-in rule's: the safety check passes it, Bandit's scan before the tests does not.
+    const cgiCalc = `${goodCalc}\n\nimport wsgiref.handlers\n\n\ndef serve(app):\n    wsgiref.handlers.CGIHandler().run(app)\n`;
+    const { model, models } = scripted([
+      { role: 'planner', reply: planReply('calc.py', 'tests/test_calc.py') },
+      { role: 'coder', reply: codeReply('calc.py', cgiCalc) },
+      { role: 'tester', reply: testsReply('tests/test_calc.py', test('assert add(2, 3) == 5')) },
+      { role: 'reflector', expect: ['bandit.B412 at calc.py:9'], reply: reflectionReply('the module serves CGI, which Bandit refuses') },
+      { role: 'coder', expect: ['The safety check of the previous attempt (fix what blocks)', 'calc.py:9 (blocks)'], reply: codeReply('calc.py', goodCalc) },
+    ]);
+    const output = new RecordedOutput();
+    const result = await runGoal('add two numbers', { lang: 'python', out: path.join(dir, 'bandit-out'), dataDir: path.join(dir, 'bandit-data'), models }, output);
+    if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
+    expect(result.task.currentIteration).toBe(2);
+    expect(model.remaining).toBe(0);
+    expect(output.all).toMatch(/testing done in [\d.]+s: blocked: /);
+    const shown = new RecordedOutput();
+    await showTask(result.task.id, { dataDir: path.join(dir, 'bandit-data'), json: true }, shown);
+    const view = JSON.parse(shown.lines[0]!) as { iterations: { tests: string; safetyFindings: { ruleId: string; path: string }[]; outcome: string }[] };
+    // The gate stopped the run before any test: the first attempt has no test result.
+    expect(view.iterations[0]).toMatchObject({ outcome: 'failed (SAFETY_BLOCKED)', tests: '' });
+    expect(view.iterations[0]!.safetyFindings).toContainEqual(expect.objectContaining({ ruleId: 'bandit.B412', path: 'calc.py' }));
+    expect(await readFile(path.join(dir, 'bandit-out', 'calc.py'), 'utf8')).toBe(goodCalc);
+  });
+
   it('the same failure twice re-plans, three times ends the task as no progress', async () => {
     const failing = test('assert add(2, 3) == 5');
     const { model, models } = scripted([

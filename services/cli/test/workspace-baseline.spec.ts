@@ -137,8 +137,9 @@ describe('a one-line fix in a module with pre-existing findings (embedded)', () 
     if (result.task.status !== TaskStatus.TASK_STATUS_SUCCEEDED) throw new Error(output.all);
     expect(result.task.currentIteration).toBe(1);
     expect(model.remaining).toBe(0);
-    // The safety check ran Bandit and the built-in rules over the changed module and found the project's own findings, none blocking.
-    expect(output.all).toMatch(/safety check done in [\d.]+s: 0 finding\(s\), not blocking; [4-9] pre-existing finding\(s\) in the changed files, not blocking/);
+    // The built-in rules (in the safety check) and Bandit (in the test job, before the tests) found the project's own findings in the changed module, none blocking.
+    expect(output.all).toMatch(/safety check done in [\d.]+s: 0 finding\(s\), not blocking; [1-9] pre-existing finding\(s\) in the changed files, not blocking/);
+    expect(output.all).toMatch(/testing done in [\d.]+s: .*code check with Bandit: 0 finding\(s\), not blocking; [4-9] pre-existing finding\(s\) in the changed files, not blocking/);
     expect(output.all).not.toContain('WAITING FOR APPROVAL');
     const patch = await readFile(path.join(out, patchFileName), 'utf8');
     expect(patch.match(/^[-+](?![-+])/gm)).toEqual(['-', '+']);

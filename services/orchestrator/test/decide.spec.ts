@@ -151,6 +151,20 @@ describe('decide: the loop', () => {
     expect(timedOut.iterations[0]).toMatchObject({ testReport: report(1, 3), error: { code: IterationErrorCode.TESTS_FAILED } });
   });
 
+  it("takes Bandit's scan in the test job as the safety check: a block ends the testing phase at the reflector, other findings join the iteration's", () => {
+    const blockedInput = { ...(sampleInput(InputKind.SAFETY_BLOCKED) as Extract<TaskInput, { kind: 'safety-blocked' }>), phase: Phase.PHASE_TESTING };
+    const blocked = decide(stateIn(TaskStatus.TASK_STATUS_TESTING), blockedInput, policy);
+    expect(blocked.task.status).toBe(TaskStatus.TASK_STATUS_REFLECTING);
+    expect(blocked.iterations[0]).toMatchObject({ error: { code: IterationErrorCode.SAFETY_BLOCKED }, safetyFindings: blockedInput.findings });
+    const completed = blocked.events.find((event) => event.payload?.$case === 'phaseCompleted');
+    expect(completed?.payload?.$case === 'phaseCompleted' && completed.payload.phaseCompleted.phase).toBe(Phase.PHASE_TESTING);
+    const warned = { ...(sampleInput(InputKind.TESTS_FAILED) as Extract<TaskInput, { kind: 'tests-failed' }>), safetyFindings: blockedInput.findings };
+    expect(decide(stateIn(TaskStatus.TASK_STATUS_TESTING), warned, policy).iterations[0]?.safetyFindings).toEqual(blockedInput.findings);
+    // Without a scan in the test job, the safety check's findings stay.
+    const plain = decide(stateIn(TaskStatus.TASK_STATUS_TESTING, {}, [iteration(1, { safetyFindings: blockedInput.findings })]), sampleInput(InputKind.TESTS_FAILED), policy);
+    expect(plain.iterations[0]?.safetyFindings).toEqual(blockedInput.findings);
+  });
+
   it('after a reflection codes again in a new iteration, carrying the files and the lessons used', () => {
     const reflecting = stateIn(TaskStatus.TASK_STATUS_REFLECTING, { lessons: [{ id: 'l1' } as never] }, [iteration(1, { testReport: report(1, 3), error: { code: 'TESTS_FAILED', message: '1/3', retryable: false, signature: '', detail: '' } })]);
     const decision = decide(reflecting, sampleInput(InputKind.REFLECTED, at(9)), policy);

@@ -67,6 +67,6 @@ describe('parseBanditReport', () => {
 
 describe('banditCommand', () => {
   it('names the files after --, ignores # nosec and Bandit\'s default exclusions, and prints JSON', () => {
-    expect(banditCommand(['app.py', '-odd.py'])).toEqual(['python3', '-m', 'bandit', '-f', 'json', '-q', '--ignore-nosec', '-n', '1', '-x', '/ratchet-no-exclusions', '--', 'app.py', '-odd.py']);
+    expect(banditCommand(['app.py', '-odd.py'])).toEqual(['python3', '-I', '-m', 'bandit', '-f', 'json', '-q', '--ignore-nosec', '-n', '1', '-x', '/ratchet-no-exclusions', '--', 'app.py', '-odd.py']);
   });
 });

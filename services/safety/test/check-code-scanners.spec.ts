@@ -1,11 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SANDBOX_JOB_QUEUE } from '@ratchet/agent';
 import { createClient, createQueueCaller, InProcessBroker, InProcessTransport, NatsTransport } from '@ratchet/bus';
-import { CheckCodeRequest, Confidence, Language, RunJobRequest, RunJobResponse, SafetyServiceDefinition, SafetyVerdict, Severity, type CheckCodeResponse } from '@ratchet/contracts';
+import {
+  BanditRun,
+  CheckCodeRequest,
+  Confidence,
+  Language,
+  RunJobRequest,
+  RunJobResponse,
+  SafetyServiceDefinition,
+  SafetyVerdict,
+  Severity,
+  type CheckCodeResponse,
+  type SandboxCommand,
+} from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';
 import { hostService, type RunningService } from '@ratchet/runtime';
 import { startNatsServer, type NatsServerFixture } from '@ratchet/testing';
-import { BanditMode, createSafetyService, defaultCodeCheckSettings, loadParsers, RuleId, type CodeCheckSettings, type Parsers, type SandboxJobs } from '../src';
+import { BanditMode, CodeAction, createSafetyService, defaultCodeCheckSettings, loadParsers, RuleId, type CodeCheckSettings, type Parsers, type SandboxJobs } from '../src';
 import { startSandbox, type SandboxFixture } from './sandbox';
 
 // CheckCode with all three scanners: Bandit in the real sandbox (a sandbox-runner process on a real
@@ -29,6 +41,7 @@ async function checkCodeWith(
   files: { path: string; content: string }[],
   timeoutMs = 60_000,
   baseFiles: { path: string; content: string }[] = [],
+  request: Partial<CheckCodeRequest> = {},
 ): Promise<CheckCodeResponse> {
   const broker = new InProcessBroker();
   const transports = [new InProcessTransport(broker), new InProcessTransport(broker)] as const;
@@ -38,7 +51,7 @@ async function checkCodeWith(
     running = hostService({ name: 'safety', version: 'test', definition: SafetyServiceDefinition, implementation: service.implementation }, { transport: transports[0] });
     await running.server.ready;
     const client = createClient(transports[1], SafetyServiceDefinition, { maxAttempts: 1 });
-    return await client.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-7', iteration: 2, language: Language.LANGUAGE_PYTHON, files, baseFiles }), { timeoutMs });
+    return await client.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-7', iteration: 2, language: Language.LANGUAGE_PYTHON, files, baseFiles, ...request }), { timeoutMs });
   } finally {
     await running?.stop(1_000);
     await service.close();
@@ -166,6 +179,89 @@ describe('CheckCode with Bandit in the sandbox and ESLint', () => {
     const whole = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, [{ path: 'pkg/table.py', content: fixed }]);
     expect(whole.findings.some((found) => found.preExisting)).toBe(false);
     expect(whole.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+  });
+
+  it('defers Bandit to a gate in the test job: it stops the tests on a blocking finding, and its report is judged as a job of its own would be', async () => {
+    // The policy as the gate must read it: a rule by id pattern and path blocks what the thresholds would only warn about.
+    const settings: CodeCheckSettings = {
+      ...defaultCodeCheckSettings,
+      policy: { ...defaultCodeCheckSettings.policy, rules: [{ ids: ['bandit.B31*'], paths: ['casino/**'], action: CodeAction.BLOCK }, ...defaultCodeCheckSettings.policy.rules] },
+    };
+    const service = await createSafetyService({ parsers, code: settings, sandbox: fixture.sandbox });
+    const check = (files: { path: string; content: string }[], banditRun: BanditRun, banditGateOutput = Buffer.alloc(0)) =>
+      service.implementation.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-gate', iteration: 1, language: Language.LANGUAGE_PYTHON, files, banditRun, banditGateOutput }), {
+        requestId: 'r',
+        deadline: Date.now() + 60_000,
+        signal: new AbortController().signal,
+        headers: {},
+      });
+    // What the tester does with the gate: the gate first, then the tests, in one job.
+    const testJob = async (files: { path: string; content: string }[], gate: SandboxCommand) => {
+      const { result } = await fixture.sandbox.runJob(
+        RunJobRequest.fromPartial({
+          job: {
+            jobId: `gate-${Math.random().toString(36).slice(2, 10)}`,
+            taskId: 'task-gate',
+            iteration: 1,
+            language: Language.LANGUAGE_PYTHON,
+            files,
+            commands: [gate, { name: 'tests', argv: ['python3', '-c', 'print("the tests ran")'], workingDirectory: '' }],
+            limits: { timeout: { seconds: 60, nanos: 0 } },
+            deadline: new Date(Date.now() + 60_000),
+          },
+        }),
+        { deadline: Date.now() + 60_000, signal: new AbortController().signal },
+      );
+      const gateBytes = result!.commandResults[0]!.stdoutBytes;
+      return { result: result!, gateOutput: result!.stdout.subarray(0, gateBytes), testsOutput: result!.stdout.subarray(gateBytes).toString('utf8') };
+    };
+    // random (B311) is Bandit's alone to find; a workspace module named bandit must not stand in for Bandit.
+    const dice = 'import random\n\n\ndef roll():\n    return random.randint(1, 6)\n';
+    const blocked = [
+      { path: 'casino/dice.py', content: dice },
+      { path: 'bandit/__init__.py', content: '' },
+      { path: 'bandit/__main__.py', content: 'print(\'{"results": [], "errors": [], "metrics": {}}\')\n' },
+    ];
+    try {
+      let jobs = fixture.jobs();
+      const deferred = await check(blocked, BanditRun.BANDIT_RUN_DEFERRED);
+      expect(fixture.jobs() - jobs).toBe(0);
+      expect(deferred.verdict).not.toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+      expect(deferred.banditGate?.argv.slice(0, 3)).toEqual(['python3', '-I', '-c']);
+
+      const stopped = await testJob(blocked, deferred.banditGate!);
+      expect(stopped.result.commandResults.map((command) => [command.name, command.exitCode])).toEqual([['bandit-gate', 3]]);
+      expect(stopped.testsOutput).not.toContain('the tests ran');
+      jobs = fixture.jobs();
+      const judged = await check(blocked, BanditRun.BANDIT_RUN_REPORTED, stopped.gateOutput);
+      expect(fixture.jobs() - jobs).toBe(0);
+      expect(judged.verdict).toBe(SafetyVerdict.SAFETY_VERDICT_BLOCK);
+      expect(judged.findings.map(({ path, ruleId, action }) => [path, ruleId, action])).toContainEqual(['casino/dice.py', 'bandit.B311', SafetyVerdict.SAFETY_VERDICT_BLOCK]);
+      // The report is kept like a job's: the same files again need no Bandit at all.
+      expect((await check(blocked, BanditRun.BANDIT_RUN_DEFERRED)).banditGate).toBeUndefined();
+
+      // A warning does not stop the tests, and the report is judged the same as the check's own job would.
+      const warned = [{ path: 'dice.py', content: dice }];
+      const gate = (await check(warned, BanditRun.BANDIT_RUN_DEFERRED)).banditGate!;
+      const ran = await testJob(warned, gate);
+      expect(ran.result.commandResults.map((command) => [command.name, command.exitCode])).toEqual([['bandit-gate', 0], ['tests', 0]]);
+      expect(ran.testsOutput.trim()).toBe('the tests ran');
+      const withGate = await check(warned, BanditRun.BANDIT_RUN_REPORTED, ran.gateOutput);
+      expect(withGate).toEqual(await checkCodeWith(settings, fixture.sandbox, warned));
+      expect(withGate.findings.map((found) => [found.ruleId, found.action])).toEqual([['bandit.B311', SafetyVerdict.SAFETY_VERDICT_WARN]]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('scans in a job of its own what the gate did not: no output, or another set of files', async () => {
+    const files = [{ path: 'legacy.py', content: 'from Crypto.Hash import MD5\n\nDIGEST = MD5.new(b"x")\n' }];
+    for (const output of [Buffer.alloc(0), Buffer.from('{"banditExitCode": 0, "stderr": "", "report": {"results": [], "errors": [], "metrics": {"other.py": {}}}}')]) {
+      const jobs = fixture.jobs();
+      const response = await checkCodeWith(defaultCodeCheckSettings, fixture.sandbox, files, 60_000, [], { banditRun: BanditRun.BANDIT_RUN_REPORTED, banditGateOutput: output });
+      expect(fixture.jobs() - jobs).toBe(1);
+      expect(response.findings.map((found) => found.ruleId)).toContain('bandit.B413');
+    }
   });
 
   it('reads past # nosec: the code under check cannot silence Bandit', async () => {

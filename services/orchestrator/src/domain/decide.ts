@@ -216,14 +216,21 @@ function ranTests(state: TaskState, input: TestRun, passed = false): { iteration
   const counted = passed && input.report?.parsed !== true ? `passed (exit ${input.exitCode}; the command wrote no JUnit report to count tests)` : testSummary(input.report);
   const summary = compared === '' ? counted : `${counted}; ${compared}`;
   return {
-    iteration: { ...currentIteration(state), ...(input.report === undefined ? {} : { testReport: input.report }), ...(input.install === undefined ? {} : { dependencyInstall: input.install }), output: input.output },
+    iteration: {
+      ...currentIteration(state),
+      ...(input.report === undefined ? {} : { testReport: input.report }),
+      ...(input.install === undefined ? {} : { dependencyInstall: input.install }),
+      ...(input.safetyFindings === undefined ? {} : { safetyFindings: input.safetyFindings }),
+      output: input.output,
+    },
     summary,
     events: [
       event(input.at, {
         $case: 'testRunCompleted',
         testRunCompleted: { report: input.report, exitCode: input.exitCode, timedOut: input.timedOut, oomKilled: input.oomKilled, jobId: input.jobId, runnerId: input.runnerId },
       }),
-      phaseCompleted(input.at, Phase.PHASE_TESTING, input.startedAt, emptyUsage(), summary),
+      // Bandit's scan ran in the test job: its outcome is the code check's, told where it happened.
+      phaseCompleted(input.at, Phase.PHASE_TESTING, input.startedAt, emptyUsage(), input.safetyFindings === undefined ? summary : `${summary}; code check with Bandit: ${safetySummary(input.safetyFindings)}`),
     ],
   };
 }
@@ -444,7 +451,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     },
     events: [
       event(input.at, { $case: 'safetyBlocked', safetyBlocked: { verdict: input.verdict, findings: [...input.findings] } }),
-      phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${safetySummary(input.findings)}`),
+      phaseCompleted(input.at, input.phase ?? Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `blocked: ${safetySummary(input.findings)}`),
     ],
   }),
 

@@ -72,6 +72,8 @@ export interface TestRun extends At {
   readonly errorMessage: string;
   /** The install step of the task's dependencies, when it has some. */
   readonly install?: DependencyInstall;
+  /** The code check's findings with Bandit's scan in the test job added; they replace the safety check's. Unset: no scan ran there. */
+  readonly safetyFindings?: readonly SafetyFinding[];
 }
 
 export type TaskInput =
@@ -122,7 +124,14 @@ export type TaskInput =
       /** Packages the code imports without the plan declaring them, which the policy allows: they are installed too. */
       readonly undeclared: readonly DependencyDecision[];
     } & At)
-  | ({ readonly kind: typeof InputKind.SAFETY_BLOCKED; readonly startedAt: Date; readonly verdict: SafetyVerdict; readonly findings: readonly SafetyFinding[] } & At)
+  | ({
+      readonly kind: typeof InputKind.SAFETY_BLOCKED;
+      readonly startedAt: Date;
+      readonly verdict: SafetyVerdict;
+      readonly findings: readonly SafetyFinding[];
+      /** The phase that found it: the safety check, or testing (Bandit's scan in the test job). Unset: the safety check. */
+      readonly phase?: Phase;
+    } & At)
   | ({
       readonly kind: typeof InputKind.SAFETY_ASKED;
       readonly startedAt: Date;

@@ -38,6 +38,8 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
     [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING],
     [InputKind.TESTS_PASSED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_AWAITING_APPROVAL],
     [InputKind.TESTS_FAILED]: [S.TASK_STATUS_REFLECTING],
+    // Bandit's scan runs in the test job, before the tests; what it blocks goes to the reflector like the safety check's.
+    [InputKind.SAFETY_BLOCKED]: [S.TASK_STATUS_REFLECTING],
   },
   // After a reflection: rewrite a disputed generated test (same iteration), code again, re-plan, or stop (no progress, out of iterations).
   [S.TASK_STATUS_REFLECTING]: { [InputKind.REFLECTED]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_CODING, S.TASK_STATUS_PLANNING, S.TASK_STATUS_FAILED] },

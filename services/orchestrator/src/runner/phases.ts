@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, ServiceClient } from '@ratchet/bus';
 import {
+  BanditRun,
   DependencyVerdict,
   Phase,
   SafetyVerdict,
@@ -8,7 +9,9 @@ import {
   type ProjectProfile,
   type ReplyFailure,
   type ReviewFinding,
+  type CheckCodeRequest,
   type SafetyFinding,
+  type SandboxCommand,
   type Usage,
   type CoderServiceDefinition,
   type Lesson,
@@ -151,13 +154,39 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
     usage: usageOf(usage),
   });
 
+  /**
+   * The code check of the attempt's change. Bandit's scan of the changed
+   * Python files is deferred to the test job (a sandbox that starts anyway)
+   * unless an audit comes first, which reads the scanners' findings.
+   */
+  const codeCheckOf = (state: TaskState, iteration: IterationRecord, banditRun: BanditRun): CheckCodeRequest => {
+    // In a workspace task only what the coder changed is new code; the user's own files are theirs.
+    const changed = changedFiles(state.task, iteration);
+    // Judge the change, not the project: the changed files' originals are the baseline, and what they already had never blocks.
+    const baseFiles = originalsOf(state.task, changed);
+    return { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changed, baseFiles, banditRun, banditGateOutput: Buffer.alloc(0) };
+  };
+  const banditInTests = (state: TaskState) => !state.task.phases.audit;
+
   /** Runs the task's tests (acceptance and generated) on `files`: the attempt's, or the original workspace's for the baseline. */
-  const runTestsOn = (state: TaskState, files: readonly SourceFile[], iteration: number, signal: AbortSignal) => {
+  const runTestsOn = (state: TaskState, files: readonly SourceFile[], iteration: number, signal: AbortSignal, gate?: SandboxCommand) => {
     const tests = testsOf(state);
     // Tests the goal may change run as the coder left them; protected ones as given, whatever the coder wrote.
     const all = testsEditable(state.task) ? mergeFiles(state.task.acceptanceTests, files, state.task.generatedTests) : mergeFiles(files, tests);
     return clients.tester.runTests(
-      { taskId: state.task.id, iteration, language: state.task.language, files: all, testPaths: tests.map((file) => file.path), limits: undefined, dependencies: installList(state.task), testCommand: [...state.task.testCommand], dataFiles: [...state.task.dataFiles], setupCommand: state.task.setupCommand },
+      {
+        taskId: state.task.id,
+        iteration,
+        language: state.task.language,
+        files: all,
+        testPaths: tests.map((file) => file.path),
+        limits: undefined,
+        dependencies: installList(state.task),
+        testCommand: [...state.task.testCommand],
+        dataFiles: [...state.task.dataFiles],
+        setupCommand: state.task.setupCommand,
+        ...(gate === undefined ? {} : { gate }),
+      },
       { timeoutMs: settings.testRunTimeoutMs, signal },
     );
   };
@@ -352,11 +381,10 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
     [Effect.CHECK_SAFETY]: async (state, signal, phase) => {
       const iteration = current(state);
       const startedAt = phase.enteredAt;
-      // In a workspace task only what the coder changed is new code; the user's own files are theirs.
-      const changed = changedFiles(state.task, iteration);
-      // Judge the change, not the project: the changed files' originals are the baseline, and what they already had never blocks.
-      const baseFiles = originalsOf(state.task, changed);
-      const response = await clients.safety.checkCode({ taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: changed, baseFiles }, service(signal));
+      const check = codeCheckOf(state, iteration, banditInTests(state) ? BanditRun.BANDIT_RUN_DEFERRED : BanditRun.BANDIT_RUN_UNSPECIFIED);
+      const { files: changed, baseFiles } = check;
+      // The gate it may answer with is asked for again when the tests run: this check only has to pass.
+      const response = await clients.safety.checkCode(check, service(signal));
       // Imports of packages the plan did not declare: the new code is read, and the other files' paths say which modules are the project's own.
       const imports = await clients.safety.checkDependencies(
         { taskId: state.task.id, language: state.task.language, dependencies: installList(state.task), files: withPathsOf(changed, iteration.files), approved: approvedPackages(state.task), baseFiles },
@@ -406,7 +434,10 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       if (written.replyFailure !== undefined) return replyFailed(written.replyFailure, written.usage, Phase.PHASE_TESTING, startedAt);
       const usage = usageOf(written.usage);
       // Model-written tests run in the sandbox too, so they pass the same check as the code.
-      const verdict = await clients.safety.checkCode({ taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests, baseFiles: [] }, service(signal));
+      const verdict = await clients.safety.checkCode(
+        { taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests, baseFiles: [], banditRun: BanditRun.BANDIT_RUN_UNSPECIFIED, banditGateOutput: Buffer.alloc(0) },
+        service(signal),
+      );
       const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
       const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
       if (blocked || unparseable.length > 0) return { kind: InputKind.TESTS_REJECTED, at: now(), startedAt, usage, blocked, verdict: verdict.verdict, findings: verdict.findings, unparseable };
@@ -417,7 +448,22 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       const iteration = current(state);
       // The TESTING phase began before the tests were written, when there were some to write.
       const startedAt = phase.enteredAt;
-      const run = await runTestsOn(state, iteration.files, iteration.number, signal);
+      // Bandit's scan of the change, deferred by the safety check, runs first in the same sandbox; a finding that would block stops the tests.
+      const deferred = banditInTests(state) ? codeCheckOf(state, iteration, BanditRun.BANDIT_RUN_DEFERRED) : undefined;
+      const gate = deferred === undefined ? undefined : (await clients.safety.checkCode(deferred, service(signal))).banditGate;
+      let run = await runTestsOn(state, iteration.files, iteration.number, signal, gate);
+      let safetyFindings: SafetyFinding[] | undefined;
+      if (deferred !== undefined && gate !== undefined) {
+        // The gate's report goes to the code check, which judges it as if it had run Bandit itself.
+        const checked = await clients.safety.checkCode({ ...deferred, banditRun: BanditRun.BANDIT_RUN_REPORTED, banditGateOutput: run.gateOutput }, service(signal));
+        safetyFindings = withNewFindings(iteration.safetyFindings, checked.findings);
+        if (checked.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK || checked.verdict === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL) {
+          return { kind: InputKind.SAFETY_BLOCKED, at: now(), startedAt, verdict: SafetyVerdict.SAFETY_VERDICT_BLOCK, findings: safetyFindings, phase: Phase.PHASE_TESTING };
+        }
+        // The gate stops the tests only for what the check blocks; should the two disagree, the tests run again without it.
+        const gateStopped = run.gateResult !== undefined && run.gateResult.exitCode !== 0 && (run.result?.commandResults.length ?? 0) === 0;
+        if (gateStopped) run = await runTestsOn(state, iteration.files, iteration.number, signal);
+      }
       const result = run.result;
       const ran = {
         at: now(),
@@ -431,6 +477,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
         runnerId: result?.runnerId ?? '',
         errorMessage: result?.error?.message ?? '',
         ...(result?.install === undefined ? {} : { install: result.install }),
+        ...(safetyFindings === undefined ? {} : { safetyFindings }),
       };
       // Judged against the baseline: failures that were there before the change do not fail a change that fixes what the goal is about.
       const passed = judgeAgainstBaseline(state.task.baselineReport, run.report, run.passed).passed;
@@ -639,6 +686,13 @@ function changeOf(task: TaskState['task'], iteration: IterationRecord): { baseFi
 }
 
 /** The review and audit findings that blocked `iteration`, for the reflector and the next attempt's coder. */
+/** `earlier` (the safety check's, its dependency findings among them) and what `later` found besides. */
+function withNewFindings(earlier: readonly SafetyFinding[], later: readonly SafetyFinding[]): SafetyFinding[] {
+  const keyOf = (finding: SafetyFinding) => `${finding.ruleId}\0${finding.path}\0${finding.line}\0${finding.message}`;
+  const known = new Set(earlier.map(keyOf));
+  return [...earlier, ...later.filter((finding) => !known.has(keyOf(finding)))];
+}
+
 function blockingFindings(iteration: IterationRecord | undefined): ReviewFinding[] {
   return [...(iteration?.reviewFindings ?? []), ...(iteration?.auditFindings ?? [])].filter((found) => found.blocking);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Confidence, Severity, snippetOf, Tool, type Detection } from './findings';
+import { compareConfidence, compareSeverity, Confidence, Severity, snippetOf, Tool, type Detection } from './findings';
 
 /**
  * The weakness of each Bandit test. Bandit 1.6.2 (what the sandbox image
@@ -133,6 +133,14 @@ const banditRemediation: Readonly<Record<string, string>> = {
 const severityOf: Readonly<Record<string, Severity>> = { LOW: Severity.LOW, MEDIUM: Severity.MEDIUM, HIGH: Severity.HIGH, UNDEFINED: Severity.INFO };
 const confidenceOf: Readonly<Record<string, Confidence>> = { LOW: Confidence.LOW, MEDIUM: Confidence.MEDIUM, HIGH: Confidence.HIGH, UNDEFINED: Confidence.LOW };
 
+/** Bandit's severity and confidence words (as its report spells them) that reach `threshold` once mapped. */
+export function banditWordsReaching(threshold: { readonly severity: Severity; readonly confidence: Confidence }): { severities: string[]; confidences: string[] } {
+  return {
+    severities: Object.keys(severityOf).filter((word) => compareSeverity(severityOf[word] as Severity, threshold.severity) >= 0),
+    confidences: Object.keys(confidenceOf).filter((word) => compareConfidence(confidenceOf[word] as Confidence, threshold.confidence) >= 0),
+  };
+}
+
 /** The parts of Bandit's JSON report (`-f json`) the mapping reads; other keys are ignored. */
 const banditReportSchema = z.object({
   results: z.array(
@@ -175,7 +183,8 @@ const endOfOptions = '--';
  * skip files in such directories. Bandit exits 1 when it finds something.
  */
 export function banditCommand(paths: readonly string[]): string[] {
-  return ['python3', '-m', 'bandit', '-f', 'json', '-q', '--ignore-nosec', '-n', '1', '-x', '/ratchet-no-exclusions', endOfOptions, ...paths];
+  // -I: the work directory, the user's site-packages and PYTHON* variables stay off the path, so no file of the code under check can stand in for Bandit.
+  return ['python3', '-I', '-m', 'bandit', '-f', 'json', '-q', '--ignore-nosec', '-n', '1', '-x', '/ratchet-no-exclusions', endOfOptions, ...paths];
 }
 
 /**
@@ -224,6 +233,7 @@ export function parseBanditReport(json: string, sources: ReadonlyMap<string, str
   return { detections, errors };
 }
 
-function cleanPath(filename: string): string {
+/** A path as Bandit printed it, without its `./` prefixes. */
+export function cleanPath(filename: string): string {
   return filename.replace(/^(\.\/)+/, '');
 }

@@ -1,13 +1,14 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { workspacePathProblem } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
-import type { CheckCodeRequest, CheckCodeResponse, SafetyFinding } from '@ratchet/contracts';
+import { BanditRun, type CheckCodeRequest, type CheckCodeResponse, type SafetyFinding, type SandboxCommand } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { runBandit, type BanditOutcome, type SandboxJobs } from '../adapters/bandit-scanner';
 import type { EslintScanner } from '../adapters/eslint-scanner';
 import { analyzeFile, checkLimits, summarize, type AnalysisLimits, type SourceText } from '../domain/analyze';
 import { BanditCache } from '../domain/bandit-cache';
 import type { BanditReport } from '../domain/bandit-findings';
+import { banditGateCommand, readGateOutput } from '../domain/bandit-gate';
 import { markPreExisting } from '../domain/change-baseline';
 import { applyPolicy, BanditMode, type CodeCheckSettings } from '../domain/code-policy';
 import { detectionOf, RuleId, Tool, type Detection, type Finding } from '../domain/findings';
@@ -77,7 +78,8 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
     const python = settings.bandit === BanditMode.OFF || sandbox === undefined ? [] : scanned.filter(isPythonToScan);
     // Files Bandit already scanned with this content are not sent again; with none left, no job runs.
     const { known, unknown } = cache.split(python);
-    const bandit = unknown.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, unknown, request, context, settings.banditTimeoutMs);
+    const { gated, gate, toJob } = planBandit(request, unknown, baseFiles, settings);
+    const bandit = toJob.length === 0 || sandbox === undefined ? undefined : startBandit(sandbox, toJob, request, context, settings.banditTimeoutMs);
     // Settled before anything can throw below, so a failed check leaves no unhandled rejection behind.
     const banditOutcome = bandit?.catch((error: unknown) => error as AppError);
     const byFile = new Map<string, Detection[]>();
@@ -100,19 +102,23 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
       for (const error of report.errors) add(error.path, [banditSkipped(error.path, `Bandit could not scan this file (${error.reason})`)]);
     };
     addReport(known);
+    if (gated !== undefined) {
+      addReport(gated.report);
+      cache.remember(gated.files, gated.report);
+    }
     if (banditOutcome !== undefined) {
       const outcome = await banditOutcome;
       if (outcome instanceof Error) throw outcome;
       if (outcome.ran) {
         addReport(outcome.report);
-        cache.remember(unknown, outcome.report);
+        cache.remember(toJob, outcome.report);
       } else if (settings.bandit === BanditMode.REQUIRED) {
         throw new AppError(
           ErrorCode.UNAVAILABLE,
           `Bandit did not run: ${outcome.reason}. code.bandit is "required" in config/safety.yaml, so CheckCode does not answer without it; fix the sandbox, or set code.bandit (RATCHET_CODE_BANDIT) to auto to go on with the other scanners`,
         );
       } else {
-        const count = unknown.filter((file) => !file.path.startsWith(baselineDirectory)).length;
+        const count = toJob.filter((file) => !file.path.startsWith(baselineDirectory)).length;
         extra.push(banditSkipped('', `Bandit did not scan the ${count} Python file${count === 1 ? '' : 's'}: ${outcome.reason}. The built-in rules${eslint === undefined ? '' : ' and ESLint'} still checked them`));
       }
     }
@@ -127,8 +133,38 @@ export function checkCodeHandler(dependencies: CheckCodeDependencies) {
     const before = applyPolicy(settings.policy, inOrder(baseFiles, baselineDirectory));
     const after = applyPolicy(settings.policy, [...ordered, ...extra]);
     const analysis = summarize(baseFiles.length === 0 ? after : markPreExisting(after, before, request.files, baseFiles), limits);
-    return { verdict: verdictToProto[analysis.verdict], findings: analysis.findings.map(findingToProto) };
+    return { verdict: verdictToProto[analysis.verdict], findings: analysis.findings.map(findingToProto), ...(gate === undefined ? {} : { banditGate: gate }) };
   };
+}
+
+/**
+ * Where the Python files Bandit has no report of get scanned, by the
+ * request's `bandit_run`: all in a job of CheckCode's own (UNSPECIFIED);
+ * the changed files by a gate in the test job, the originals (which are not
+ * in that sandbox) in a job (DEFERRED); from the gate's output, what it did
+ * not scan in a job (REPORTED).
+ */
+function planBandit(
+  request: CheckCodeRequest,
+  unknown: readonly SourceText[],
+  baseFiles: readonly SourceText[],
+  settings: CodeCheckSettings,
+): { gated?: { files: SourceText[]; report: BanditReport }; gate?: SandboxCommand; toJob: readonly SourceText[] } {
+  const changed = unknown.filter((file) => !file.path.startsWith(baselineDirectory));
+  const originals = unknown.filter((file) => file.path.startsWith(baselineDirectory));
+  if (request.banditRun === BanditRun.BANDIT_RUN_DEFERRED) {
+    if (changed.length === 0) return { toJob: originals };
+    const bases = new Map(baseFiles.map((file) => [file.path, file.content]));
+    return { gate: banditGateCommand(changed, bases, settings.policy, settings.banditTimeoutMs), toJob: originals };
+  }
+  if (request.banditRun === BanditRun.BANDIT_RUN_REPORTED && changed.length > 0) {
+    const read = readGateOutput(request.banditGateOutput, new Map(changed.map((file) => [file.path, file.content])));
+    // A gate that did not run, or was given other files (another replica's cache), leaves the rest to a job.
+    if (!read.ran) return { toJob: unknown };
+    const files = changed.filter((file) => read.scanned.has(file.path));
+    return { gated: { files, report: read.report }, toJob: [...changed.filter((file) => !read.scanned.has(file.path)), ...originals] };
+  }
+  return { toJob: unknown };
 }
 
 /** Python files Bandit can scan: a clean workspace path and some content. */

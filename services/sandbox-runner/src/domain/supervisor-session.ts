@@ -43,6 +43,8 @@ export class SupervisorSession {
   private readonly archive = new CappedBuffer(maxCollectBytes + 1024 * 1024);
   readonly started = new Map<number, bigint>();
   readonly ended = new Map<number, CommandEnded>();
+  /** How much of stdout (as kept) there was when each command ended: the supervisor sends a command's output before its end. */
+  readonly stdoutEnds = new Map<number, number>();
   ready = false;
   done: DoneInfo | undefined;
   private readonly listeners: { ready: (() => void)[]; done: (() => void)[] } = { ready: [], done: [] };
@@ -141,6 +143,7 @@ export class SupervisorSession {
       this.started.set(event['started'], BigInt(event['monotonicNs'] as number));
     } else if (typeof event['ended'] === 'number') {
       this.ended.set(event['ended'], event as unknown as CommandEnded);
+      this.stdoutEnds.set(event['ended'], this.out.length);
     }
   }
 }
@@ -169,18 +172,28 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
   const done = session.done;
   if (done?.error !== undefined) throw new AppError(ErrorCode.INTERNAL, `the sandbox supervisor failed: ${done.error}`);
   const commandResults: CommandResult[] = [];
+  const stdoutParts: Buffer[] = [];
+  const rawStdout = session.stdout.toBuffer();
   let exitCode = -1;
+  let stdoutAt = 0;
   for (const [index, command] of job.commands.entries()) {
     if (!session.started.has(index)) break;
     const ended = session.ended.get(index);
     exitCode = ended?.exitCode ?? -1;
+    // Each command's output is cleaned on its own, so where one ends stays known (a caller reads a gate's report from it).
+    const end = session.stdoutEnds.get(index) ?? rawStdout.length;
+    const part = stripControlSequences(rawStdout.subarray(stdoutAt, end));
+    stdoutParts.push(part);
+    stdoutAt = end;
     commandResults.push({
       name: command.name,
       exitCode,
       duration: durationFromMs((ended?.durationNs ?? 0) / 1e6),
       timedOut: ended?.timedOut ?? context.killedAtDeadline,
+      stdoutBytes: part.length,
     });
   }
+  if (stdoutAt < rawStdout.length) stdoutParts.push(stripControlSequences(rawStdout.subarray(stdoutAt)));
   const timedOut = done?.timedOut === true || context.killedAtDeadline;
   // Without a cgroup counter to read, a SIGKILL nobody sent is the sign of an OOM kill.
   const oomKilled = done?.oomKilled === true || context.hostOomKilled === true || (done?.oomCounter === false && done.sigkilled === true && !timedOut);
@@ -208,7 +221,7 @@ export async function resultOf(job: SandboxJob, limits: EffectiveLimits, session
     jobId: job.jobId,
     taskId: job.taskId,
     exitCode: done === undefined ? -1 : exitCode,
-    stdout: stripControlSequences(session.stdout.toBuffer()),
+    stdout: Buffer.concat(stdoutParts),
     stderr: stripControlSequences(notes.length === 0 ? stderr : Buffer.concat([stderr, Buffer.from(notes.map((note) => `\nratchet: ${note}`).join('') + '\n')])),
     stdoutTruncated: session.stdout.truncated || done?.stdoutTruncated === true,
     stderrTruncated: session.stderr.truncated || done?.stderrTruncated === true,

@@ -1,6 +1,6 @@
 import { checkWorkspacePath, languageFromProto, testCommandProblem, withJunitReport } from '@ratchet/agent';
 import type { CallContext } from '@ratchet/bus';
-import type { RunJobRequest, RunJobResponse, RunTestsRequest, RunTestsResponse, SandboxLimits } from '@ratchet/contracts';
+import type { CommandResult, RunJobRequest, RunJobResponse, RunTestsRequest, RunTestsResponse, SandboxJobResult, SandboxLimits } from '@ratchet/contracts';
 import { SandboxDriver } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { customRunPassed, reportPath, reportPathVariable, runPassed, testCommand } from '../domain/test-command';
@@ -19,7 +19,10 @@ export interface SandboxJobs {
  * report was read, has at least one case and none failed or errored, and the
  * command neither timed out nor exited non-zero. With a `test_command` (a
  * project's own, e.g. `npm test`) that command runs instead, and passes on
- * its exit code and any JUnit report it writes (`customRunPassed`).
+ * its exit code and any JUnit report it writes (`customRunPassed`). With a
+ * `gate` (safety's Bandit scan) that command runs first in the same sandbox
+ * and the tests only when it exits 0; the answer gives its result and what
+ * it printed apart from the tests' own.
  *
  * @throws AppError INVALID_ARGUMENT for no test paths or a path that is not
  *   among the files; whatever the sandbox runner throws.
@@ -35,7 +38,10 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
     for (const testPath of request.testPaths) {
       if (!paths.has(testPath)) throw new AppError(ErrorCode.INVALID_ARGUMENT, `test_paths: ${testPath} is not among the files sent`);
     }
+    const gate = request.gate;
+    if (gate !== undefined && gate.argv.length === 0) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'gate.argv is empty; leave the gate unset to run the tests alone');
     const limits = request.limits ?? defaultLimits;
+    const tests = { name: 'tests', argv: custom ? withJunitReport(request.testCommand, reportPathVariable) : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout };
     const { result } = await sandbox.runJob(
       {
         job: {
@@ -46,7 +52,8 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
           files: request.files,
           // The project's fixtures and data go in beside the code, as they are on disk.
           dataFiles: request.dataFiles,
-          commands: [{ name: 'tests', argv: custom ? withJunitReport(request.testCommand, reportPathVariable) : testCommand(language, request.testPaths, limits.cpus || defaultLimits.cpus || 1), workingDirectory: '', timeout: limits.timeout }],
+          // The supervisor runs a command only when the one before it exited 0: a gate that refuses stops the tests.
+          commands: gate === undefined ? [tests] : [{ ...gate, name: gate.name || 'gate' }, tests],
           // A project's own command may write a JUnit report there; the language's runner always does.
           env: custom ? { [reportPathVariable]: reportPath } : {},
           limits,
@@ -66,6 +73,23 @@ export function runTestsHandler(sandbox: SandboxJobs, defaultLimits: SandboxLimi
     );
     if (result === undefined) throw new AppError(ErrorCode.INTERNAL, 'the sandbox runner answered without a result');
     const report = result.testReport;
-    return { ...(report === undefined ? {} : { report }), result, passed: custom ? customRunPassed(result) : runPassed(result) };
+    const passed = custom ? customRunPassed(result) : runPassed(result);
+    if (gate === undefined) return { ...(report === undefined ? {} : { report }), result, passed, gateOutput: Buffer.alloc(0) };
+    const { gateResult, gateOutput, testsResult } = splitGate(result);
+    // A gate that stopped the run leaves no tests run, whatever a report on disk says.
+    const testsRan = testsResult.commandResults.length > 0;
+    return { ...(report === undefined || !testsRan ? {} : { report }), result: testsResult, passed: passed && testsRan, ...(gateResult === undefined ? {} : { gateResult }), gateOutput };
   };
+}
+
+/**
+ * The gate's part of a job that ran a gate first: its command result and
+ * the bytes of stdout it wrote (the runner counts each command's share),
+ * and the job's result as if the tests had run alone.
+ */
+export function splitGate(result: SandboxJobResult): { gateResult?: CommandResult; gateOutput: Buffer; testsResult: SandboxJobResult } {
+  const [gateResult, ...rest] = result.commandResults;
+  if (gateResult === undefined) return { gateOutput: Buffer.alloc(0), testsResult: result };
+  const gateBytes = Math.min(gateResult.stdoutBytes, result.stdout.length);
+  return { gateResult, gateOutput: result.stdout.subarray(0, gateBytes), testsResult: { ...result, stdout: result.stdout.subarray(gateBytes), commandResults: rest } };
 }

@@ -20,6 +20,7 @@ import {
 } from "@grpc/grpc-js";
 import { Dependency, Language, languageFromJSON, languageToJSON, SourceFile } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
+import { SandboxCommand } from "./sandbox";
 
 /** Severity ranks a finding. */
 export enum Severity {
@@ -192,6 +193,59 @@ export function confidenceToJSON(object: Confidence): string {
   }
 }
 
+/** BanditRun says where CheckCode's Bandit scan runs. */
+export enum BanditRun {
+  /** BANDIT_RUN_UNSPECIFIED - In a sandbox job of its own, before CheckCode answers. */
+  BANDIT_RUN_UNSPECIFIED = 0,
+  /**
+   * BANDIT_RUN_DEFERRED - Not yet: the answer judges the files by every other scanner (and by
+   * Bandit's reports of files it scanned before), and its bandit_gate is the
+   * command that scans the rest inside the test job, before the tests. The
+   * command exits non-zero when a finding on a line the change touched would
+   * block, so the tests do not run on code the check will refuse.
+   */
+  BANDIT_RUN_DEFERRED = 1,
+  /**
+   * BANDIT_RUN_REPORTED - From bandit_gate_output: the same judgement as UNSPECIFIED, with the
+   * gate's report in place of the sandbox job (files the gate did not scan
+   * still get a job of their own).
+   */
+  BANDIT_RUN_REPORTED = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function banditRunFromJSON(object: any): BanditRun {
+  switch (object) {
+    case 0:
+    case "BANDIT_RUN_UNSPECIFIED":
+      return BanditRun.BANDIT_RUN_UNSPECIFIED;
+    case 1:
+    case "BANDIT_RUN_DEFERRED":
+      return BanditRun.BANDIT_RUN_DEFERRED;
+    case 2:
+    case "BANDIT_RUN_REPORTED":
+      return BanditRun.BANDIT_RUN_REPORTED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return BanditRun.UNRECOGNIZED;
+  }
+}
+
+export function banditRunToJSON(object: BanditRun): string {
+  switch (object) {
+    case BanditRun.BANDIT_RUN_UNSPECIFIED:
+      return "BANDIT_RUN_UNSPECIFIED";
+    case BanditRun.BANDIT_RUN_DEFERRED:
+      return "BANDIT_RUN_DEFERRED";
+    case BanditRun.BANDIT_RUN_REPORTED:
+      return "BANDIT_RUN_REPORTED";
+    case BanditRun.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** DependencyVerdict is the policy's answer for one package. */
 export enum DependencyVerdict {
   /** DEPENDENCY_VERDICT_UNSPECIFIED - Not set; treat as DENIED. */
@@ -303,6 +357,13 @@ export interface CheckCodeRequest {
    * greenfield task): every finding counts.
    */
   baseFiles: SourceFile[];
+  /** How Bandit scans the Python files it has no report of yet. */
+  banditRun: BanditRun;
+  /**
+   * With BANDIT_RUN_REPORTED: what the bandit_gate command of an earlier
+   * BANDIT_RUN_DEFERRED call, for the same files, printed (its whole stdout).
+   */
+  banditGateOutput: Buffer;
 }
 
 /** CheckCodeResponse is the outcome of a code check. */
@@ -311,6 +372,12 @@ export interface CheckCodeResponse {
   verdict: SafetyVerdict;
   /** Every rule match, blocking or not. */
   findings: SafetyFinding[];
+  /**
+   * With BANDIT_RUN_DEFERRED: the command that runs Bandit over the files
+   * still to scan, in the sandbox that runs the tests (the files at their
+   * workspace paths); unset when nothing is left to scan.
+   */
+  banditGate?: SandboxCommand | undefined;
 }
 
 /** CheckCommandRequest asks whether a command may run in the sandbox. */
@@ -695,7 +762,15 @@ export const SafetyFinding: MessageFns<SafetyFinding> = {
 };
 
 function createBaseCheckCodeRequest(): CheckCodeRequest {
-  return { taskId: "", iteration: 0, language: 0, files: [], baseFiles: [] };
+  return {
+    taskId: "",
+    iteration: 0,
+    language: 0,
+    files: [],
+    baseFiles: [],
+    banditRun: 0,
+    banditGateOutput: Buffer.alloc(0),
+  };
 }
 
 export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
@@ -714,6 +789,12 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     }
     for (const v of message.baseFiles) {
       SourceFile.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.banditRun !== 0) {
+      writer.uint32(48).int32(message.banditRun);
+    }
+    if (message.banditGateOutput.length !== 0) {
+      writer.uint32(58).bytes(message.banditGateOutput);
     }
     return writer;
   },
@@ -771,6 +852,22 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
             message.baseFiles.push(SourceFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.banditRun = reader.int32() as any;
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.banditGateOutput = Buffer.from(reader.bytes());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -798,6 +895,16 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
         : globalThis.Array.isArray(object?.base_files)
         ? object.base_files.map((e: any) => SourceFile.fromJSON(e))
         : [],
+      banditRun: isSet(object.banditRun)
+        ? banditRunFromJSON(object.banditRun)
+        : isSet(object.bandit_run)
+        ? banditRunFromJSON(object.bandit_run)
+        : 0,
+      banditGateOutput: isSet(object.banditGateOutput)
+        ? Buffer.from(bytesFromBase64(object.banditGateOutput))
+        : isSet(object.bandit_gate_output)
+        ? Buffer.from(bytesFromBase64(object.bandit_gate_output))
+        : Buffer.alloc(0),
     };
   },
 
@@ -818,6 +925,12 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     if (message.baseFiles?.length) {
       obj.baseFiles = message.baseFiles.map((e) => SourceFile.toJSON(e));
     }
+    if (message.banditRun !== 0) {
+      obj.banditRun = banditRunToJSON(message.banditRun);
+    }
+    if (message.banditGateOutput.length !== 0) {
+      obj.banditGateOutput = base64FromBytes(message.banditGateOutput);
+    }
     return obj;
   },
 
@@ -831,12 +944,14 @@ export const CheckCodeRequest: MessageFns<CheckCodeRequest> = {
     message.language = object.language ?? 0;
     message.files = object.files?.map((e) => SourceFile.fromPartial(e)) || [];
     message.baseFiles = object.baseFiles?.map((e) => SourceFile.fromPartial(e)) || [];
+    message.banditRun = object.banditRun ?? 0;
+    message.banditGateOutput = object.banditGateOutput ?? Buffer.alloc(0);
     return message;
   },
 };
 
 function createBaseCheckCodeResponse(): CheckCodeResponse {
-  return { verdict: 0, findings: [] };
+  return { verdict: 0, findings: [], banditGate: undefined };
 }
 
 export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
@@ -846,6 +961,9 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
     }
     for (const v of message.findings) {
       SafetyFinding.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.banditGate !== undefined) {
+      SandboxCommand.encode(message.banditGate, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -879,6 +997,14 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
             message.findings.push(SafetyFinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.banditGate = SandboxCommand.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -897,6 +1023,11 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
       findings: globalThis.Array.isArray(object?.findings)
         ? object.findings.map((e: any) => SafetyFinding.fromJSON(e))
         : [],
+      banditGate: isSet(object.banditGate)
+        ? SandboxCommand.fromJSON(object.banditGate)
+        : isSet(object.bandit_gate)
+        ? SandboxCommand.fromJSON(object.bandit_gate)
+        : undefined,
     };
   },
 
@@ -908,6 +1039,9 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
     if (message.findings?.length) {
       obj.findings = message.findings.map((e) => SafetyFinding.toJSON(e));
     }
+    if (message.banditGate !== undefined) {
+      obj.banditGate = SandboxCommand.toJSON(message.banditGate);
+    }
     return obj;
   },
 
@@ -918,6 +1052,9 @@ export const CheckCodeResponse: MessageFns<CheckCodeResponse> = {
     const message = createBaseCheckCodeResponse();
     message.verdict = object.verdict ?? 0;
     message.findings = object.findings?.map((e) => SafetyFinding.fromPartial(e)) || [];
+    message.banditGate = (object.banditGate !== undefined && object.banditGate !== null)
+      ? SandboxCommand.fromPartial(object.banditGate)
+      : undefined;
     return message;
   },
 };
@@ -1841,6 +1978,14 @@ export const SafetyServiceClient = makeGenericClientConstructor(
   service: typeof SafetyServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -300,6 +300,12 @@ export interface CommandResult {
     | undefined;
   /** Whether this command hit its own or the job's timeout. */
   timedOut: boolean;
+  /**
+   * How many bytes of SandboxJobResult.stdout this command wrote (after the
+   * cap and the removal of terminal control sequences); the commands' outputs
+   * follow each other there in run order.
+   */
+  stdoutBytes: number;
 }
 
 /** TestCase is one test case of a parsed test report. */
@@ -1778,7 +1784,7 @@ export const ResourceUsage: MessageFns<ResourceUsage> = {
 };
 
 function createBaseCommandResult(): CommandResult {
-  return { name: "", exitCode: 0, duration: undefined, timedOut: false };
+  return { name: "", exitCode: 0, duration: undefined, timedOut: false, stdoutBytes: 0 };
 }
 
 export const CommandResult: MessageFns<CommandResult> = {
@@ -1794,6 +1800,9 @@ export const CommandResult: MessageFns<CommandResult> = {
     }
     if (message.timedOut !== false) {
       writer.uint32(32).bool(message.timedOut);
+    }
+    if (message.stdoutBytes !== 0) {
+      writer.uint32(40).int64(message.stdoutBytes);
     }
     return writer;
   },
@@ -1843,6 +1852,14 @@ export const CommandResult: MessageFns<CommandResult> = {
             message.timedOut = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.stdoutBytes = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1869,6 +1886,11 @@ export const CommandResult: MessageFns<CommandResult> = {
         : isSet(object.timed_out)
         ? globalThis.Boolean(object.timed_out)
         : false,
+      stdoutBytes: isSet(object.stdoutBytes)
+        ? globalThis.Number(object.stdoutBytes)
+        : isSet(object.stdout_bytes)
+        ? globalThis.Number(object.stdout_bytes)
+        : 0,
     };
   },
 
@@ -1886,6 +1908,9 @@ export const CommandResult: MessageFns<CommandResult> = {
     if (message.timedOut !== false) {
       obj.timedOut = message.timedOut;
     }
+    if (message.stdoutBytes !== 0) {
+      obj.stdoutBytes = Math.round(message.stdoutBytes);
+    }
     return obj;
   },
 
@@ -1900,6 +1925,7 @@ export const CommandResult: MessageFns<CommandResult> = {
       ? Duration.fromPartial(object.duration)
       : undefined;
     message.timedOut = object.timedOut ?? false;
+    message.stdoutBytes = object.stdoutBytes ?? 0;
     return message;
   },
 };

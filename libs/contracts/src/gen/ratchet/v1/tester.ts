@@ -31,7 +31,7 @@ import {
 } from "./common";
 import { HealthRequest, HealthResponse } from "./health";
 import { Lesson } from "./memory";
-import { SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
+import { CommandResult, SandboxCommand, SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
 import { Plan, ProjectProfile, TaskSpec } from "./task";
 
 /** WriteTestsRequest is everything the tester needs to write tests. */
@@ -125,6 +125,12 @@ export interface RunTestsRequest {
    * by the runner); empty for none.
    */
   setupCommand: string;
+  /**
+   * A command run first, in the same sandbox (safety's Bandit gate,
+   * CheckCodeResponse.bandit_gate); when it exits non-zero the tests do not
+   * run. Unset: none.
+   */
+  gate?: SandboxCommand | undefined;
 }
 
 /** RunTestsResponse is the outcome of a test run. */
@@ -133,12 +139,21 @@ export interface RunTestsResponse {
   report?:
     | TestReport
     | undefined;
-  /** Raw sandbox result (exit code, output, flags, resource use). */
+  /**
+   * Raw sandbox result (exit code, output, flags, resource use); with a gate,
+   * its stdout and command_results hold the tests' alone.
+   */
   result?:
     | SandboxJobResult
     | undefined;
   /** Whether every test passed and the run neither timed out nor ran out of memory. */
   passed: boolean;
+  /** The gate's outcome; unset when there was none or it never started. */
+  gateResult?:
+    | CommandResult
+    | undefined;
+  /** What the gate printed on stdout. */
+  gateOutput: Buffer;
 }
 
 function createBaseWriteTestsRequest(): WriteTestsRequest {
@@ -571,6 +586,7 @@ function createBaseRunTestsRequest(): RunTestsRequest {
     testCommand: [],
     dataFiles: [],
     setupCommand: "",
+    gate: undefined,
   };
 }
 
@@ -605,6 +621,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     }
     if (message.setupCommand !== "") {
       writer.uint32(82).string(message.setupCommand);
+    }
+    if (message.gate !== undefined) {
+      SandboxCommand.encode(message.gate, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -702,6 +721,14 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
             message.setupCommand = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.gate = SandboxCommand.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -748,6 +775,7 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
         : isSet(object.setup_command)
         ? globalThis.String(object.setup_command)
         : "",
+      gate: isSet(object.gate) ? SandboxCommand.fromJSON(object.gate) : undefined,
     };
   },
 
@@ -783,6 +811,9 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     if (message.setupCommand !== "") {
       obj.setupCommand = message.setupCommand;
     }
+    if (message.gate !== undefined) {
+      obj.gate = SandboxCommand.toJSON(message.gate);
+    }
     return obj;
   },
 
@@ -803,12 +834,15 @@ export const RunTestsRequest: MessageFns<RunTestsRequest> = {
     message.testCommand = object.testCommand?.map((e) => e) || [];
     message.dataFiles = object.dataFiles?.map((e) => DataFile.fromPartial(e)) || [];
     message.setupCommand = object.setupCommand ?? "";
+    message.gate = (object.gate !== undefined && object.gate !== null)
+      ? SandboxCommand.fromPartial(object.gate)
+      : undefined;
     return message;
   },
 };
 
 function createBaseRunTestsResponse(): RunTestsResponse {
-  return { report: undefined, result: undefined, passed: false };
+  return { report: undefined, result: undefined, passed: false, gateResult: undefined, gateOutput: Buffer.alloc(0) };
 }
 
 export const RunTestsResponse: MessageFns<RunTestsResponse> = {
@@ -821,6 +855,12 @@ export const RunTestsResponse: MessageFns<RunTestsResponse> = {
     }
     if (message.passed !== false) {
       writer.uint32(24).bool(message.passed);
+    }
+    if (message.gateResult !== undefined) {
+      CommandResult.encode(message.gateResult, writer.uint32(34).fork()).join();
+    }
+    if (message.gateOutput.length !== 0) {
+      writer.uint32(42).bytes(message.gateOutput);
     }
     return writer;
   },
@@ -862,6 +902,22 @@ export const RunTestsResponse: MessageFns<RunTestsResponse> = {
             message.passed = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.gateResult = CommandResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.gateOutput = Buffer.from(reader.bytes());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -879,6 +935,16 @@ export const RunTestsResponse: MessageFns<RunTestsResponse> = {
       report: isSet(object.report) ? TestReport.fromJSON(object.report) : undefined,
       result: isSet(object.result) ? SandboxJobResult.fromJSON(object.result) : undefined,
       passed: isSet(object.passed) ? globalThis.Boolean(object.passed) : false,
+      gateResult: isSet(object.gateResult)
+        ? CommandResult.fromJSON(object.gateResult)
+        : isSet(object.gate_result)
+        ? CommandResult.fromJSON(object.gate_result)
+        : undefined,
+      gateOutput: isSet(object.gateOutput)
+        ? Buffer.from(bytesFromBase64(object.gateOutput))
+        : isSet(object.gate_output)
+        ? Buffer.from(bytesFromBase64(object.gate_output))
+        : Buffer.alloc(0),
     };
   },
 
@@ -892,6 +958,12 @@ export const RunTestsResponse: MessageFns<RunTestsResponse> = {
     }
     if (message.passed !== false) {
       obj.passed = message.passed;
+    }
+    if (message.gateResult !== undefined) {
+      obj.gateResult = CommandResult.toJSON(message.gateResult);
+    }
+    if (message.gateOutput.length !== 0) {
+      obj.gateOutput = base64FromBytes(message.gateOutput);
     }
     return obj;
   },
@@ -908,6 +980,10 @@ export const RunTestsResponse: MessageFns<RunTestsResponse> = {
       ? SandboxJobResult.fromPartial(object.result)
       : undefined;
     message.passed = object.passed ?? false;
+    message.gateResult = (object.gateResult !== undefined && object.gateResult !== null)
+      ? CommandResult.fromPartial(object.gateResult)
+      : undefined;
+    message.gateOutput = object.gateOutput ?? Buffer.alloc(0);
     return message;
   },
 };
@@ -1063,6 +1139,14 @@ export const TesterServiceClient = makeGenericClientConstructor(
   service: typeof TesterServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

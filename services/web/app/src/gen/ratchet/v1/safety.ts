@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import type { Dependency, Language, SourceFile } from "./common";
+import type { SandboxCommand } from "./sandbox";
 
 /** Severity ranks a finding. */
 export const Severity = {
@@ -83,6 +84,36 @@ export namespace Confidence {
   export type CONFIDENCE_MEDIUM = typeof Confidence.CONFIDENCE_MEDIUM;
   export type CONFIDENCE_HIGH = typeof Confidence.CONFIDENCE_HIGH;
   export type UNRECOGNIZED = typeof Confidence.UNRECOGNIZED;
+}
+
+/** BanditRun says where CheckCode's Bandit scan runs. */
+export const BanditRun = {
+  /** BANDIT_RUN_UNSPECIFIED - In a sandbox job of its own, before CheckCode answers. */
+  BANDIT_RUN_UNSPECIFIED: "BANDIT_RUN_UNSPECIFIED",
+  /**
+   * BANDIT_RUN_DEFERRED - Not yet: the answer judges the files by every other scanner (and by
+   * Bandit's reports of files it scanned before), and its bandit_gate is the
+   * command that scans the rest inside the test job, before the tests. The
+   * command exits non-zero when a finding on a line the change touched would
+   * block, so the tests do not run on code the check will refuse.
+   */
+  BANDIT_RUN_DEFERRED: "BANDIT_RUN_DEFERRED",
+  /**
+   * BANDIT_RUN_REPORTED - From bandit_gate_output: the same judgement as UNSPECIFIED, with the
+   * gate's report in place of the sandbox job (files the gate did not scan
+   * still get a job of their own).
+   */
+  BANDIT_RUN_REPORTED: "BANDIT_RUN_REPORTED",
+  UNRECOGNIZED: "UNRECOGNIZED",
+} as const;
+
+export type BanditRun = typeof BanditRun[keyof typeof BanditRun];
+
+export namespace BanditRun {
+  export type BANDIT_RUN_UNSPECIFIED = typeof BanditRun.BANDIT_RUN_UNSPECIFIED;
+  export type BANDIT_RUN_DEFERRED = typeof BanditRun.BANDIT_RUN_DEFERRED;
+  export type BANDIT_RUN_REPORTED = typeof BanditRun.BANDIT_RUN_REPORTED;
+  export type UNRECOGNIZED = typeof BanditRun.UNRECOGNIZED;
 }
 
 /** DependencyVerdict is the policy's answer for one package. */
@@ -200,7 +231,18 @@ export interface CheckCodeRequest {
    * toward the verdict: only what the change introduces can block. Empty (a
    * greenfield task): every finding counts.
    */
-  readonly baseFiles?: readonly SourceFile[] | undefined;
+  readonly baseFiles?:
+    | readonly SourceFile[]
+    | undefined;
+  /** How Bandit scans the Python files it has no report of yet. */
+  readonly banditRun?:
+    | BanditRun
+    | undefined;
+  /**
+   * With BANDIT_RUN_REPORTED: what the bandit_gate command of an earlier
+   * BANDIT_RUN_DEFERRED call, for the same files, printed (its whole stdout).
+   */
+  readonly banditGateOutput?: Uint8Array | undefined;
 }
 
 /** CheckCodeResponse is the outcome of a code check. */
@@ -210,7 +252,15 @@ export interface CheckCodeResponse {
     | SafetyVerdict
     | undefined;
   /** Every rule match, blocking or not. */
-  readonly findings?: readonly SafetyFinding[] | undefined;
+  readonly findings?:
+    | readonly SafetyFinding[]
+    | undefined;
+  /**
+   * With BANDIT_RUN_DEFERRED: the command that runs Bandit over the files
+   * still to scan, in the sandbox that runs the tests (the files at their
+   * workspace paths); unset when nothing is left to scan.
+   */
+  readonly banditGate?: SandboxCommand | undefined;
 }
 
 /** CheckCommandRequest asks whether a command may run in the sandbox. */

@@ -288,7 +288,15 @@ export interface CommandResult {
     | Duration
     | undefined;
   /** Whether this command hit its own or the job's timeout. */
-  readonly timedOut?: boolean | undefined;
+  readonly timedOut?:
+    | boolean
+    | undefined;
+  /**
+   * How many bytes of SandboxJobResult.stdout this command wrote (after the
+   * cap and the removal of terminal control sequences); the commands' outputs
+   * follow each other there in run order.
+   */
+  readonly stdoutBytes?: number | undefined;
 }
 
 /** TestCase is one test case of a parsed test report. */

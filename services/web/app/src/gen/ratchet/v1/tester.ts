@@ -7,7 +7,7 @@
 /* eslint-disable */
 import type { DataFile, Dependency, Language, ReplyFailure, SourceFile, TestDispute, Usage } from "./common";
 import type { Lesson } from "./memory";
-import type { SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
+import type { CommandResult, SandboxCommand, SandboxJobResult, SandboxLimits, TestReport } from "./sandbox";
 import type { Plan, ProjectProfile, TaskSpec } from "./task";
 
 /** WriteTestsRequest is everything the tester needs to write tests. */
@@ -140,7 +140,15 @@ export interface RunTestsRequest {
    * The workspace's setup command, run before the tests (its result cached
    * by the runner); empty for none.
    */
-  readonly setupCommand?: string | undefined;
+  readonly setupCommand?:
+    | string
+    | undefined;
+  /**
+   * A command run first, in the same sandbox (safety's Bandit gate,
+   * CheckCodeResponse.bandit_gate); when it exits non-zero the tests do not
+   * run. Unset: none.
+   */
+  readonly gate?: SandboxCommand | undefined;
 }
 
 /** RunTestsResponse is the outcome of a test run. */
@@ -149,10 +157,21 @@ export interface RunTestsResponse {
   readonly report?:
     | TestReport
     | undefined;
-  /** Raw sandbox result (exit code, output, flags, resource use). */
+  /**
+   * Raw sandbox result (exit code, output, flags, resource use); with a gate,
+   * its stdout and command_results hold the tests' alone.
+   */
   readonly result?:
     | SandboxJobResult
     | undefined;
   /** Whether every test passed and the run neither timed out nor ran out of memory. */
-  readonly passed?: boolean | undefined;
+  readonly passed?:
+    | boolean
+    | undefined;
+  /** The gate's outcome; unset when there was none or it never started. */
+  readonly gateResult?:
+    | CommandResult
+    | undefined;
+  /** What the gate printed on stdout. */
+  readonly gateOutput?: Uint8Array | undefined;
 }
