@@ -153,7 +153,7 @@ console.log('| measure | n | p50 | p90 |\n|---|---|---|---|');
 console.log(row('loop overhead per iteration (CODING to next CODING, minus the sandbox)', iterationOverheads));
 console.log(row('per task outside iterations (submit, retrieve, plan; learn, finish)', taskOverheads));
 console.log(row('whole iteration (CODING to next CODING, sandbox included)', iterationTotals));
-console.log(row('  of which SAFETY_CHECK (code and import checks, Bandit in the sandbox)', phaseMs.safety));
+console.log(row('  of which SAFETY_CHECK (code and import checks; Bandit runs in the test job)', phaseMs.safety));
 console.log(row('  of which REFLECTING (lessons, reflector, failure record)', phaseMs.reflecting));
 console.log(row('sandbox: 10-test pytest file, Docker warm pool of config/cli.yaml (TESTING phase)', sandboxMs));
 console.log(row(`bare host: python3 -m pytest, same file (${hostPytest})`, bare));
