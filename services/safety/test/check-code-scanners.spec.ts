@@ -188,7 +188,7 @@ describe('CheckCode with Bandit in the sandbox and ESLint', () => {
       policy: { ...defaultCodeCheckSettings.policy, rules: [{ ids: ['bandit.B31*'], paths: ['casino/**'], action: CodeAction.BLOCK }, ...defaultCodeCheckSettings.policy.rules] },
     };
     const service = await createSafetyService({ parsers, code: settings, sandbox: fixture.sandbox });
-    const check = (files: { path: string; content: string }[], banditRun: BanditRun, banditGateOutput = Buffer.alloc(0)) =>
+    const check = (files: { path: string; content: string }[], banditRun: BanditRun, banditGateOutput: Buffer = Buffer.alloc(0)) =>
       service.implementation.checkCode(CheckCodeRequest.fromPartial({ taskId: 'task-gate', iteration: 1, language: Language.LANGUAGE_PYTHON, files, banditRun, banditGateOutput }), {
         requestId: 'r',
         deadline: Date.now() + 60_000,
@@ -252,6 +252,20 @@ describe('CheckCode with Bandit in the sandbox and ESLint', () => {
     } finally {
       await service.close();
     }
+  });
+
+  it('scans in a job of its own, not in a gate, when the gate would not fit in one command argument', async () => {
+    // A policy of 3,000 rules spells out to more than 96 KiB in the gate's argument.
+    const settings: CodeCheckSettings = {
+      ...defaultCodeCheckSettings,
+      policy: { ...defaultCodeCheckSettings.policy, rules: [...Array.from({ length: 3_000 }, (_, index) => ({ ids: [`bandit.X${index}`], action: CodeAction.ALLOW })), ...defaultCodeCheckSettings.policy.rules] },
+    };
+    const many = [{ path: 'pick.py', content: 'import random\n\nPICK = random.random()\n' }];
+    const jobs = fixture.jobs();
+    const response = await checkCodeWith(settings, fixture.sandbox, many, 60_000, [], { banditRun: BanditRun.BANDIT_RUN_DEFERRED });
+    expect(response.banditGate).toBeUndefined();
+    expect(fixture.jobs() - jobs).toBe(1);
+    expect(response.findings.filter((found) => found.ruleId === 'bandit.B311')).toHaveLength(many.length);
   });
 
   it('scans in a job of its own what the gate did not: no output, or another set of files', async () => {

@@ -44,7 +44,7 @@ for result in out["report"].get("results", []):
     if file["lines"] is not None and result.get("line_number") not in file["lines"]:
         continue
     rule_id = "bandit." + str(result.get("test_id", ""))
-    action = next((rule["action"] for rule in file["rules"] if any(matches(pattern, rule_id) for pattern in rule["ids"])), None)
+    action = next((spec["rules"][index]["action"] for index in file["rules"] if any(matches(pattern, rule_id) for pattern in spec["rules"][index]["ids"])), None)
     if action is None:
         reaches = str(result.get("issue_severity", "")).upper() in spec["block"]["severities"] and str(result.get("issue_confidence", "")).upper() in spec["block"]["confidences"]
         action = "block" if reaches else "other"
@@ -52,10 +52,10 @@ for result in out["report"].get("results", []):
         sys.exit(${gateBlockedExitCode})
 `;
 
-/** What the gate knows of one file: the lines the change touched (null: all of them, a new file) and the policy's rules for its path. */
+/** What the gate knows of one file: the lines the change touched (null: all of them, a new file) and which of the policy's rules (by index) apply to its path. */
 interface GateFile {
   readonly lines: readonly number[] | null;
-  readonly rules: readonly { readonly ids: readonly string[]; readonly action: CodeAction }[];
+  readonly rules: readonly number[];
 }
 
 /**
@@ -70,10 +70,11 @@ export function banditGateCommand(files: readonly SourceText[], bases: ReadonlyM
     gateFiles[file.path] = {
       lines: base === undefined ? null : [...touchedLines(base, file.content)],
       // Rules for other paths cannot match here; the gate matches the ids against Bandit's alone.
-      rules: policy.rules.filter((rule) => rule.paths === undefined || rule.paths.some((glob) => pathPattern(glob).test(file.path))).map((rule) => ({ ids: rule.ids, action: rule.action })),
+      rules: policy.rules.flatMap((rule, index) => (rule.paths === undefined || rule.paths.some((glob) => pathPattern(glob).test(file.path)) ? [index] : [])),
     };
   }
-  const spec = { argv: banditCommand(files.map((file) => file.path)), files: gateFiles, block: banditWordsReaching(policy.block) };
+  const rules = policy.rules.map((rule): { ids: readonly string[]; action: CodeAction } => ({ ids: rule.ids, action: rule.action }));
+  const spec = { argv: banditCommand(files.map((file) => file.path)), rules, files: gateFiles, block: banditWordsReaching(policy.block) };
   return { name: 'bandit-gate', argv: ['python3', '-I', '-c', gateScript, JSON.stringify(spec)], workingDirectory: '', timeout: { seconds: Math.ceil(timeoutMs / 1_000), nanos: 0 } };
 }
 

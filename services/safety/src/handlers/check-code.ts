@@ -31,6 +31,9 @@ export interface CheckCodeDependencies {
 /** Time left to answer after a Bandit job gives up, ms. */
 const answerReserveMs = 1_000;
 
+/** The longest argument the gate command may have: below Linux's MAX_ARG_STRLEN (128 KiB), with room to spare. */
+const maxGateArgumentBytes = 96 * 1024;
+
 /** Where the originals of the files sit in the one Bandit job that scans both versions. */
 const baselineDirectory = '.ratchet-baseline/';
 
@@ -155,7 +158,10 @@ function planBandit(
   if (request.banditRun === BanditRun.BANDIT_RUN_DEFERRED) {
     if (changed.length === 0) return { toJob: originals };
     const bases = new Map(baseFiles.map((file) => [file.path, file.content]));
-    return { gate: banditGateCommand(changed, bases, settings.policy, settings.banditTimeoutMs), toJob: originals };
+    const gate = banditGateCommand(changed, bases, settings.policy, settings.banditTimeoutMs);
+    // A change too large to describe in one argument (Linux takes 128 KiB) is scanned the old way.
+    if (gate.argv.some((arg) => Buffer.byteLength(arg) > maxGateArgumentBytes)) return { toJob: unknown };
+    return { gate, toJob: originals };
   }
   if (request.banditRun === BanditRun.BANDIT_RUN_REPORTED && changed.length > 0) {
     const read = readGateOutput(request.banditGateOutput, new Map(changed.map((file) => [file.path, file.content])));
