@@ -1,4 +1,4 @@
-import { configuredSecrets } from '@ratchet/agent';
+import { configuredSecrets } from '@ratchet/redaction';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { baseConfigSchema, loadConfig } from '@ratchet/config';
 import { HealthStatus, PlannerServiceDefinition } from '@ratchet/contracts';

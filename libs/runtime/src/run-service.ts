@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { configuredSecrets, createRedactor, loadRedactionRules, redactStrings, type Redactor } from '@ratchet/agent';
+import { configuredSecrets, createRedactor, loadRedactionRules, redactStrings, type Redactor } from '@ratchet/redaction';
 import { baseConfigSchema, loadConfig, type BaseConfig } from '@ratchet/config';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { HealthStatus } from '@ratchet/contracts';

@@ -43,22 +43,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  auditorConfigSection,
-  conversationTokens,
-  countTokens,
-  definitionExtractorLoader,
-  loadDefinitionExtractor,
-  loadPrompts,
-  mergeFiles,
-  plannerConfigSection,
-  reflectorConfigSection,
-  reprompterConfigSection,
-  reviewerConfigSection,
-  sandboxLimitsOf,
-  testerConfigSection,
-  type PlannerSettings,
-} from '@ratchet/agent';
+import { auditorConfigSection, countTokens, mergeFiles, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, sandboxLimitsOf, testerConfigSection, type PlannerSettings } from '@ratchet/agent';
+import { definitionExtractorLoader, loadDefinitionExtractor } from '@ratchet/code-intel';
+import { conversationTokens, loadPrompts } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { extendConfigSchema, loadConfig } from '@ratchet/config';
 import {

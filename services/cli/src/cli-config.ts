@@ -2,16 +2,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
-import {
-  auditorConfigSection,
-  coderConfigSection,
-  plannerConfigSection,
-  reflectorConfigSection,
-  reprompterConfigSection,
-  reviewerConfigSection,
-  sandboxConfigSection,
-  testerConfigSection,
-} from '@ratchet/agent';
+import { auditorConfigSection, coderConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, sandboxConfigSection, testerConfigSection } from '@ratchet/agent';
 import { orchestratorConfigSection } from '@ratchet/orchestrator';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
 import { embedderConfigSection, learningConfigSection } from '@ratchet/memory';

@@ -1,5 +1,8 @@
 import path from 'node:path';
-import { configuredSecrets, createRedactor, loadDefinitionExtractor, loadPrompts, loadRedactionRules, sandboxLimitsOf } from '@ratchet/agent';
+import { sandboxLimitsOf } from '@ratchet/agent';
+import { loadDefinitionExtractor } from '@ratchet/code-intel';
+import { loadPrompts } from '@ratchet/prompting';
+import { configuredSecrets, createRedactor, loadRedactionRules } from '@ratchet/redaction';
 import { createClient, InProcessTransport, type ServiceClient } from '@ratchet/bus';
 import {
   CoderServiceDefinition,

@@ -1,4 +1,6 @@
-import { coderConfigSection, type CoderSettings, type DefinitionExtractor, type Prompts } from '@ratchet/agent';
+import { coderConfigSection, type CoderSettings } from '@ratchet/agent';
+import { type DefinitionExtractor } from '@ratchet/code-intel';
+import { type Prompts } from '@ratchet/prompting';
 import type { CallContext, Transport } from '@ratchet/bus';
 import { CoderMode, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';

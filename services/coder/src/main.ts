@@ -1,5 +1,7 @@
 import path from 'node:path';
-import { coderConfigSection, configDirectoryOf, loadDefinitionExtractor, loadPrompts } from '@ratchet/agent';
+import { coderConfigSection, configDirectoryOf } from '@ratchet/agent';
+import { loadDefinitionExtractor } from '@ratchet/code-intel';
+import { loadPrompts } from '@ratchet/prompting';
 import { extendConfigSchema } from '@ratchet/config';
 import { CoderServiceDefinition } from '@ratchet/contracts';
 import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts, renderTemplate } from '@ratchet/agent';
+import { loadPrompts, renderTemplate } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { CoderMode, CoderServiceDefinition, Language, Severity, TestCaseStatus, type WriteCodeRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';

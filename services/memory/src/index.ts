@@ -17,7 +17,7 @@ import type {
   RetrieveLessonsRequest,
   RetrieveLessonsResponse,
 } from '@ratchet/contracts';
-import { createRedactor } from '@ratchet/agent';
+import { createRedactor } from '@ratchet/redaction';
 import type { Database } from '@ratchet/db';
 import { EmbeddingQueue } from './adapters/embedding-queue';
 import { FailureRepository } from './adapters/failure-repository';

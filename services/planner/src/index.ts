@@ -1,6 +1,8 @@
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse, RepromptRequest, RepromptResponse } from '@ratchet/contracts';
-import { definitionExtractorLoader, plannerConfigSection, reprompterConfigSection, type DefinitionExtractorLoader, type PlannerSettings, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
+import { plannerConfigSection, reprompterConfigSection, type PlannerSettings, type RoleBudgetSettings } from '@ratchet/agent';
+import { definitionExtractorLoader, type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { type Prompts } from '@ratchet/prompting';
 import type { RoleModel } from '@ratchet/llm';
 import { createPlanHandler } from './handlers/create-plan';
 import { repromptHandler } from './handlers/reprompt';

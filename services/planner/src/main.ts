@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { configDirectoryOf, loadPrompts, plannerConfigSection, reprompterConfigSection } from '@ratchet/agent';
+import { configDirectoryOf, plannerConfigSection, reprompterConfigSection } from '@ratchet/agent';
+import { loadPrompts } from '@ratchet/prompting';
 import { extendConfigSchema } from '@ratchet/config';
 import { PlannerServiceDefinition } from '@ratchet/contracts';
 import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';

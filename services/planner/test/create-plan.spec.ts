@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { conversationTokens, countTokens, loadPrompts } from '@ratchet/agent';
+import { countTokens } from '@ratchet/agent';
+import { conversationTokens, loadPrompts } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, PlannerServiceDefinition, type CreatePlanRequest, type Lesson } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';

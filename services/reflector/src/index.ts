@@ -1,4 +1,6 @@
-import { auditorConfigSection, definitionExtractorLoader, reflectorConfigSection, reviewerConfigSection, type DefinitionExtractorLoader, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
+import { auditorConfigSection, reflectorConfigSection, reviewerConfigSection, type RoleBudgetSettings } from '@ratchet/agent';
+import { definitionExtractorLoader, type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { type Prompts } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { AuditRequest, AuditResponse, ReflectRequest, ReflectResponse, ReviewRequest, ReviewResponse } from '@ratchet/contracts';
 import type { RoleModel } from '@ratchet/llm';

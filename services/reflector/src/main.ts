@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { auditorConfigSection, configDirectoryOf, loadPrompts, reflectorConfigSection, reviewerConfigSection } from '@ratchet/agent';
+import { auditorConfigSection, configDirectoryOf, reflectorConfigSection, reviewerConfigSection } from '@ratchet/agent';
+import { loadPrompts } from '@ratchet/prompting';
 import { extendConfigSchema } from '@ratchet/config';
 import { ReflectorServiceDefinition } from '@ratchet/contracts';
 import { ChatRole, createRoleModel, modelConfigSection, pricesConfigSection } from '@ratchet/llm';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { loadPrompts } from '@ratchet/agent';
+import { loadPrompts } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Confidence, Language, ReflectorServiceDefinition, SafetyVerdict, Severity, type AuditRequest, type SafetyFinding } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';

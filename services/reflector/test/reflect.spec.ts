@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { conversationTokens, countTokens, failureSignature, loadPrompts } from '@ratchet/agent';
+import { countTokens, failureSignature } from '@ratchet/agent';
+import { conversationTokens, loadPrompts } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, Severity, TestCaseStatus, type ReflectRequest, type TestReport } from '@ratchet/contracts';
 import { ScriptedModel, type ScriptedTurn } from '@ratchet/llm';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { conversationTokens, loadPrompts } from '@ratchet/agent';
+import { conversationTokens, loadPrompts } from '@ratchet/prompting';
 import { createClient, InProcessTransport } from '@ratchet/bus';
 import { Language, ReflectorServiceDefinition, Severity, type ReviewRequest } from '@ratchet/contracts';
 import { ErrorCode } from '@ratchet/errors';

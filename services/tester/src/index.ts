@@ -1,4 +1,6 @@
-import { definitionExtractorLoader, testerConfigSection, type DefinitionExtractorLoader, type Prompts, type RoleBudgetSettings } from '@ratchet/agent';
+import { testerConfigSection, type RoleBudgetSettings } from '@ratchet/agent';
+import { definitionExtractorLoader, type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { type Prompts } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type {
   RunTestsRequest,

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { configDirectoryOf, loadPrompts, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from '@ratchet/agent';
+import { configDirectoryOf, SANDBOX_JOB_QUEUE, sandboxConfigSection, sandboxLimitsOf, testerConfigSection } from '@ratchet/agent';
+import { loadPrompts } from '@ratchet/prompting';
 import { createQueueCaller, DroppedResult } from '@ratchet/bus';
 import { extendConfigSchema } from '@ratchet/config';
 import { RunJobRequest, RunJobResponse, TesterServiceDefinition } from '@ratchet/contracts';

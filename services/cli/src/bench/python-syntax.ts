@@ -1,4 +1,4 @@
-import { DefinitionKind, loadSyntaxParsers, outlineFile, SyntaxGrammar, type SyntaxParsers } from '@ratchet/agent';
+import { DefinitionKind, loadSyntaxParsers, outlineFile, SyntaxGrammar, type SyntaxParsers } from '@ratchet/code-intel';
 
 /** A node of a syntax tree, as the shared parsers return it. */
 type SyntaxNode = NonNullable<ReturnType<SyntaxParsers['parse']>>['rootNode'];

@@ -1,4 +1,5 @@
-import { capText, durationFromMs, firstStopRule, sumUsage, type StopRule } from '@ratchet/agent';
+import { capText, durationFromMs, firstStopRule, type StopRule } from '@ratchet/agent';
+import { sumUsage } from '@ratchet/prompting';
 import type { ToolStep, Usage } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { formatToolResultAsText, parseTextToolCall, ToolProtocol, type ChatMessage, type ChatResponse, type ToolDefinition } from '@ratchet/llm';

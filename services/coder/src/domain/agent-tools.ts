@@ -1,4 +1,4 @@
-import { parseToolArguments, readFileArguments, readFileTool } from '@ratchet/agent';
+import { parseToolArguments, readFileArguments, readFileTool } from '@ratchet/prompting';
 import type { ToolDefinition } from '@ratchet/llm';
 import { z } from 'zod';
 

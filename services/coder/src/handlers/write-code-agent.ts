@@ -1,17 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  assertPlaceholders,
-  buildRepoMap,
-  countTokens,
-  fitConversation,
-  languageFromProto,
-  mergeFiles,
-  renderTemplate,
-  testCommandLine,
-  type CoderSettings,
-  type DefinitionExtractor,
-  type RolePrompt,
-} from '@ratchet/agent';
+import { countTokens, languageFromProto, mergeFiles, testCommandLine, type CoderSettings } from '@ratchet/agent';
+import { buildRepoMap, type DefinitionExtractor } from '@ratchet/code-intel';
+import { assertPlaceholders, fitConversation, renderTemplate, type RolePrompt } from '@ratchet/prompting';
 import { createClient, type CallContext, type CallOptions, type ServiceClient, type Transport } from '@ratchet/bus';
 import { Phase, SafetyServiceDefinition, SandboxRunnerServiceDefinition, ToolCalled, type CommandDecision, type ToolStep, type WriteCodeRequest, type WriteCodeResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

@@ -1,20 +1,5 @@
-import {
-  assertPlaceholders,
-  callRole,
-  formatFiles,
-  formatFindings,
-  formatLessons,
-  formatPlan,
-  formatProfile,
-  formatReviewFindings,
-  formatSpec,
-  formatTestReport,
-  languageFromProto,
-  projectGuide,
-  testConvention,
-  type LanguageName,
-  type RolePrompt,
-} from '@ratchet/agent';
+import { languageFromProto, projectGuide, testConvention, type LanguageName } from '@ratchet/agent';
+import { assertPlaceholders, callRole, formatFiles, formatFindings, formatLessons, formatPlan, formatProfile, formatReviewFindings, formatSpec, formatTestReport, type RolePrompt } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { WriteCodeRequest, WriteCodeResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

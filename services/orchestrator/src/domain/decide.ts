@@ -1,4 +1,5 @@
-import { blockingSafetyFindings, durationFromMs, mergeFiles, sumUsage, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { durationFromMs, mergeFiles, isTerminal, phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { blockingSafetyFindings, sumUsage } from '@ratchet/prompting';
 import {
   ApprovalDecision,
   ApprovalKind,

@@ -1,4 +1,4 @@
-import { blockingSafetyFindings } from '@ratchet/agent';
+import { blockingSafetyFindings } from '@ratchet/prompting';
 import { TestEdits, type ClarifyingQuestion, type DependencyDecision, type ReviewFinding, type SafetyFinding, type SourceFile, type TestReport } from '@ratchet/contracts';
 import { baselineFailures } from './baseline';
 import type { TaskRecord } from './records';

@@ -1,4 +1,5 @@
-import { phaseName, phaseOfStatus, redactStrings, redactText, statusName } from '@ratchet/agent';
+import { phaseName, phaseOfStatus, statusName } from '@ratchet/agent';
+import { redactStrings, redactText } from '@ratchet/redaction';
 import type { TaskEvent } from '@ratchet/contracts';
 import { AppError, backoffDelay, ErrorCode, sleepUnlessAborted } from '@ratchet/errors';
 import { restoreTraceContext, withSpan } from '@ratchet/telemetry';

@@ -1,4 +1,5 @@
-import { citedLessonIds, workspacePathProblem } from '@ratchet/agent';
+import { workspacePathProblem } from '@ratchet/agent';
+import { citedLessonIds } from '@ratchet/prompting';
 import type { Lesson, Plan } from '@ratchet/contracts';
 import { z } from 'zod';
 

@@ -1,29 +1,6 @@
-import {
-  assertPlaceholders,
-  callRole,
-  codeSection,
-  cutText,
-  fitPrompt,
-  formatLessons,
-  formatPlan,
-  formatProfile,
-  formatSpec,
-  countTokens,
-  goalSection,
-  languageFromProto,
-  lookupTools,
-  replySchemaTokens,
-  rolePromptOptions,
-  projectGuide,
-  testConvention,
-  WorkspaceLookup,
-  type DefinitionExtractorLoader,
-  type PlannerSettings,
-  type PromptSection,
-  type RepoMapFocus,
-  type RolePrompt,
-  type RolePromptOptions,
-} from '@ratchet/agent';
+import { countTokens, languageFromProto, projectGuide, testConvention, type PlannerSettings } from '@ratchet/agent';
+import { type DefinitionExtractorLoader, type RepoMapFocus } from '@ratchet/code-intel';
+import { assertPlaceholders, callRole, codeSection, cutText, fitPrompt, formatLessons, formatPlan, formatProfile, formatSpec, goalSection, lookupTools, replySchemaTokens, rolePromptOptions, WorkspaceLookup, type PromptSection, type RolePrompt, type RolePromptOptions } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { CreatePlanRequest, CreatePlanResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

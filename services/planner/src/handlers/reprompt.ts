@@ -1,20 +1,6 @@
-import {
-  assertPlaceholders,
-  callRole,
-  codeSection,
-  countTokens,
-  fitPrompt,
-  formatProfile,
-  goalSection,
-  languageFromProto,
-  replySchemaTokens,
-  rolePromptOptions,
-  truncateToTokens,
-  type DefinitionExtractorLoader,
-  type RoleBudgetSettings,
-  type RolePrompt,
-  type RolePromptOptions,
-} from '@ratchet/agent';
+import { countTokens, languageFromProto, truncateToTokens, type RoleBudgetSettings } from '@ratchet/agent';
+import { type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { assertPlaceholders, callRole, codeSection, fitPrompt, formatProfile, goalSection, replySchemaTokens, rolePromptOptions, type RolePrompt, type RolePromptOptions } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { ClarifyingQuestion, RepromptRequest, RepromptResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

@@ -1,4 +1,5 @@
-import { countTokens, shareTokens } from '@ratchet/agent';
+import { countTokens } from '@ratchet/agent';
+import { shareTokens } from '@ratchet/prompting';
 import type { SourceFile } from '@ratchet/contracts';
 import { structuredPatch } from 'diff';
 

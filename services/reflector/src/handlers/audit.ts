@@ -1,4 +1,5 @@
-import { assertPlaceholders, callRole, countTokens, fitPrompt, goalSection, languageFromProto, replySchemaTokens, type RoleBudgetSettings, type RolePrompt } from '@ratchet/agent';
+import { countTokens, languageFromProto, type RoleBudgetSettings } from '@ratchet/agent';
+import { assertPlaceholders, callRole, fitPrompt, goalSection, replySchemaTokens, type RolePrompt } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { AuditRequest, AuditResponse, SafetyFinding } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

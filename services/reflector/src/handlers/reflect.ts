@@ -1,29 +1,6 @@
-import {
-  assertPlaceholders,
-  callRole,
-  citedLessonIds,
-  codeSection,
-  cutText,
-  failureSignature,
-  fitPrompt,
-  formatDisputes,
-  formatFindings,
-  formatLessons,
-  formatPlan,
-  formatReflections,
-  formatReviewFindings,
-  formatTestReport,
-  goalSection,
-  languageFromProto,
-  replySchemaTokens,
-  rolePromptOptions,
-  type CodeFile,
-  type DefinitionExtractorLoader,
-  type PromptSection,
-  type RoleBudgetSettings,
-  type RolePrompt,
-  type RolePromptOptions,
-} from '@ratchet/agent';
+import { failureSignature, languageFromProto, type RoleBudgetSettings } from '@ratchet/agent';
+import { type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { assertPlaceholders, callRole, citedLessonIds, codeSection, cutText, fitPrompt, formatDisputes, formatFindings, formatLessons, formatPlan, formatReflections, formatReviewFindings, formatTestReport, goalSection, replySchemaTokens, rolePromptOptions, type CodeFile, type PromptSection, type RolePrompt, type RolePromptOptions } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import { TestCaseStatus, type ReflectRequest, type ReflectResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

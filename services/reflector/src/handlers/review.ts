@@ -1,4 +1,5 @@
-import { assertPlaceholders, callRole, countTokens, fitPrompt, formatPlan, formatSpec, goalSection, languageFromProto, replySchemaTokens, type PromptSection, type RoleBudgetSettings, type RolePrompt } from '@ratchet/agent';
+import { countTokens, languageFromProto, type RoleBudgetSettings } from '@ratchet/agent';
+import { assertPlaceholders, callRole, fitPrompt, formatPlan, formatSpec, goalSection, replySchemaTokens, type PromptSection, type RolePrompt } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { ReviewRequest, ReviewResponse, Usage } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

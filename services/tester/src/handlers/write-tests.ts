@@ -1,23 +1,6 @@
-import {
-  assertPlaceholders,
-  callRole,
-  codeSection,
-  fitPrompt,
-  formatDisputes,
-  formatLessons,
-  formatPlan,
-  formatProfile,
-  formatSpec,
-  goalSection,
-  languageFromProto,
-  replySchemaTokens,
-  rolePromptOptions,
-  testConvention,
-  type DefinitionExtractorLoader,
-  type RoleBudgetSettings,
-  type RolePrompt,
-  type RolePromptOptions,
-} from '@ratchet/agent';
+import { languageFromProto, testConvention, type RoleBudgetSettings } from '@ratchet/agent';
+import { type DefinitionExtractorLoader } from '@ratchet/code-intel';
+import { assertPlaceholders, callRole, codeSection, fitPrompt, formatDisputes, formatLessons, formatPlan, formatProfile, formatSpec, goalSection, replySchemaTokens, rolePromptOptions, type RolePrompt, type RolePromptOptions } from '@ratchet/prompting';
 import type { CallContext } from '@ratchet/bus';
 import type { WriteTestsRequest, WriteTestsResponse } from '@ratchet/contracts';
 import { AppError, ErrorCode } from '@ratchet/errors';

@@ -1,11 +1,11 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { z } from 'zod';
-import type { DefinitionExtractor } from './definitions';
-import type { RoleBudgetSettings } from './settings';
-import type { DefinitionExtractorLoader } from './syntax-parsers';
+import type { DefinitionExtractor } from '@ratchet/code-intel';
+import type { RoleBudgetSettings } from '@ratchet/agent';
+import type { DefinitionExtractorLoader } from '@ratchet/code-intel';
 import { defaultGoalTokens, goalForPrompt } from './format';
 import { renderTemplate, type RolePrompt } from './prompts';
-import { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+import { countTokens, truncateStartToTokens, truncateToTokens } from '@ratchet/agent';
 
 /**
  * One placeholder's value in a prompt fitted to a token budget (see

@@ -7,7 +7,7 @@
 // the rules, which callers pay once. Medians of several runs.
 //
 // Run with `npm run bench` (builds first) or
-// `node libs/agent/bench/redact.mts [runs]` after `npx nx run @ratchet/agent:build`.
+// `node libs/redaction/bench/redact.mts [runs]` after `npx nx run @ratchet/redaction:build`.
 // Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/agent:bench -c smoke`,
 // as CI runs it) times every input once, only to show the bench still runs;
 // its figures then mean nothing. A [runs] given still counts.
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 // The bench runs the built package (node cannot run the TypeScript sources
 // directly), so it imports the package by name rather than by relative path.
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { createRedactor, loadRedactionRules } from '@ratchet/agent';
+import { createRedactor, loadRedactionRules } from '@ratchet/redaction';
 
 const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
 const runs = Number(process.argv[2] ?? (smoke ? 1 : 9));

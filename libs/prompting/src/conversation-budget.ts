@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '@ratchet/errors';
-import { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+import { countTokens, truncateStartToTokens, truncateToTokens } from '@ratchet/agent';
 
 /** A tool call an assistant message asked for. */
 export interface ConversationToolCall {

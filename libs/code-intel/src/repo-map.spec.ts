@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createDefinitionExtractor, type DefinitionExtractor } from './definitions';
 import { buildRepoMap, rankFiles, termMentionLines, type RepoFile } from './repo-map';
 import { loadSyntaxParsers } from './syntax-parsers';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 let extractor: DefinitionExtractor;
 beforeAll(async () => {

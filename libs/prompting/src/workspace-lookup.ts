@@ -2,9 +2,9 @@ import { runInNewContext } from 'node:vm';
 import type { SourceFile, ToolStep } from '@ratchet/contracts';
 import type { ToolCall, ToolDefinition } from '@ratchet/llm';
 import { z } from 'zod';
-import { durationFromMs } from './durations';
-import { capText, numberLines } from './text-lines';
-import { countTokens, truncateToTokens } from './tokens';
+import { durationFromMs } from '@ratchet/agent';
+import { capText, numberLines } from '@ratchet/agent';
+import { countTokens, truncateToTokens } from '@ratchet/agent';
 
 // Read-only lookups over a task's files as a role already holds them (no
 // sandbox, no process): `read_file` and `search`, for a role that answers

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { conversationTokens } from './conversation-budget';
 import { cutText, fitGoal, fitPrompt, replySchemaTokens, shareTokens, type PromptSection } from './prompt-budget';
 import { renderTemplate, type RolePrompt } from './prompts';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 const prompt: RolePrompt = {
   system: 'You are the reflector. Language: {{language}}.',

@@ -1,8 +1,8 @@
 import { structuredPatch } from 'diff';
-import type { DefinitionExtractor } from './definitions';
-import { buildRepoMap, focusTerms, looksMinified, rankFiles, termDefinitionLines, termMentionLines, type RankedFile, type RepoMapFocus } from './repo-map';
+import type { DefinitionExtractor } from '@ratchet/code-intel';
+import { buildRepoMap, focusTerms, looksMinified, rankFiles, termDefinitionLines, termMentionLines, type RankedFile, type RepoMapFocus } from '@ratchet/code-intel';
 import { shareTokens, type PromptSection } from './prompt-budget';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 /** One file a role may show the model. */
 export interface CodeFile {

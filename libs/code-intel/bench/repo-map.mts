@@ -6,7 +6,7 @@
 // which bounds anything that counts whole messages.
 //
 // Run with `npm run bench` (builds first) or
-// `node libs/agent/bench/repo-map.mts [runs]` after `npx nx run @ratchet/agent:build`.
+// `node libs/code-intel/bench/repo-map.mts [runs]` after `npx nx run @ratchet/code-intel:build`.
 // Smoke run: RATCHET_BENCH_SMOKE=1 (`npx nx run @ratchet/agent:bench -c smoke`,
 // as CI runs it) builds the map of the 1,000-file workspace once per budget,
 // only to show the bench still runs; its figures then mean nothing. A [runs]
@@ -14,10 +14,11 @@
 import { performance } from 'node:perf_hooks';
 // The bench runs the built package (node cannot run the TypeScript sources
 // directly), so it imports the package by name rather than by relative path.
+import { countTokens } from '@ratchet/agent';
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { buildRepoMap, countTokens, loadDefinitionExtractor, rankFiles } from '@ratchet/agent';
+import { buildRepoMap, loadDefinitionExtractor, rankFiles } from '@ratchet/code-intel';
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import type { RepoFile } from '@ratchet/agent';
+import type { RepoFile } from '@ratchet/code-intel';
 
 const smoke = process.env['RATCHET_BENCH_SMOKE'] === '1';
 const runs = Number(process.argv[2] ?? (smoke ? 1 : 5));

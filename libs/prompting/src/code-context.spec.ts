@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { buildCodeContext, codeContext, lineReferences, type CodeFile } from './code-context';
-import { createDefinitionExtractor, type DefinitionExtractor } from './definitions';
+import { createDefinitionExtractor, type DefinitionExtractor } from '@ratchet/code-intel';
 import { formatFiles } from './format';
-import { loadSyntaxParsers } from './syntax-parsers';
-import { countTokens } from './tokens';
+import { loadSyntaxParsers } from '@ratchet/code-intel';
+import { countTokens } from '@ratchet/agent';
 
 let extractor: DefinitionExtractor;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { conversationTokens, fitConversation, type ConversationMessage } from './conversation-budget';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 const output = (lines: number, label: string) => Array.from({ length: lines }, (_, index) => `${label} line ${index}: some test output here`).join('\n');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 import { WorkspaceLookup } from './workspace-lookup';
 
 const files = [

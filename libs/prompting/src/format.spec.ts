@@ -6,7 +6,7 @@ import { Language, Severity, type ProjectProfile, type TaskSpec } from '@ratchet
 import { ErrorCode } from '@ratchet/errors';
 import { formatProfile, formatReviewFindings, formatSpec, goalForPrompt } from './format';
 import { loadPrompts } from './prompts';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 const emptySpec: TaskSpec = { summary: '', behaviour: '', inputs: '', outputs: '', interface: [], edgeCases: [], acceptanceCriteria: [], assumptions: [] };
 const emptyProfile: ProjectProfile = { name: '', description: '', language: Language.LANGUAGE_UNSPECIFIED, layout: [], testStyle: '', dependencies: [], prompt: '' };

@@ -1,6 +1,6 @@
 import type { Lesson, Plan, ProjectProfile, Reflection, ReviewFinding, SafetyFinding, SourceFile, TaskSpec, TestDispute, TestReport } from '@ratchet/contracts';
 import { SafetyVerdict, Severity, TestCaseStatus } from '@ratchet/contracts';
-import { countTokens, truncateToTokens } from './tokens';
+import { countTokens, truncateToTokens } from '@ratchet/agent';
 
 /** Characters of one file shown to a model; longer files are cut with a marker. */
 const maxFileChars = 40_000;

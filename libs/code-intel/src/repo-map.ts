@@ -1,5 +1,5 @@
 import { DefinitionKind, type Definition, type DefinitionExtractor, type FileOutline } from './definitions';
-import { countTokens } from './tokens';
+import { countTokens } from '@ratchet/agent';
 
 /** One workspace file as the map sees it. */
 export interface RepoFile {

@@ -1,0 +1,14 @@
+export { blockingSafetyFindings, citedLessonIds, defaultGoalTokens, formatDisputes, formatFiles, formatFindings, formatLessons, formatPlan, formatProfile, formatReflections, formatReviewFindings, formatSpec, formatTestReport, goalForPrompt, isBlockingFinding, specParts } from './format';
+export type { SpecPart } from './format';
+export { assertPlaceholders, loadPrompts, renderTemplate } from './prompts';
+export type { Prompts, RolePrompt } from './prompts';
+export { callRole, sumUsage } from './role-call';
+export type { RoleCallOptions, RoleCallResult } from './role-call';
+export { conversationTokens, fitConversation } from './conversation-budget';
+export { cutText, fitGoal, fitPrompt, goalSection, replySchemaTokens, rolePromptOptions, shareTokens } from './prompt-budget';
+export type { CutTextOptions, FitPromptOptions, FittedPrompt, GoalSectionOptions, PromptSection, RolePromptOptions } from './prompt-budget';
+export { buildCodeContext, codeContext, codeSection, lineReferences } from './code-context';
+export type { CodeContext, CodeContextBuilder, CodeContextSource, CodeFile } from './code-context';
+export type { ConversationMessage, ConversationToolCall, FitConversationOptions, FittedConversation } from './conversation-budget';
+export { lookupTools, parseToolArguments, readFileArguments, readFileTool, WorkspaceLookup } from './workspace-lookup';
+export type { LookupLimits } from './workspace-lookup';
