@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApprovalKind, DependencyVerdict, Phase, StopReason, TaskStatus, type DependencyDecision } from '@ratchet/contracts';
+import { ApprovalKind, DependencyVerdict, Phase, SafetyVerdict, StopReason, TaskStatus, type DependencyDecision } from '@ratchet/contracts';
 import { decide } from '../src/domain/decide';
 import { installList } from '../src/domain/dependencies';
 import { InputKind, type InputOf, type TaskInput } from '../src/domain/inputs';
@@ -100,7 +100,7 @@ describe('decide: dependencies', () => {
 
   it('asks a person about a package the change imports that the policy asks about (a SAFETY_OVERRIDE gate), and tests the change with it once approved', () => {
     const checking = stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK, { dependencyDecisions: [decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)] });
-    const finding = { ruleId: 'dep.undeclared-import', severity: 2, path: 'app.py', line: 1, column: 1, message: 'padkit needs approval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: 0, preExisting: false };
+    const finding = { ruleId: 'dep.undeclared-import', severity: 2, path: 'app.py', line: 1, column: 1, message: 'padkit needs approval', snippet: '', remediation: '', cwe: '', confidence: 0, tool: 'ratchet', action: SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL, preExisting: false };
     const asked = { ...(sampleInput(InputKind.SAFETY_ASKED, at(5)) as InputOf<typeof InputKind.SAFETY_ASKED>), findings: [finding], undeclared: [decision('requests', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, { declared: false })] };
     const raised = decide(checking, asked, policy);
     expect(raised.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-imports' });
@@ -109,6 +109,9 @@ describe('decide: dependencies', () => {
     // The iteration waits in its safety check, with what the check found.
     expect(raised.iterations[0]).toMatchObject({ phase: Phase.PHASE_SAFETY_CHECK, safetyFindings: [finding] });
     expect(raised.events.map((event) => event.payload?.$case)).toEqual(['phaseCompleted', 'approvalRequested', 'taskStatusChanged']);
+    // What waits for a person is counted as that, not as blocking.
+    const completed = raised.events[0]?.payload;
+    expect(completed?.$case === 'phaseCompleted' && completed.phaseCompleted.summary).toBe('waiting for a person: 1 finding(s), not blocking, 1 for a person to decide');
     const waiting = apply(checking, asked);
     // Nothing it waits for is installed yet; the allowed undeclared import is.
     expect(installList(waiting.task).map((item) => item.name)).toEqual(['flask', 'requests']);

@@ -477,7 +477,7 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
       iteration: { ...iteration, safetyFindings: input.findings },
       gate,
       events: [
-        phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `waiting for a person: ${safetySummary(input.findings)}`),
+        phaseCompleted(input.at, Phase.PHASE_SAFETY_CHECK, input.startedAt, emptyUsage(), `waiting for a person: ${safetySummary(input.findings, { asking: true })}`),
         event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } }),
       ],
     };

@@ -1,5 +1,5 @@
 import { blockingSafetyFindings } from '@ratchet/prompting';
-import { TestEdits, type ClarifyingQuestion, type DependencyDecision, type ReviewFinding, type SafetyFinding, type SourceFile, type TestReport } from '@ratchet/contracts';
+import { SafetyVerdict, TestEdits, type ClarifyingQuestion, type DependencyDecision, type ReviewFinding, type SafetyFinding, type SourceFile, type TestReport } from '@ratchet/contracts';
 import { baselineFailures } from './baseline';
 import type { TaskRecord } from './records';
 
@@ -28,12 +28,20 @@ export function blockingText(findings: readonly ReviewFinding[]): string {
     .join('; ');
 }
 
-/** A safety check's summary: what the change introduced, how much of it blocks, and the pre-existing findings apart. */
-export function safetySummary(findings: readonly SafetyFinding[]): string {
+/**
+ * A safety check's summary: what the change introduced, how much of it
+ * blocks, and the pre-existing findings apart. With `asking` (a
+ * SAFETY_OVERRIDE gate waits), the findings the policy asks a person about
+ * are counted as that, not as blocking.
+ */
+export function safetySummary(findings: readonly SafetyFinding[], options: { readonly asking?: boolean } = {}): string {
   const introduced = findings.filter((found) => !found.preExisting);
-  const blocking = blockingSafetyFindings(findings).length;
+  const asks = (found: SafetyFinding) => options.asking === true && found.action === SafetyVerdict.SAFETY_VERDICT_REQUIRE_APPROVAL;
+  const blocking = blockingSafetyFindings(findings).filter((found) => !asks(found)).length;
+  const asked = introduced.filter(asks).length;
   const preExisting = findings.length - introduced.length;
-  const own = blocking > 0 ? `${introduced.length} finding(s), ${blocking} blocking` : `${introduced.length} finding(s), not blocking`;
+  const decided = blocking > 0 ? `${introduced.length} finding(s), ${blocking} blocking` : `${introduced.length} finding(s), not blocking`;
+  const own = asked > 0 ? `${decided}, ${asked} for a person to decide` : decided;
   return preExisting === 0 ? own : `${own}; ${preExisting} pre-existing finding(s) in the changed files, not blocking`;
 }
 
