@@ -71,6 +71,7 @@ function recordingClients(calls: Call[]): AgentClients {
 const states: Record<Effect, TaskState> = {
   [Effect.REPROMPT]: stateIn(TaskStatus.TASK_STATUS_REPROMPTING, { currentIteration: 0, plan: undefined, phases: { reprompt: true, questions: true, review: false, audit: false } }, []),
   [Effect.RETRIEVE]: stateIn(TaskStatus.TASK_STATUS_RETRIEVING, { currentIteration: 0, plan: undefined }, []),
+  [Effect.BASELINE]: stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0, plan: undefined, workspace: [{ path: 'calc.py', content: 'x = 1\n' }] }, []),
   [Effect.PLAN]: stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0, plan: undefined }, []),
   [Effect.CODE]: stateIn(TaskStatus.TASK_STATUS_CODING),
   [Effect.CHECK_SAFETY]: stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK),

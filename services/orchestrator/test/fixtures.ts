@@ -210,6 +210,8 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
       return { kind, at: when, answers: [{ questionId: 'q1', answer: 'JSON' }], answeredBy: 'ada' };
     case InputKind.LESSONS_RETRIEVED:
       return { kind, at: when, startedAt: at(1), lessons: [] };
+    case InputKind.BASELINE_RAN:
+      return { kind, at: when, startedAt: at(1), report: report(2, 3) };
     case InputKind.PLANNED:
       return { kind, ...run, plan, dependencies: [], gateId: 'gate-deps' };
     case InputKind.TOOL_STEP:

@@ -1,18 +1,21 @@
 import { describe, expect, it } from '@jest/globals';
 import { Language, Lesson, SandboxJobResult, TaskStatus, type CreatePlanRequest, type RunTestsRequest, type RunTestsResponse } from '@ratchet/contracts';
 import { InputKind } from '../src/domain/inputs';
-import { Effect } from '../src/domain/next-action';
+import { decide } from '../src/domain/decide';
+import { Effect, nextAction } from '../src/domain/next-action';
 import type { TaskState } from '../src/domain/records';
 import { phaseRunners, type AgentClients, type PhaseRunner } from '../src/runner/phases';
-import { iteration, phaseSettings, plan, reflection, task } from './fixtures';
+import { iteration, phaseSettings, plan, policy, reflection, task } from './fixtures';
 
 // What the PLAN phase sends and when it stops: the lessons a re-plan sees,
 // and a workspace whose setup fails ending the task before the planner's call.
 
 const lesson = (id: string, title: string): Lesson => Lesson.fromPartial({ id, title, body: `${title}.`, language: Language.LANGUAGE_PYTHON });
 
-/** Runs PLAN on `state` with a planner and a tester that record what they were sent. */
+/** Runs the effect the loop runs next for `state` (PLAN, or BASELINE first) with a planner and a tester that record what they were sent. */
 async function plan_(state: TaskState, testRun?: Partial<RunTestsResponse>) {
+  const next = nextAction(state, policy, new Date(0));
+  if (next.kind !== 'run') throw new Error(`nothing runs next: ${next.kind}`);
   const plans: CreatePlanRequest[] = [];
   const runs: RunTestsRequest[] = [];
   const planner = {
@@ -28,7 +31,7 @@ async function plan_(state: TaskState, testRun?: Partial<RunTestsResponse>) {
     },
   };
   const runners = phaseRunners({ planner, coder: {}, tester, reflector: {}, safety: {}, memory: {} } as unknown as AgentClients, phaseSettings, () => new Date(0));
-  const input = await (runners[Effect.PLAN] as PhaseRunner)(state, new AbortController().signal, { enteredAt: new Date(0), progress: async () => undefined });
+  const input = await (runners[next.effect] as PhaseRunner)(state, new AbortController().signal, { enteredAt: new Date(0), progress: async () => undefined });
   return { input, plans, runs };
 }
 
@@ -55,10 +58,26 @@ describe('the PLAN phase', () => {
       iterations: [],
     };
     const setup = { layerKey: 'k', cached: false, duration: undefined, resolved: [], error: 'the setup command "python3 tools/make_version.py" exited with code 2; fix the command', log: "python3: can't open file 'tools/make_version.py'", refusedHosts: [], sizeBytes: 0 };
+    expect(nextAction(state, policy, new Date(0))).toEqual({ kind: 'run', effect: Effect.BASELINE });
     const { input, plans, runs } = await plan_(state, { result: SandboxJobResult.fromPartial({ setup }) });
     expect(runs).toHaveLength(1);
     expect(runs[0]?.setupCommand).toBe('python3 tools/make_version.py');
     expect(plans).toHaveLength(0);
     expect(input).toMatchObject({ kind: InputKind.ERRORED, code: 'SETUP_FAILED', message: expect.stringMatching(/exited with code 2; fix the command\nIts output ended with:\npython3: can't open file/) });
+  });
+
+  it('runs the baseline as its own step, once: kept even when it gave no report, so a retried plan does not run it again', async () => {
+    const state: TaskState = {
+      task: task({ status: TaskStatus.TASK_STATUS_PLANNING, workspace: [{ path: 'calc.py', content: 'x = 1\n' }], acceptanceTests: [{ path: 'tests/test_calc.py', content: 'def test_x():\n    pass\n' }] }),
+      iterations: [],
+    };
+    const first = await plan_(state, { result: SandboxJobResult.fromPartial({ exitCode: 2 }) });
+    expect(first.plans).toHaveLength(0);
+    expect(first.input).toMatchObject({ kind: InputKind.BASELINE_RAN, report: { parsed: false, parseError: 'the baseline run wrote no test report' } });
+    const decided = decide(state, first.input, policy);
+    expect(decided.task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, baselineReport: { parsed: false } });
+    const second = await plan_({ task: decided.task, iterations: [] });
+    expect(second.runs).toHaveLength(0);
+    expect(second.plans).toHaveLength(1);
   });
 });

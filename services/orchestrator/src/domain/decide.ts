@@ -346,6 +346,13 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     };
   },
 
+  [InputKind.BASELINE_RAN]: (state, input) => ({
+    to: TaskStatus.TASK_STATUS_PLANNING,
+    reason: state.task.statusReason,
+    task: { baselineReport: input.report },
+    events: input.report.parsed ? [baselineEvent(input.report, input.at)] : [],
+  }),
+
   [InputKind.PLANNED]: (state, input) => {
     const previous = state.iterations.find((iteration) => iteration.number === state.task.currentIteration);
     // New plan, new tests: tests written for the old design may not fit it.

@@ -11,6 +11,8 @@ export const InputKind = {
   QUESTION_ASKED: 'question-asked',
   ANSWERED: 'answered',
   LESSONS_RETRIEVED: 'lessons-retrieved',
+  /** The project's tests ran on the workspace as sent (see `needsBaseline`). */
+  BASELINE_RAN: 'baseline-ran',
   PLANNED: 'planned',
   CODED: 'coded',
   /** One tool call of the agentic coder, while CODING: recorded on the iteration, no status change. */
@@ -93,6 +95,12 @@ export type TaskInput =
     } & At)
   | ({ readonly kind: typeof InputKind.LESSONS_RETRIEVED; readonly startedAt: Date; readonly lessons: readonly ScoredLesson[] } & At)
   | ({
+      readonly kind: typeof InputKind.BASELINE_RAN;
+      readonly startedAt: Date;
+      /** The run's report; unparsed when the run gave none (kept all the same: the baseline ran, and counts nothing). */
+      readonly report: TestReport;
+    } & At)
+  | ({
       readonly kind: typeof InputKind.PLANNED;
       readonly plan: Plan;
       /** The planner's read-only lookups before it planned, shown as events (absent in inputs recorded before they existed). */
@@ -101,7 +109,7 @@ export type TaskInput =
       readonly dependencies: readonly DependencyDecision[];
       /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
       readonly gateId: string;
-      /** The project's tests run on the original workspace (first plan of a workspace task); see `TaskRecord.baselineReport`. */
+      /** The project's tests run on the original workspace, from inputs recorded when the plan ran them; BASELINE_RAN brings it now. */
       readonly baseline?: TestReport;
     } & PhaseRun)
   | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)

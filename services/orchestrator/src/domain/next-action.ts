@@ -9,6 +9,8 @@ import { elapsedMs, firstStop, StopMoment } from './stop-conditions';
 export const Effect = {
   REPROMPT: 'reprompt',
   RETRIEVE: 'retrieve',
+  /** The project's tests on the original workspace, once per workspace task, before its first plan. */
+  BASELINE: 'baseline',
   PLAN: 'plan',
   CODE: 'code',
   CHECK_SAFETY: 'check-safety',
@@ -57,6 +59,18 @@ export function needsGeneratedTests(state: TaskState): boolean {
 }
 
 /**
+ * Whether a workspace task's tests are still to be run on the workspace as
+ * sent: once per task, before the first plan, when there are tests to run
+ * (its own or the user's, or a setup and a test command). A run that gave
+ * no usable report is kept too (unparsed), so it is not run again.
+ */
+export function needsBaseline(state: TaskState): boolean {
+  const { task } = state;
+  const runsTests = task.acceptanceTests.length + task.generatedTests.length > 0 || (task.setupCommand !== '' && task.testCommand.length > 0);
+  return task.workspace.length > 0 && task.baselineReport === undefined && runsTests;
+}
+
+/**
  * Whether the model may edit the task's acceptance tests: when the task
  * allows it, or leaves it to the goal and the first plan read the goal as
  * asking to change them. Protected otherwise.
@@ -79,6 +93,7 @@ export function nextAction(state: TaskState, policy: LoopPolicy, now: Date): Nex
   if (isWaiting(task.status)) return { kind: 'wait' };
   if (task.status === TaskStatus.TASK_STATUS_QUEUED) return { kind: 'input', input: { kind: InputKind.START, at: now } };
   let effect = effectOf[task.status];
+  if (task.status === TaskStatus.TASK_STATUS_PLANNING && needsBaseline(state)) effect = Effect.BASELINE;
   if (task.status === TaskStatus.TASK_STATUS_TESTING) {
     if (needsGeneratedTests(state)) effect = Effect.WRITE_TESTS;
     else {

@@ -19,7 +19,8 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_AWAITING_ANSWER]: { [InputKind.ANSWERED]: [S.TASK_STATUS_REPROMPTING, S.TASK_STATUS_AWAITING_ANSWER] },
   [S.TASK_STATUS_RETRIEVING]: { [InputKind.LESSONS_RETRIEVED]: [S.TASK_STATUS_PLANNING] },
   // A package the plan needs may wait for a person (DEPENDENCY_INSTALL), and one the policy denies ends the task.
-  [S.TASK_STATUS_PLANNING]: { [InputKind.PLANNED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED] },
+  // The project's tests on the workspace as sent run first, once, and the task stays in planning.
+  [S.TASK_STATUS_PLANNING]: { [InputKind.BASELINE_RAN]: [S.TASK_STATUS_PLANNING], [InputKind.PLANNED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED] },
   // An invalid reply is a failed attempt, like a failing test: the reflector looks at it.
   [S.TASK_STATUS_CODING]: { [InputKind.TOOL_STEP]: [S.TASK_STATUS_CODING], [InputKind.COMMAND_ASKED]: [S.TASK_STATUS_AWAITING_APPROVAL], [InputKind.CODED]: [S.TASK_STATUS_SAFETY_CHECK], [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING] },
   [S.TASK_STATUS_SAFETY_CHECK]: {

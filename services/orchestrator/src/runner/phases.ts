@@ -192,15 +192,16 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
   };
   /**
    * The baseline: the tests on the workspace as sent, after the workspace's
-   * setup. A run that could not report is no baseline (every failure then
-   * counts, as before); a setup that failed is `setupFailed`, with its reason
-   * and the end of its output.
+   * setup. A run that could not report is kept unparsed, which is no
+   * baseline (every failure then counts, as before); a setup that failed is
+   * `setupFailed`, with its reason and the end of its output.
    */
-  const runBaseline = async (state: TaskState, signal: AbortSignal): Promise<{ report?: TestReport; setupFailed?: string }> => {
+  const runBaseline = async (state: TaskState, signal: AbortSignal): Promise<{ report: TestReport; setupFailed?: string }> => {
     const run = await runTestsOn(state, state.task.workspace, 0, signal);
     const setup = run.result?.setup;
-    if (setup !== undefined && setup.error !== '') return { setupFailed: setupFailureText(setup.error, setup.log) };
-    return run.report?.parsed === true ? { report: run.report } : {};
+    const report = run.report?.parsed === true ? run.report : unparsedReport(run.report?.parseError || 'the baseline run wrote no test report');
+    if (setup !== undefined && setup.error !== '') return { report, setupFailed: setupFailureText(setup.error, setup.log) };
+    return { report };
   };
 
   return {
@@ -273,15 +274,18 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       return { kind: InputKind.LESSONS_RETRIEVED, at: now(), startedAt, lessons: response.lessons };
     },
 
+    // The project's tests on the original workspace, once per task, before the planner's model call: what fails before any
+    // change is pre-existing, never the attempt's failure; a setup that fails ends the task here, with nothing spent.
+    [Effect.BASELINE]: async (state, signal, phase) => {
+      const baseline = await runBaseline(state, signal);
+      if (baseline.setupFailed !== undefined) return { kind: InputKind.ERRORED, at: now(), code: IterationErrorCode.SETUP_FAILED, message: baseline.setupFailed };
+      return { kind: InputKind.BASELINE_RAN, at: now(), startedAt: phase.enteredAt, report: baseline.report };
+    },
+
     [Effect.PLAN]: async (state, signal, phase) => {
       const { task } = state;
       const startedAt = phase.enteredAt;
       const previous = iterationOf(state, task.currentIteration);
-      // The project's tests on the original workspace, once per task, before the planner's model call: what fails before any
-      // change is pre-existing, never the attempt's failure; a setup that fails ends the task here, with nothing spent.
-      const runsTests = testsOf(state).length > 0 || (task.setupCommand !== '' && task.testCommand.length > 0);
-      const baseline = task.workspace.length > 0 && task.baselineReport === undefined && runsTests ? await runBaseline(state, signal) : {};
-      if (baseline.setupFailed !== undefined) return { kind: InputKind.ERRORED, at: now(), code: IterationErrorCode.SETUP_FAILED, message: baseline.setupFailed };
       const response = await clients.planner.createPlan(
         {
           taskId: task.id,
@@ -314,7 +318,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
           ? []
           : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
               .decisions;
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, dependencies, gateId: randomUUID(), ...(baseline.report === undefined ? {} : { baseline: baseline.report }) };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, dependencies, gateId: randomUUID() };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {
@@ -686,6 +690,11 @@ function changeOf(task: TaskState['task'], iteration: IterationRecord): { baseFi
 }
 
 /** The review and audit findings that blocked `iteration`, for the reflector and the next attempt's coder. */
+/** A report that says why there is none: counts zero, `parsed` false. */
+function unparsedReport(parseError: string): TestReport {
+  return { framework: '', total: 0, passed: 0, failed: 0, errored: 0, skipped: 0, cases: [], parsed: false, parseError };
+}
+
 /** `earlier` (the safety check's, its dependency findings among them) and what `later` found besides. */
 function withNewFindings(earlier: readonly SafetyFinding[], later: readonly SafetyFinding[]): SafetyFinding[] {
   const keyOf = (finding: SafetyFinding) => `${finding.ruleId}\0${finding.path}\0${finding.line}\0${finding.message}`;
