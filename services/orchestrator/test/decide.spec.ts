@@ -135,8 +135,10 @@ describe('decide: the loop', () => {
     const blocked = decide(stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK), sampleInput(InputKind.SAFETY_BLOCKED), policy);
     expect(blocked.iterations[0]).toMatchObject({ phase: Phase.PHASE_REFLECTING, error: { code: IterationErrorCode.SAFETY_BLOCKED, message: 'the safety check blocked the code: py-eval at calc.py:2' } });
     expect(blocked.events.map((event) => event.payload?.$case)).toEqual(['safetyBlocked', 'phaseCompleted', 'taskStatusChanged', 'phaseStarted']);
-    const unparseable = decide(stateIn(TaskStatus.TASK_STATUS_TESTING, { generatedTests: [] }), sampleInput(InputKind.TESTS_REJECTED), policy);
+    const unparseable = decide(stateIn(TaskStatus.TASK_STATUS_TESTING), sampleInput(InputKind.TESTS_REJECTED), policy);
     expect(unparseable.task.statusReason).toBe('generated tests do not parse');
+    // The stored tests are dropped, so the tester writes them again.
+    expect(unparseable.task.generatedTests).toEqual([]);
     expect(unparseable.iterations[0]?.error?.code).toBe(IterationErrorCode.TESTS_UNPARSEABLE);
     const invalid = decide(stateIn(TaskStatus.TASK_STATUS_CODING), sampleInput(InputKind.REPLY_INVALID), policy);
     expect(invalid.task.statusReason).toBe('the coding reply was invalid');

@@ -547,7 +547,8 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     return {
       to: TaskStatus.TASK_STATUS_REFLECTING,
       reason: input.blocked ? 'generated tests blocked by the safety check' : 'generated tests do not parse',
-      task: { usage: sumUsage(state.task.usage, input.usage) },
+      // Dropped, so the tester writes them again.
+      task: { usage: sumUsage(state.task.usage, input.usage), generatedTests: [] },
       iteration: { ...iteration, usage: sumUsage(iteration.usage, input.usage), safetyFindings: input.findings, error },
       events: [
         ...(input.blocked ? [event(input.at, { $case: 'safetyBlocked', safetyBlocked: { verdict: input.verdict, findings: [...input.findings] } })] : []),

@@ -35,6 +35,7 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_TESTING]: {
     // Generated tests are stored before they run, so a restart does not ask the tester's model again.
     [InputKind.TESTS_WRITTEN]: [S.TASK_STATUS_TESTING, S.TASK_STATUS_REFLECTING],
+    // The stored tests fail the code check just before they run: dropped, the reflector looks, the tester writes them again.
     [InputKind.TESTS_REJECTED]: [S.TASK_STATUS_REFLECTING],
     [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING],
     [InputKind.TESTS_PASSED]: [S.TASK_STATUS_LEARNING, S.TASK_STATUS_AWAITING_APPROVAL],

@@ -436,22 +436,25 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
         return replyInvalid(error, Phase.PHASE_TESTING, startedAt);
       }
       if (written.replyFailure !== undefined) return replyFailed(written.replyFailure, written.usage, Phase.PHASE_TESTING, startedAt);
-      const usage = usageOf(written.usage);
-      // Model-written tests run in the sandbox too, so they pass the same check as the code.
-      const verdict = await clients.safety.checkCode(
-        { taskId: task.id, iteration: iteration.number, language: task.language, files: written.tests, baseFiles: [], banditRun: BanditRun.BANDIT_RUN_UNSPECIFIED, banditGateOutput: Buffer.alloc(0) },
-        service(signal),
-      );
-      const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
-      const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
-      if (blocked || unparseable.length > 0) return { kind: InputKind.TESTS_REJECTED, at: now(), startedAt, usage, blocked, verdict: verdict.verdict, findings: verdict.findings, unparseable };
-      return { kind: InputKind.TESTS_WRITTEN, at: now(), startedAt, usage, tests: written.tests };
+      // Stored as written; the code check comes before they run (RUN_TESTS), so a check that must wait never asks the model again.
+      return { kind: InputKind.TESTS_WRITTEN, at: now(), startedAt, usage: usageOf(written.usage), tests: written.tests };
     },
 
     [Effect.RUN_TESTS]: async (state, signal, phase) => {
       const iteration = current(state);
       // The TESTING phase began before the tests were written, when there were some to write.
       const startedAt = phase.enteredAt;
+      // Model-written tests run in the sandbox too, so they pass the same check as the code (a file's Bandit report is kept: once per version).
+      const generated = state.task.generatedTests;
+      if (generated.length > 0) {
+        const verdict = await clients.safety.checkCode(
+          { taskId: state.task.id, iteration: iteration.number, language: state.task.language, files: [...generated], baseFiles: [], banditRun: BanditRun.BANDIT_RUN_UNSPECIFIED, banditGateOutput: Buffer.alloc(0) },
+          service(signal),
+        );
+        const unparseable = verdict.findings.filter((found) => found.ruleId === parseErrorRule);
+        const blocked = verdict.verdict === SafetyVerdict.SAFETY_VERDICT_BLOCK;
+        if (blocked || unparseable.length > 0) return { kind: InputKind.TESTS_REJECTED, at: now(), startedAt, usage: usageOf(undefined), blocked, verdict: verdict.verdict, findings: verdict.findings, unparseable };
+      }
       // Bandit's scan of the change, deferred by the safety check, runs first in the same sandbox; a finding that would block stops the tests.
       const deferred = banditInTests(state) ? codeCheckOf(state, iteration, BanditRun.BANDIT_RUN_DEFERRED) : undefined;
       const gate = deferred === undefined ? undefined : (await clients.safety.checkCode(deferred, service(signal))).banditGate;
