@@ -174,14 +174,15 @@ describe('Prometheus scraping the distributed stack', () => {
     expect(await single(`ratchet_rpc_server_duration_seconds_count{${createPlan}}`)).toEqual({ metric: expect.objectContaining({ service: 'planner' }), value: 2 });
     expect(await single(`ratchet_rpc_server_errors_total{${createPlan}}`)).toEqual({ metric: expect.objectContaining({ service: 'planner', code: 'UNAVAILABLE' }), value: 1 });
     expect(await valueOf('ratchet_rpc_server_duration_seconds_count{rpc_service="MemoryService"}')).toBeGreaterThanOrEqual(2);
-    expect(await valueOf('ratchet_rpc_server_duration_seconds_count{rpc_service="SafetyService",rpc_method="CheckCode"}')).toBe(2);
+    // The code check four times: the safety check (Bandit deferred), and before the tests run the generated tests, the change's gate, the gate's report.
+    expect(await valueOf('ratchet_rpc_server_duration_seconds_count{rpc_service="SafetyService",rpc_method="CheckCode"}')).toBe(4);
 
-    // The sandbox: three jobs (the test run, and Bandit over the code and over the generated tests), taken by the two runners; nothing killed; the queue drained.
+    // The sandbox: two jobs (Bandit over the generated tests, and the test run with Bandit over the code before it), each runner reporting; nothing killed; the queue drained.
     const taken = await prometheus.query('ratchet_sandbox_jobs_taken_total');
     expect(taken).toHaveLength(2);
-    expect(taken.reduce((sum, sample) => sum + sample.value, 0)).toBe(3);
+    expect(taken.reduce((sum, sample) => sum + sample.value, 0)).toBe(2);
     expect(new Set(taken.map((sample) => sample.metric['instance'])).size).toBe(2);
-    expect(await single('sum(ratchet_sandbox_job_duration_seconds_count)')).toEqual({ metric: {}, value: 3 });
+    expect(await single('sum(ratchet_sandbox_job_duration_seconds_count)')).toEqual({ metric: {}, value: 2 });
     expect(await valueOf('ratchet_sandbox_job_duration_seconds_count{outcome="passed"}')).toBeGreaterThanOrEqual(1);
     expect((await prometheus.query('ratchet_sandbox_oom_kills_total')).map((sample) => sample.value)).toEqual([0, 0]);
     expect((await prometheus.query('ratchet_sandbox_timeouts_total')).map((sample) => sample.value)).toEqual([0, 0]);

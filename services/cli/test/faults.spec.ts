@@ -143,7 +143,7 @@ describe('distributed Ratchet under faults', () => {
       const events = await db.query(`SELECT task_id, sequence, kind, payload::text AS payload FROM orchestrator.events WHERE task_id = ANY($1::text[]) ORDER BY 1, 2`, [failed.map((task) => task.id)]);
       await db.end();
       throw new Error(
-        `tasks did not succeed: ${failed.map((task) => `${task.id} ${task.status} ${task.statusReason}`).join('; ')} (${log.join('; ')})\n${JSON.stringify(detail.rows, null, 1)}\n${events.rows.map((row) => `${row.sequence} ${row.kind} ${String(row.payload).slice(0, 300)}`).join('\n')}`,
+        `tasks did not succeed: ${failed.map((task) => `${task.id} ${task.status} ${task.statusReason}`).join('; ')} (${log.join('; ')})\n${JSON.stringify(detail.rows, null, 1)}\n${events.rows.map((row) => `${row.sequence} ${row.kind} ${String(row.payload).slice(0, 300)}`).join('\n')}\nthe services' output ended with:\n${stack.output().slice(-20_000)}`,
       );
     }
     // The script fails each task's first attempt once: exactly two iterations each.
