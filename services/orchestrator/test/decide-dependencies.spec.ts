@@ -22,8 +22,19 @@ const decision = (name: string, verdict: DependencyVerdict, overrides: Partial<D
 const planned = (dependencies: readonly DependencyDecision[], when = at(3)): TaskInput => ({
   ...(sampleInput(InputKind.PLANNED, when) as InputOf<typeof InputKind.PLANNED>),
   plan: { ...plan, dependencies: dependencies.map((item) => item.dependency ?? { name: '', versionSpec: '' }) },
-  dependencies,
 });
+
+/** The dependency check's answer on the stored plan's packages. */
+const judged = (dependencies: readonly DependencyDecision[], when = at(3)): TaskInput => ({ kind: InputKind.PACKAGES_JUDGED, at: when, startedAt: when, dependencies, gateId: 'gate-deps' });
+
+/** The state after a plan declaring `dependencies` is stored (its packages not yet judged, when it declares any). */
+const planStored = (state: TaskState, dependencies: readonly DependencyDecision[], when = at(3)): TaskState => apply(state, planned(dependencies, when));
+
+/** The state after a plan declaring `dependencies` is stored and the check answered `dependencies`. */
+const planJudged = (state: TaskState, dependencies: readonly DependencyDecision[], when = at(3)): TaskState => {
+  const stored = planStored(state, dependencies, when);
+  return dependencies.length === 0 ? stored : apply(stored, judged(dependencies, when));
+};
 
 /** Applies `input` to `state` and returns the state after it. */
 function apply(state: TaskState, input: TaskInput): TaskState {
@@ -36,14 +47,16 @@ describe('decide: dependencies', () => {
   const planning = stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0 }, []);
 
   it('codes straight away when the policy allows every package, and the tests get them installed', () => {
-    const state = apply(planning, planned([decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)]));
+    const state = planJudged(planning, [decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED)]);
     expect(state.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
     expect(installList(state.task)).toEqual([{ name: 'flask', versionSpec: '>=2,<4' }]);
   });
 
   it('raises a DEPENDENCY_INSTALL gate for a package that needs approval, and codes with it once approved', () => {
-    const input = planned([decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED), decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]);
-    const raised = decide(planning, input, policy);
+    const checked = [decision('flask', DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED), decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)];
+    const stored = planStored(planning, checked);
+    const input = judged(checked);
+    const raised = decide(stored, input, policy);
     expect(raised.task).toMatchObject({ status: TaskStatus.TASK_STATUS_AWAITING_APPROVAL, pendingGateId: 'gate-deps', currentIteration: 1 });
     expect(raised.gate).toMatchObject({ kind: ApprovalKind.APPROVAL_KIND_DEPENDENCY_INSTALL, gateId: 'gate-deps', iteration: 1 });
     expect(raised.gate?.summary).toContain('leftpad');
@@ -51,7 +64,7 @@ describe('decide: dependencies', () => {
     // The iteration waits before coding, not after a passing run.
     expect(raised.iterations[0]?.phase).toBe(Phase.PHASE_CODING);
     expect(raised.events.map((event) => event.payload?.$case)).toContain('approvalRequested');
-    const waiting = apply(planning, input);
+    const waiting = apply(stored, input);
     expect(installList(waiting.task)).toEqual([{ name: 'flask', versionSpec: '>=2,<4' }]);
 
     const gate = { ...(raised.gate as NonNullable<typeof raised.gate>), approver: 'ana', comment: 'fine for this task', decidedAt: at(5) };
@@ -66,26 +79,27 @@ describe('decide: dependencies', () => {
   });
 
   it('plans again without a refused package, and ends the task if the new plan still needs it', () => {
-    const waiting = apply(planning, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]));
-    const gate = { ...(decide(planning, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)]), policy).gate as NonNullable<ReturnType<typeof decide>['gate']>), approver: 'ana', comment: 'use the standard library', decidedAt: at(5) };
+    const leftpad = [decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)];
+    const waiting = planJudged(planning, leftpad);
+    const gate = { ...(decide(planStored(planning, leftpad), judged(leftpad), policy).gate as NonNullable<ReturnType<typeof decide>['gate']>), approver: 'ana', comment: 'use the standard library', decidedAt: at(5) };
     const rejected = apply(waiting, { kind: InputKind.REJECTED, at: at(5), gate });
     expect(rejected.task.status).toBe(TaskStatus.TASK_STATUS_PLANNING);
     expect(rejected.task.replanReason).toBe('leftpad was refused by ana: use the standard library; plan without it');
     expect(installList(rejected.task)).toEqual([]);
 
     // The policy's answer on the re-plan is "needs approval" again, but a person already refused it for this task.
-    const again = apply(rejected, planned([decision('leftpad', DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL)], at(6)));
+    const again = planJudged(rejected, leftpad, at(6));
     expect(again.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED });
     expect(again.task.statusReason).toBe('the plan needs leftpad, which is refused (refused by ana: use the standard library)');
 
     // A plan that does without it goes on, and the refusal stays on the record.
-    const without = apply(rejected, planned([], at(6)));
+    const without = planJudged(rejected, [], at(6));
     expect(without.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
     expect(without.task.dependencyDecisions).toEqual([expect.objectContaining({ verdict: DependencyVerdict.DEPENDENCY_VERDICT_DENIED, dependency: { name: 'leftpad', versionSpec: '' } })]);
   });
 
   it('ends the task on a package the policy denies, with the policy reason', () => {
-    const denied = apply(planning, planned([decision('pycrypto', DependencyVerdict.DEPENDENCY_VERDICT_DENIED)]));
+    const denied = planJudged(planning, [decision('pycrypto', DependencyVerdict.DEPENDENCY_VERDICT_DENIED)]);
     expect(denied.task).toMatchObject({ status: TaskStatus.TASK_STATUS_FAILED, stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED });
     expect(denied.task.statusReason).toBe('the plan needs pycrypto, which is refused (denied by config/dependencies.yaml: unmaintained)');
     expect(denied.task.dependencyDecisions).toHaveLength(1);

@@ -9,7 +9,7 @@ import {
   TesterServiceDefinition,
 } from '@ratchet/contracts';
 import { Effect } from '../src/domain/next-action';
-import type { TaskState } from '../src/domain/records';
+import { emptyUsage, type TaskState } from '../src/domain/records';
 import { phaseRunners, type AgentClients, type PhaseRunner } from '../src/runner/phases';
 import { iteration, phaseSettings, plan, reflection, report, spec, stateIn } from './fixtures';
 
@@ -73,6 +73,7 @@ const states: Record<Effect, TaskState> = {
   [Effect.RETRIEVE]: stateIn(TaskStatus.TASK_STATUS_RETRIEVING, { currentIteration: 0, plan: undefined }, []),
   [Effect.BASELINE]: stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0, plan: undefined, workspace: [{ path: 'calc.py', content: 'x = 1\n' }] }, []),
   [Effect.PLAN]: stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0, plan: undefined }, []),
+  [Effect.JUDGE_PACKAGES]: stateIn(TaskStatus.TASK_STATUS_PLANNING, { currentIteration: 0, unjudgedPlan: { usage: emptyUsage() } }, []),
   [Effect.CODE]: stateIn(TaskStatus.TASK_STATUS_CODING),
   [Effect.CHECK_SAFETY]: stateIn(TaskStatus.TASK_STATUS_SAFETY_CHECK),
   [Effect.REVIEW]: stateIn(TaskStatus.TASK_STATUS_REVIEWING, { phases: { reprompt: false, questions: true, review: true, audit: false } }),

@@ -213,7 +213,9 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.BASELINE_RAN:
       return { kind, at: when, startedAt: at(1), report: report(2, 3) };
     case InputKind.PLANNED:
-      return { kind, ...run, plan, dependencies: [], gateId: 'gate-deps' };
+      return { kind, ...run, plan, gateId: 'gate-deps' };
+    case InputKind.PACKAGES_JUDGED:
+      return { kind, at: when, startedAt: at(1), dependencies: [], gateId: 'gate-deps' };
     case InputKind.TOOL_STEP:
       return { kind, at: when, step: { number: 1, tool: 'read_file', arguments: '{"path":"calc.py"}', result: 'calc.py (2 lines)', failed: false, decision: '', duration: undefined, thought: '' } };
     case InputKind.COMMAND_ASKED:

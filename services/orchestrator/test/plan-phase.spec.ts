@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Language, Lesson, SandboxJobResult, TaskStatus, type CreatePlanRequest, type RunTestsRequest, type RunTestsResponse } from '@ratchet/contracts';
+import { DependencyVerdict, Language, Lesson, SandboxJobResult, TaskStatus, type CheckDependenciesRequest, type CreatePlanRequest, type RunTestsRequest, type RunTestsResponse } from '@ratchet/contracts';
+import { AppError, ErrorCode } from '@ratchet/errors';
 import { InputKind } from '../src/domain/inputs';
 import { decide } from '../src/domain/decide';
 import { Effect, nextAction } from '../src/domain/next-action';
@@ -79,5 +80,67 @@ describe('the PLAN phase', () => {
     const second = await plan_({ task: decided.task, iterations: [] });
     expect(second.runs).toHaveLength(0);
     expect(second.plans).toHaveLength(1);
+  });
+
+  it('stores a plan that declares packages before they are judged: a check that fails is retried alone, the planner is not asked again, and the iteration counts the plan\'s tokens', async () => {
+    const planCalls: CreatePlanRequest[] = [];
+    const checks: CheckDependenciesRequest[] = [];
+    let safetyUp = false;
+    const planner = {
+      createPlan: async (request: CreatePlanRequest) => {
+        planCalls.push(request);
+        return { plan: { ...plan, dependencies: [{ name: 'requests', versionSpec: '>=2' }] }, usage: { promptTokens: 40, completionTokens: 2, costUsd: 0, modelCalls: 1 }, replyFailure: undefined };
+      },
+    };
+    const safety = {
+      checkDependencies: async (request: CheckDependenciesRequest) => {
+        checks.push(request);
+        if (!safetyUp) throw new AppError(ErrorCode.UNAVAILABLE, 'no responders on safety.v1');
+        return { verdict: 0, decisions: [{ dependency: { name: 'requests', versionSpec: '>=2' }, verdict: DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED, reason: 'allowlist', installSpec: '>=2', declared: true, importedAt: [], approvedBy: '', provided: false }] };
+      },
+    };
+    const runners = phaseRunners({ planner, coder: {}, tester: {}, reflector: {}, safety, memory: {} } as unknown as AgentClients, phaseSettings, () => new Date(0));
+    const runNext = (state: TaskState) => {
+      const next = nextAction(state, policy, new Date(0));
+      if (next.kind !== 'run') throw new Error(`nothing runs next: ${next.kind}`);
+      return { effect: next.effect, input: (runners[next.effect] as PhaseRunner)(state, new AbortController().signal, { enteredAt: new Date(0), progress: async () => undefined }) };
+    };
+    const planning: TaskState = { task: task({ status: TaskStatus.TASK_STATUS_PLANNING }), iterations: [] };
+
+    const planned = runNext(planning);
+    expect(planned.effect).toBe(Effect.PLAN);
+    const stored = decide(planning, await planned.input, policy);
+    expect(stored.task).toMatchObject({ status: TaskStatus.TASK_STATUS_PLANNING, currentIteration: 0, unjudgedPlan: { usage: { promptTokens: 40 } }, plan: { dependencies: [{ name: 'requests' }] } });
+    expect(stored.iterations).toHaveLength(0);
+
+    const failed = runNext({ task: stored.task, iterations: [] });
+    expect(failed.effect).toBe(Effect.JUDGE_PACKAGES);
+    await expect(failed.input).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    safetyUp = true;
+    const judged = runNext({ task: stored.task, iterations: [] });
+    expect(judged.effect).toBe(Effect.JUDGE_PACKAGES);
+    const coding = decide({ task: stored.task, iterations: [] }, await judged.input, policy);
+
+    expect(planCalls).toHaveLength(1);
+    expect(checks.map((check) => check.dependencies)).toEqual([[{ name: 'requests', versionSpec: '>=2' }], [{ name: 'requests', versionSpec: '>=2' }]]);
+    expect(coding.task.status).toBe(TaskStatus.TASK_STATUS_CODING);
+    expect(coding.task.unjudgedPlan).toBeUndefined();
+    expect(coding.iterations[0]).toMatchObject({ number: 1, usage: { promptTokens: 40, completionTokens: 2 } });
+    expect(coding.events.flatMap((event) => (event.payload?.$case === 'logLine' ? [event.payload.logLine.message] : []))).toEqual(["the plan's packages checked: requests (>=2): allowed"]);
+  });
+
+  it('goes on to code with no check when the plan declares no package', async () => {
+    const planning: TaskState = { task: task({ status: TaskStatus.TASK_STATUS_PLANNING }), iterations: [] };
+    const { input } = await plan_(planning);
+    const decided = decide(planning, input, policy);
+    expect(decided.task).toMatchObject({ status: TaskStatus.TASK_STATUS_CODING, currentIteration: 1 });
+    expect(decided.task.unjudgedPlan).toBeUndefined();
+  });
+
+  it('plans again on a resume instead of judging a plan left waiting for its check', () => {
+    const failed = task({ status: TaskStatus.TASK_STATUS_FAILED, plan, unjudgedPlan: { usage: { promptTokens: 1, completionTokens: 0, costUsd: 0, modelCalls: 1 } } });
+    const resumed = decide({ task: failed, iterations: [] }, { kind: InputKind.RESUMED, at: new Date(1), hint: '', budget: failed.budget }, policy);
+    expect(resumed.task.unjudgedPlan).toBeUndefined();
+    expect(nextAction({ task: resumed.task, iterations: [] }, policy, new Date(1))).toEqual({ kind: 'run', effect: Effect.PLAN });
   });
 });

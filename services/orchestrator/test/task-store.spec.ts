@@ -140,6 +140,16 @@ function storeContract(name: string, open: () => Promise<Database>) {
       expect((await store.tasks.get(record.id)).generatedTests.map((file) => file.path)).toEqual(['tests/test_b.py']);
     });
 
+    it('keeps a plan waiting for its packages\' check, with the planner call\'s usage, and clears the mark', async () => {
+      const { task: record } = await store.tasks.create(task(), [], { leaseMs: 60_000 });
+      const usage = { promptTokens: 40, completionTokens: 2, costUsd: 0.01, modelCalls: 1 };
+      const saved = await store.transitions.save(record, change(record, { status: TaskStatus.TASK_STATUS_PLANNING, unjudgedPlan: { usage } }));
+      const waiting = await store.tasks.get(record.id);
+      expect(waiting.unjudgedPlan).toEqual({ usage });
+      await store.transitions.save(waiting, change({ ...waiting, version: saved.version }, { status: TaskStatus.TASK_STATUS_CODING, unjudgedPlan: undefined }));
+      expect((await store.tasks.get(record.id)).unjudgedPlan).toBeUndefined();
+    });
+
     it('lets one replica at a time drive a task: leases, take-over after expiry, release, cancel requests', async () => {
       const first = await TaskStore.open(db, { owner: 'replica-a' });
       const second = await TaskStore.open(db, { owner: 'replica-b' });

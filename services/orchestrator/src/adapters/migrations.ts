@@ -205,4 +205,9 @@ export const orchestratorMigrations: readonly Migration[] = [
     // A workspace task's setup command (a shell line), set at submit, never changed.
     sql: `ALTER TABLE tasks ADD COLUMN setup_command text NOT NULL DEFAULT '';`,
   },
+  {
+    id: '0019_unjudged_plan',
+    // Set while a stored plan's packages wait for the dependency check (with the planner call's usage); null otherwise.
+    sql: `ALTER TABLE tasks ADD COLUMN unjudged_plan jsonb;`,
+  },
 ];

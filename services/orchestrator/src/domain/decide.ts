@@ -9,6 +9,8 @@ import {
   StopReason,
   TaskStatus,
   type ApprovalGate,
+  type DependencyDecision,
+  type Usage,
   type ClarifyingQuestion,
   type TaskPhases,
   type ErrorDetail,
@@ -28,7 +30,7 @@ import { failingTestsOf, failureText } from './progress';
 import { emptyUsage, isOpenQuestion, pendingGate, type IterationRecord, type TaskRecord, type TaskState } from './records';
 import { testsEditable } from './next-action';
 import { afterReflection, elapsedMs } from './stop-conditions';
-import { baselineSummary, blockingText, commandGateText, finalResultGateText, findingsSummary, packageLabel, planSummary, safetySummary, spanText, testSummary, unavailableText, waitingFor } from './summaries';
+import { baselineSummary, blockingText, commandGateText, finalResultGateText, findingsSummary, packageLabel, packagesJudgedText, planSummary, safetySummary, spanText, testSummary, unavailableText, waitingFor } from './summaries';
 import { allowedNext } from './task-state';
 
 /** What one input does to a task: the records to write and the events to append, all in one transaction. */
@@ -175,6 +177,43 @@ function currentIteration(state: TaskState): IterationRecord {
 }
 
 /** Iteration `task.currentIteration + 1`, begun at `at`. */
+/**
+ * Where a stored plan leads once its packages are judged (`checked`, the
+ * dependency check's answers; none when it declares none): the task ends on
+ * a refused package, waits for a person on one that needs approval, or
+ * starts the plan's iteration (counting `usage`, the planner call's).
+ */
+function judgedPlan(state: TaskState, checked: readonly DependencyDecision[], gateId: string, at: Date, usage: Usage, events: readonly NewEvent[]): Step {
+  const { task } = state;
+  const previous = state.iterations.find((iteration) => iteration.number === task.currentIteration);
+  const dependencyDecisions = planDecisions(task.dependencyDecisions, checked);
+  // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
+  const declared = new Set(checked.map((decision) => decision.dependency?.name));
+  const denied = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).filter((decision) => declared.has(decision.dependency?.name));
+  if (denied.length > 0) {
+    return {
+      to: TaskStatus.TASK_STATUS_FAILED,
+      reason: `the plan needs ${denied.map((decision) => `${packageLabel(decision)}, which is refused (${decision.reason})`).join('; ')}`,
+      stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED,
+      task: { usage: task.usage, plan: task.plan, dependencyDecisions, unjudgedPlan: undefined, ...(task.baselineReport === undefined ? {} : { baselineReport: task.baselineReport }) },
+      events,
+    };
+  }
+  const iteration = newIteration(task, previous, at, usage);
+  const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions, unjudgedPlan: undefined, ...(task.baselineReport === undefined ? {} : { baselineReport: task.baselineReport }) };
+  const waiting = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
+  if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events };
+  const gate = dependencyGate(task, iteration.number, waiting, gateId, at);
+  return {
+    to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
+    reason: `waiting for a person to approve installing ${waiting.map(packageLabel).join(', ')}`,
+    task: { ...changes, pendingGateId: gate.gateId },
+    iteration,
+    gate,
+    events: [...events, event(at, { $case: 'approvalRequested', approvalRequested: { gate } })],
+  };
+}
+
 function newIteration(task: TaskRecord, previous: IterationRecord | undefined, at: Date, usage = emptyUsage()): IterationRecord {
   return {
     taskId: task.id,
@@ -353,42 +392,26 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     events: input.report.parsed ? [baselineEvent(input.report, input.at)] : [],
   }),
 
+  // The plan is stored; packages it declares are judged next (JUDGE_PACKAGES), so a failed check never asks the planner again.
   [InputKind.PLANNED]: (state, input) => {
-    const previous = state.iterations.find((iteration) => iteration.number === state.task.currentIteration);
     // New plan, new tests: tests written for the old design may not fit it.
     const baseline = state.task.baselineReport === undefined && input.baseline !== undefined ? { baselineReport: input.baseline } : {};
     const task = { ...state.task, usage: sumUsage(state.task.usage, input.usage), plan: input.plan, generatedTests: [], replanReason: '', ...baseline };
-    const dependencyDecisions = planDecisions(state.task.dependencyDecisions, input.dependencies);
     const planned = [
       ...(input.baseline === undefined || baseline.baselineReport === undefined ? [] : [baselineEvent(input.baseline, input.at)]),
       ...(input.lookups ?? []).map((step) => event(input.at, { $case: 'toolCalled', toolCalled: { step, phase: Phase.PHASE_PLANNING } })),
       phaseCompleted(input.at, Phase.PHASE_PLANNING, input.startedAt, input.usage, planSummary(task, testsEditable(task))),
     ];
-    // A package the policy (or a person, earlier) refused cannot be had: the task ends, saying which and why.
-    const declared = new Set(input.dependencies.map((decision) => decision.dependency?.name));
-    const denied = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_DENIED).filter((decision) => declared.has(decision.dependency?.name));
-    if (denied.length > 0) {
-      return {
-        to: TaskStatus.TASK_STATUS_FAILED,
-        reason: `the plan needs ${denied.map((decision) => `${packageLabel(decision)}, which is refused (${decision.reason})`).join('; ')}`,
-        stopReason: StopReason.STOP_REASON_SAFETY_BLOCKED,
-        task: { usage: task.usage, plan: task.plan, dependencyDecisions, ...baseline },
-        events: planned,
-      };
+    if (input.plan.dependencies.length > 0) {
+      return { to: TaskStatus.TASK_STATUS_PLANNING, reason: '', task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', unjudgedPlan: { usage: input.usage }, ...baseline }, events: planned };
     }
-    const iteration = newIteration(task, previous, input.at, input.usage);
-    const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions, ...baseline };
-    const waiting = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
-    if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events: planned };
-    const gate = dependencyGate(task, iteration.number, waiting, input.gateId, input.at);
-    return {
-      to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
-      reason: `waiting for a person to approve installing ${waiting.map(packageLabel).join(', ')}`,
-      task: { ...changes, pendingGateId: gate.gateId },
-      iteration,
-      gate,
-      events: [...planned, event(input.at, { $case: 'approvalRequested', approvalRequested: { gate } })],
-    };
+    return judgedPlan({ ...state, task }, [], input.gateId, input.at, input.usage, planned);
+  },
+
+  [InputKind.PACKAGES_JUDGED]: (state, input) => {
+    const usage = state.task.unjudgedPlan?.usage ?? emptyUsage();
+    const judged = event(input.at, { $case: 'logLine', logLine: { level: LogLevel.LOG_LEVEL_INFO, message: packagesJudgedText(input.dependencies), service: 'orchestrator', attributes: {} } });
+    return judgedPlan(state, input.dependencies, input.gateId, input.at, usage, [judged]);
   },
 
   // Progress within CODING: the step is kept on the iteration and shown, before the coder goes on.
@@ -671,7 +694,8 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     return {
       to: TaskStatus.TASK_STATUS_PLANNING,
       reason,
-      task: { replanReason: reason, budget: input.budget, resumeCount: state.task.resumeCount + 1, stopReason: StopReason.STOP_REASON_UNSPECIFIED, completedAt: undefined },
+      // A resume plans again: a plan left waiting for its packages' check is not judged.
+      task: { replanReason: reason, budget: input.budget, resumeCount: state.task.resumeCount + 1, stopReason: StopReason.STOP_REASON_UNSPECIFIED, completedAt: undefined, unjudgedPlan: undefined },
     };
   },
 

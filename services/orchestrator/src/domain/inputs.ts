@@ -14,6 +14,8 @@ export const InputKind = {
   /** The project's tests ran on the workspace as sent (see `needsBaseline`). */
   BASELINE_RAN: 'baseline-ran',
   PLANNED: 'planned',
+  /** The dependency check's answer on the packages a stored plan declares (see `TaskRecord.unjudgedPlan`). */
+  PACKAGES_JUDGED: 'packages-judged',
   CODED: 'coded',
   /** One tool call of the agentic coder, while CODING: recorded on the iteration, no status change. */
   TOOL_STEP: 'tool-step',
@@ -105,13 +107,19 @@ export type TaskInput =
       readonly plan: Plan;
       /** The planner's read-only lookups before it planned, shown as events (absent in inputs recorded before they existed). */
       readonly lookups?: readonly ToolStep[];
-      /** The dependency policy's answer for each package the plan declares (empty when it declares none). */
-      readonly dependencies: readonly DependencyDecision[];
       /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
       readonly gateId: string;
       /** The project's tests run on the original workspace, from inputs recorded when the plan ran them; BASELINE_RAN brings it now. */
       readonly baseline?: TestReport;
     } & PhaseRun)
+  | ({
+      readonly kind: typeof InputKind.PACKAGES_JUDGED;
+      readonly startedAt: Date;
+      /** The dependency policy's answer for each package the stored plan declares. */
+      readonly dependencies: readonly DependencyDecision[];
+      /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
+      readonly gateId: string;
+    } & At)
   | ({ readonly kind: typeof InputKind.TOOL_STEP; readonly step: ToolStep } & At)
   | ({ readonly kind: typeof InputKind.COMMAND_ASKED; readonly gateId: string; readonly commandLine: string; readonly reason: string; /** The change so far, to go on from. */ readonly files: readonly SourceFile[] } & PhaseRun)
   | ({ readonly kind: typeof InputKind.CODED; readonly files: readonly SourceFile[]; readonly summary: string; /** Tests the coder says contradict the goal. */ readonly disputes: readonly TestDispute[] } & PhaseRun)

@@ -12,6 +12,8 @@ export const Effect = {
   /** The project's tests on the original workspace, once per workspace task, before its first plan. */
   BASELINE: 'baseline',
   PLAN: 'plan',
+  /** The dependency check on the packages the stored plan declares, before its iteration starts. */
+  JUDGE_PACKAGES: 'judge-packages',
   CODE: 'code',
   CHECK_SAFETY: 'check-safety',
   REVIEW: 'review',
@@ -94,6 +96,7 @@ export function nextAction(state: TaskState, policy: LoopPolicy, now: Date): Nex
   if (task.status === TaskStatus.TASK_STATUS_QUEUED) return { kind: 'input', input: { kind: InputKind.START, at: now } };
   let effect = effectOf[task.status];
   if (task.status === TaskStatus.TASK_STATUS_PLANNING && needsBaseline(state)) effect = Effect.BASELINE;
+  else if (task.status === TaskStatus.TASK_STATUS_PLANNING && task.unjudgedPlan !== undefined) effect = Effect.JUDGE_PACKAGES;
   if (task.status === TaskStatus.TASK_STATUS_TESTING) {
     if (needsGeneratedTests(state)) effect = Effect.WRITE_TESTS;
     else {

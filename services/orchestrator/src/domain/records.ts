@@ -70,6 +70,12 @@ export interface TaskRecord {
   readonly generatedTests: readonly SourceFile[];
   readonly resultFiles: readonly SourceFile[];
   readonly plan?: Plan;
+  /**
+   * Set while the stored plan's packages wait for the dependency check
+   * (JUDGE_PACKAGES), with the planner call's usage, which the iteration the
+   * check starts counts as its own; absent otherwise.
+   */
+  readonly unjudgedPlan?: { readonly usage: Usage };
   /** Lessons retrieved for the goal before planning. */
   readonly lessons: readonly Lesson[];
   readonly requestId: string;

@@ -1,5 +1,5 @@
 import { blockingSafetyFindings } from '@ratchet/prompting';
-import { SafetyVerdict, TestEdits, type ClarifyingQuestion, type DependencyDecision, type ReviewFinding, type SafetyFinding, type SourceFile, type TestReport } from '@ratchet/contracts';
+import { DependencyVerdict, SafetyVerdict, TestEdits, type ClarifyingQuestion, type DependencyDecision, type ReviewFinding, type SafetyFinding, type SourceFile, type TestReport } from '@ratchet/contracts';
 import { baselineFailures } from './baseline';
 import type { TaskRecord } from './records';
 
@@ -98,6 +98,18 @@ export function packageLabel(decision: DependencyDecision): string {
   const spec = decision.installSpec || decision.dependency?.versionSpec || '';
   return spec === '' ? name : `${name} (${spec})`;
 }
+
+/** The dependency check's answer on a plan's packages, one line: each package with its verdict, e.g. "requests (>=2): allowed". */
+export function packagesJudgedText(decisions: readonly DependencyDecision[]): string {
+  const verdicts = decisions.map((decision) => `${packageLabel(decision)}: ${verdictWords[decision.verdict] ?? 'refused'}`);
+  return `the plan's packages checked: ${verdicts.join('; ') || 'none'}`;
+}
+
+const verdictWords: Readonly<Partial<Record<DependencyVerdict, string>>> = {
+  [DependencyVerdict.DEPENDENCY_VERDICT_ALLOWED]: 'allowed',
+  [DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL]: 'waits for a person',
+  [DependencyVerdict.DEPENDENCY_VERDICT_DENIED]: 'refused',
+};
 
 /** The DEPENDENCY_INSTALL gate's text: which packages wait for a person, why, and what approving means. */
 export function dependencyGateText(task: Pick<TaskRecord, 'goal'>, waiting: readonly DependencyDecision[]): GateText {

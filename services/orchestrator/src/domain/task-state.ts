@@ -20,7 +20,12 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   [S.TASK_STATUS_RETRIEVING]: { [InputKind.LESSONS_RETRIEVED]: [S.TASK_STATUS_PLANNING] },
   // A package the plan needs may wait for a person (DEPENDENCY_INSTALL), and one the policy denies ends the task.
   // The project's tests on the workspace as sent run first, once, and the task stays in planning.
-  [S.TASK_STATUS_PLANNING]: { [InputKind.BASELINE_RAN]: [S.TASK_STATUS_PLANNING], [InputKind.PLANNED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED] },
+  // A plan that declares packages is stored first, then they are judged (JUDGE_PACKAGES).
+  [S.TASK_STATUS_PLANNING]: {
+    [InputKind.BASELINE_RAN]: [S.TASK_STATUS_PLANNING],
+    [InputKind.PLANNED]: [S.TASK_STATUS_PLANNING, S.TASK_STATUS_CODING, S.TASK_STATUS_FAILED],
+    [InputKind.PACKAGES_JUDGED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED],
+  },
   // An invalid reply is a failed attempt, like a failing test: the reflector looks at it.
   [S.TASK_STATUS_CODING]: { [InputKind.TOOL_STEP]: [S.TASK_STATUS_CODING], [InputKind.COMMAND_ASKED]: [S.TASK_STATUS_AWAITING_APPROVAL], [InputKind.CODED]: [S.TASK_STATUS_SAFETY_CHECK], [InputKind.REPLY_INVALID]: [S.TASK_STATUS_REFLECTING] },
   [S.TASK_STATUS_SAFETY_CHECK]: {

@@ -312,13 +312,14 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
       const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
-      // The packages the plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
-      const dependencies =
-        plan.dependencies.length === 0
-          ? []
-          : (await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies: plan.dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal)))
-              .decisions;
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, dependencies, gateId: randomUUID() };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, gateId: randomUUID() };
+    },
+
+    // The packages the stored plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
+    [Effect.JUDGE_PACKAGES]: async ({ task }, signal, phase) => {
+      const dependencies = task.plan?.dependencies ?? [];
+      const checked = await clients.safety.checkDependencies({ taskId: task.id, language: task.language, dependencies, files: [], approved: approvedPackages(task), baseFiles: [] }, service(signal));
+      return { kind: InputKind.PACKAGES_JUDGED, at: now(), startedAt: phase.enteredAt, dependencies: checked.decisions, gateId: randomUUID() };
     },
 
     [Effect.CODE]: async (state, signal, phase) => {

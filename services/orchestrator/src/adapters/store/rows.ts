@@ -128,6 +128,7 @@ export const heavyColumns = {
   spec: (task: TaskRecord) => (task.spec === undefined ? null : json(TaskSpec.toJSON(task.spec))),
   questions: (task: TaskRecord) => json(task.questions.map((question) => ClarifyingQuestion.toJSON(question))),
   baseline_report: (task: TaskRecord) => (task.baselineReport === undefined ? null : json(TestReport.toJSON(task.baselineReport))),
+  unjudged_plan: (task: TaskRecord) => (task.unjudgedPlan === undefined ? null : json({ usage: Usage.toJSON(task.unjudgedPlan.usage) })),
 } as const;
 export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskRecord>> = {
   generated_tests: 'generatedTests',
@@ -137,6 +138,7 @@ export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskR
   spec: 'spec',
   questions: 'questions',
   baseline_report: 'baselineReport',
+  unjudged_plan: 'unjudgedPlan',
 };
 
 export function taskParams(task: TaskRecord): unknown[] {
@@ -203,6 +205,7 @@ export interface TaskRow {
   data_files?: unknown;
   setup_command?: string | null;
   baseline_report?: unknown;
+  unjudged_plan?: { usage: unknown } | null;
   acceptance_tests: unknown;
   generated_tests: unknown;
   result_files: unknown;
@@ -289,6 +292,7 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     ...(row.plan === null ? {} : { plan: Plan.fromJSON(row.plan) }),
+    ...(row.unjudged_plan === null || row.unjudged_plan === undefined ? {} : { unjudgedPlan: { usage: Usage.fromJSON(row.unjudged_plan.usage) } }),
     ...(row.started_at === null ? {} : { startedAt: date(row.started_at) }),
     ...(row.completed_at === null ? {} : { completedAt: date(row.completed_at) }),
     version: Number(row.last_event_sequence),
