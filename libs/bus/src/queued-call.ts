@@ -12,6 +12,10 @@ export const REPLY_TO_HEADER = 'ratchet-reply-to';
 const CALL_JOB_HEADER = 'ratchet-call-job-id';
 /** A secret made for one call: the worker signs the result with it (see `Header.RESULT_SIGNATURE`). */
 const RESULT_KEY_HEADER = 'ratchet-result-key';
+/** Marks a worker's question to the caller, before it runs a job: does this call still wait? Answered '1' or '0'. */
+const PROBE_HEADER = 'ratchet-still-waiting';
+/** How long a worker waits for the caller's answer to that question before it runs the job anyway, ms. */
+const probeTimeoutMs = 2_000;
 
 /**
  * HMAC-SHA256, base64url, of everything a result says: the subject it was
@@ -43,11 +47,15 @@ export interface QueueCaller<Q, R> {
   /**
    * Enqueues `message` as job `jobId` and resolves with its result. A job
    * that runs twice (its first worker died after finishing) answers twice;
-   * the second answer is ignored.
+   * the second answer is ignored. A call for a job id this caller already
+   * waits on supersedes that call (its caller, e.g. a process that died and
+   * asked again through a new one, gave up on it): the older call fails
+   * with CANCELLED, and its job is not run if no worker has started it.
    *
    * @throws AppError DEADLINE_EXCEEDED when no worker answered in time (with
-   *   advice naming the queue); CANCELLED when `signal` aborts; the worker's
-   *   error when the job failed for good.
+   *   advice naming the queue); CANCELLED when `signal` aborts or a newer
+   *   call for the same job id supersedes this one; the worker's error when
+   *   the job failed for good.
    */
   call(jobId: string, message: Q, options?: QueuedCallOptions): Promise<R>;
   /** Stops listening for results; pending calls fail with CANCELLED. */
@@ -82,11 +90,18 @@ export function createQueueCaller<Q, R>(
 ): QueueCaller<Q, R> {
   const callerId = randomUUID();
   const pending = new Map<string, { jobId: string; key: string; resolve(value: R): void; reject(error: AppError): void }>();
+  // The ticket of the newest call for each job id still waiting.
+  const newest = new Map<string, string>();
   let subscription: Subscription | undefined;
   const listen = () => {
     subscription ??= transport.subscribe(Subjects.result(queue, callerId, '*'), { queue: callerId }, (incoming) => {
-      incoming.respond(new Uint8Array());
       const ticket = incoming.subject.slice(incoming.subject.lastIndexOf('.') + 1);
+      // A worker asking before it runs a job: a call superseded, cancelled or timed out no longer waits.
+      if (incoming.headers[PROBE_HEADER] !== undefined) {
+        incoming.respond(new TextEncoder().encode(pending.has(ticket) ? '1' : '0'));
+        return;
+      }
+      incoming.respond(new Uint8Array());
       const waiter = pending.get(ticket);
       if (waiter === undefined) {
         options.onDropped?.({ reason: DroppedResult.LATE, subject: incoming.subject });
@@ -119,6 +134,14 @@ export function createQueueCaller<Q, R>(
       const ticket = randomUUID();
       const key = randomBytes(32).toString('base64url');
       const result = new Promise<R>((resolve, reject) => pending.set(ticket, { jobId, key, resolve, reject }));
+      const superseded = newest.get(jobId);
+      newest.set(jobId, ticket);
+      const older = superseded === undefined ? undefined : pending.get(superseded);
+      if (superseded !== undefined && older !== undefined) {
+        // Gone from `pending` at once: a worker asking about its job from now on hears that nobody waits.
+        pending.delete(superseded);
+        older.reject(new AppError(ErrorCode.CANCELLED, `job ${jobId} was asked for again; this call was superseded`));
+      }
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => pending.get(ticket)?.reject(new AppError(ErrorCode.CANCELLED, `job ${jobId} was cancelled by the caller`));
       try {
@@ -143,9 +166,11 @@ export function createQueueCaller<Q, R>(
         clearTimeout(timer);
         callOptions.signal?.removeEventListener('abort', onAbort);
         pending.delete(ticket);
+        if (newest.get(jobId) === ticket) newest.delete(jobId);
       }
     },
     async close() {
+      newest.clear();
       for (const [ticket, waiter] of pending) {
         pending.delete(ticket);
         waiter.reject(new AppError(ErrorCode.CANCELLED, `the caller of queue ${queue} closed`));
@@ -169,13 +194,16 @@ export interface QueuedJobContext {
  * `handler` (at most `concurrency` at once) and sends the result, or a
  * final error, to the caller. A retryable failure is redelivered (to any
  * worker) until `maxDeliver`; a caller that is gone does not fail the job.
+ * Before a job runs, its caller is asked whether the call still waits: one
+ * that answers no (superseded, cancelled, past its deadline) has its job
+ * dropped unrun (`onSkipped`); no answer in time runs it as before.
  */
 export function serveFromQueue<Q, R>(
   transport: Transport,
   queue: string,
   codecs: { request: MessageCodec<Q>; response: MessageCodec<R> },
   handler: (message: Q, context: QueuedJobContext) => Promise<R>,
-  options: ConsumeOptions & { onUndelivered?: (jobId: string, error: AppError) => void } = {},
+  options: ConsumeOptions & { onUndelivered?: (jobId: string, error: AppError) => void; onSkipped?: (jobId: string) => void } = {},
 ): Promise<JobConsumer> {
   return consumeJobs(
     transport,
@@ -187,6 +215,11 @@ export function serveFromQueue<Q, R>(
       const jobId = job.headers[CALL_JOB_HEADER] ?? job.id;
       let data: Uint8Array = new Uint8Array();
       let headers: Record<string, string> = {};
+      // A job nobody waits for any more (its call superseded by a newer one for the same job) is dropped, not run.
+      if (replyTo !== undefined && !(await stillWaiting(transport, replyTo))) {
+        options.onSkipped?.(jobId);
+        return;
+      }
       try {
         // A job redelivered after its caller's deadline helps nobody: report it instead of running it.
         if (Number.isFinite(deadline) && Date.now() >= deadline) {
@@ -210,4 +243,19 @@ export function serveFromQueue<Q, R>(
     },
     options,
   );
+}
+
+/**
+ * Whether the call a job answers still waits for it, as its caller says.
+ * Only a definite no counts: a caller that does not answer in time, or that
+ * cannot be reached, gets the job run as before (its result is then dropped
+ * if nobody waits).
+ */
+async function stillWaiting(transport: Transport, replyTo: string): Promise<boolean> {
+  try {
+    const answer = await transport.request(replyTo, new Uint8Array(), { timeoutMs: probeTimeoutMs, headers: { [PROBE_HEADER]: '1' } });
+    return new TextDecoder().decode(answer.data) !== '0';
+  } catch {
+    return true;
+  }
 }

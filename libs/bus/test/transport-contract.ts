@@ -558,6 +558,32 @@ export function transportContract(harness: TransportHarness): void {
       expect(ran).toEqual(['doomed', 'survivor']);
     });
 
+    it('supersedes a call when the same job is asked for again: the older call is cancelled and its job never runs', async () => {
+      const queue = uniqueName('calls');
+      const caller = createQueueCaller(harness.transport(), queue, codecs);
+      cleanups.push(() => caller.close());
+      // Asked for twice before any worker runs: as when the process that asked first died and its successor asks again.
+      const first = caller.call('job-1', { n: 1 }, { timeoutMs: 15_000 });
+      const firstError = expectAppError(first, ErrorCode.CANCELLED);
+      const second = caller.call('job-1', { n: 2 }, { timeoutMs: 15_000 });
+      expect((await firstError).message).toBe('job job-1 was asked for again; this call was superseded');
+      const ran: number[] = [];
+      const skipped: string[] = [];
+      const worker = await peerFor(harness, cleanups);
+      const consumer = await serveFromQueue(worker, queue, codecs, async (message) => {
+        ran.push(message.n);
+        return { n: message.n * 10 };
+      }, { ackWaitMs: 2_000, onSkipped: (jobId) => skipped.push(jobId) });
+      cleanups.push(() => consumer.stop(1_000));
+      expect(await second).toEqual({ n: 20 });
+      await waitUntil(() => skipped.length === 1);
+      expect(ran).toEqual([2]);
+      expect(skipped).toEqual(['job-1']);
+      // Other job ids are not touched, and a job asked for again after its call ended runs again.
+      expect(await Promise.all([caller.call('job-1', { n: 3 }, { timeoutMs: 15_000 }), caller.call('job-2', { n: 4 }, { timeoutMs: 15_000 })])).toEqual([{ n: 30 }, { n: 40 }]);
+      expect([...ran].sort()).toEqual([2, 3, 4]);
+    });
+
     it('says no worker took the job when none runs', async () => {
       const caller = createQueueCaller(harness.transport(), uniqueName('calls'), codecs);
       cleanups.push(() => caller.close());

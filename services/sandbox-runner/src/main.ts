@@ -33,6 +33,8 @@ main({
         maxDeliver: config.runner.maxDeliver,
         logger,
         onUndelivered: (jobId, error) => logger.warn({ jobId, err: error.message }, 'the caller of a sandbox job is gone; result dropped'),
+        // Its caller asked for the same job again (e.g. a restarted orchestrator re-running the phase), or gave up on it.
+        onSkipped: (jobId) => logger.info({ jobId }, 'nobody waits for this sandbox job any more; not run'),
       },
     );
     logger.info({ queue: SANDBOX_JOB_QUEUE, concurrency: config.runner.concurrency, driver: config.sandbox.driver }, 'pulling sandbox jobs');
