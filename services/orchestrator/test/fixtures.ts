@@ -213,7 +213,7 @@ export function sampleInput(kind: InputKind, when = at(2)): TaskInput {
     case InputKind.BASELINE_RAN:
       return { kind, at: when, startedAt: at(1), report: report(2, 3) };
     case InputKind.PLANNED:
-      return { kind, ...run, plan, gateId: 'gate-deps' };
+      return { kind, ...run, plan };
     case InputKind.PACKAGES_JUDGED:
       return { kind, at: when, startedAt: at(1), dependencies: [], gateId: 'gate-deps' };
     case InputKind.TOOL_STEP:

@@ -176,14 +176,14 @@ function currentIteration(state: TaskState): IterationRecord {
   return iteration;
 }
 
-/** Iteration `task.currentIteration + 1`, begun at `at`. */
 /**
  * Where a stored plan leads once its packages are judged (`checked`, the
  * dependency check's answers; none when it declares none): the task ends on
  * a refused package, waits for a person on one that needs approval, or
  * starts the plan's iteration (counting `usage`, the planner call's).
+ * `gateId` is the check's, for the DEPENDENCY_INSTALL gate it may raise.
  */
-function judgedPlan(state: TaskState, checked: readonly DependencyDecision[], gateId: string, at: Date, usage: Usage, events: readonly NewEvent[]): Step {
+function judgedPlan(state: TaskState, checked: readonly DependencyDecision[], gateId: string | undefined, at: Date, usage: Usage, events: readonly NewEvent[]): Step {
   const { task } = state;
   const previous = state.iterations.find((iteration) => iteration.number === task.currentIteration);
   const dependencyDecisions = planDecisions(task.dependencyDecisions, checked);
@@ -203,6 +203,8 @@ function judgedPlan(state: TaskState, checked: readonly DependencyDecision[], ga
   const changes = { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', currentIteration: iteration.number, dependencyDecisions, unjudgedPlan: undefined, ...(task.baselineReport === undefined ? {} : { baselineReport: task.baselineReport }) };
   const waiting = withVerdict(dependencyDecisions, DependencyVerdict.DEPENDENCY_VERDICT_NEEDS_APPROVAL);
   if (waiting.length === 0) return { to: TaskStatus.TASK_STATUS_CODING, reason: '', task: changes, iteration, events };
+  // Only a check's answer raises a gate (and brings its id); a plan with no packages has nothing waiting.
+  if (gateId === undefined) throw new AppError(ErrorCode.INTERNAL, `task ${task.id}: packages wait for approval, but no dependency check answered`);
   const gate = dependencyGate(task, iteration.number, waiting, gateId, at);
   return {
     to: TaskStatus.TASK_STATUS_AWAITING_APPROVAL,
@@ -214,6 +216,7 @@ function judgedPlan(state: TaskState, checked: readonly DependencyDecision[], ga
   };
 }
 
+/** Iteration `task.currentIteration + 1`, begun at `at`. */
 function newIteration(task: TaskRecord, previous: IterationRecord | undefined, at: Date, usage = emptyUsage()): IterationRecord {
   return {
     taskId: task.id,
@@ -405,7 +408,8 @@ const rules: { readonly [K in TaskInput['kind']]: Rule<K> } = {
     if (input.plan.dependencies.length > 0) {
       return { to: TaskStatus.TASK_STATUS_PLANNING, reason: '', task: { usage: task.usage, plan: task.plan, generatedTests: task.generatedTests, replanReason: '', unjudgedPlan: { usage: input.usage }, ...baseline }, events: planned };
     }
-    return judgedPlan({ ...state, task }, [], input.gateId, input.at, input.usage, planned);
+    // Nothing to judge: no package can be refused or wait for a person, so no gate.
+    return judgedPlan({ ...state, task }, [], undefined, input.at, input.usage, planned);
   },
 
   [InputKind.PACKAGES_JUDGED]: (state, input) => {

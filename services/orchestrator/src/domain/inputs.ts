@@ -107,8 +107,6 @@ export type TaskInput =
       readonly plan: Plan;
       /** The planner's read-only lookups before it planned, shown as events (absent in inputs recorded before they existed). */
       readonly lookups?: readonly ToolStep[];
-      /** Id of the DEPENDENCY_INSTALL gate, should a package need a person's approval. */
-      readonly gateId: string;
       /** The project's tests run on the original workspace, from inputs recorded when the plan ran them; BASELINE_RAN brings it now. */
       readonly baseline?: TestReport;
     } & PhaseRun)

@@ -23,7 +23,7 @@ const table: Readonly<Partial<Record<TaskStatus, Row>>> = {
   // A plan that declares packages is stored first, then they are judged (JUDGE_PACKAGES).
   [S.TASK_STATUS_PLANNING]: {
     [InputKind.BASELINE_RAN]: [S.TASK_STATUS_PLANNING],
-    [InputKind.PLANNED]: [S.TASK_STATUS_PLANNING, S.TASK_STATUS_CODING, S.TASK_STATUS_FAILED],
+    [InputKind.PLANNED]: [S.TASK_STATUS_PLANNING, S.TASK_STATUS_CODING],
     [InputKind.PACKAGES_JUDGED]: [S.TASK_STATUS_CODING, S.TASK_STATUS_AWAITING_APPROVAL, S.TASK_STATUS_FAILED],
   },
   // An invalid reply is a failed attempt, like a failing test: the reflector looks at it.

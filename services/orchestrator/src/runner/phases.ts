@@ -312,7 +312,7 @@ export function phaseRunners(agents: AgentClients, settings: PhaseSettings, now:
       if (response.replyFailure !== undefined) return roleFailed('planner', response.replyFailure, response.usage);
       if (response.plan === undefined) throw new AppError(ErrorCode.INTERNAL, 'the planner answered without a plan');
       const plan = task.plan === undefined ? response.plan : { ...response.plan, changesTests: task.plan.changesTests, changesTestsReason: task.plan.changesTestsReason };
-      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups, gateId: randomUUID() };
+      return { kind: InputKind.PLANNED, at: now(), startedAt, usage: usageOf(response.usage), plan, lookups: response.lookups };
     },
 
     // The packages the stored plan declares are judged before any code is written: a person approves them now, or the task ends on a denied one.
