@@ -1,7 +1,7 @@
 export type { Database, Queryable, QueryResult } from './database';
 export { migrate } from './migrate';
 export type { Migration } from './migrate';
-export { openPglite } from './pglite';
+export { defaultSharedBuffersMb, openPglite } from './pglite';
 export type { PgliteOptions } from './pglite';
 export { clusterTemplate, defaultCacheDirectory } from './pglite-template';
 export type { ClusterTemplate } from './pglite-template';

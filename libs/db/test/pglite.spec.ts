@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ErrorCode } from '@ratchet/errors';
-import { clusterTemplate, defaultCacheDirectory, openPglite } from '../src';
+import { clusterTemplate, defaultCacheDirectory, defaultSharedBuffersMb, openPglite } from '../src';
 import { databaseContract } from './database-contract';
 
 jest.setTimeout(60_000);
@@ -41,6 +41,21 @@ describe('PGlite on disk', () => {
     } finally {
       sleeper.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts Postgres with the buffer cache asked for, the small default otherwise, and refuses a size that is not whole MB', async () => {
+    const cache = async (db: Awaited<ReturnType<typeof openPglite>>) => {
+      try {
+        return (await db.query<{ size: string }>("SELECT current_setting('shared_buffers') AS size")).rows[0]!.size;
+      } finally {
+        await db.close();
+      }
+    };
+    expect(await cache(await openPglite())).toBe(`${defaultSharedBuffersMb}MB`);
+    expect(await cache(await openPglite({ sharedBuffersMb: 40 }))).toBe('40MB');
+    for (const bad of [0, 1.5, Number.NaN]) {
+      await expect(openPglite({ sharedBuffersMb: bad })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, message: expect.stringContaining('whole number of MB') });
     }
   });
 
