@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -47,10 +47,11 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Database>
   }
   if (dataDir !== undefined) {
     try {
-      mkdirSync(dataDir, { recursive: true });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new AppError(ErrorCode.INTERNAL, `cannot create the data directory ${dataDir}: ${(error as Error).message}; choose another with --data-dir or RATCHET_STORAGE_DATA_DIR`, { cause: error });
     }
+    makePrivate(dataDir);
     takeLock(dataDir);
   }
   let db: PGlite;
@@ -150,6 +151,21 @@ async function script(target: PGlite | Transaction, sql: string): Promise<void> 
     await target.exec(sql);
   } catch (error) {
     throw sqlError(error, sql);
+  }
+}
+
+/**
+ * PGlite writes its files readable and writable by everyone (0666) and,
+ * unlike Postgres, never checks the directory: another user of the machine
+ * could read the task history or plant lessons that later prompts carry. As
+ * Postgres requires, the directory is the owner's alone (0700).
+ */
+function makePrivate(dataDir: string): void {
+  if ((statSync(dataDir).mode & 0o077) === 0) return;
+  try {
+    chmodSync(dataDir, 0o700);
+  } catch (error) {
+    throw new AppError(ErrorCode.FAILED_PRECONDITION, `the data directory ${dataDir} is open to other users and cannot be made private (${(error as Error).message}); run chmod 700 ${dataDir}, or choose another with --data-dir or RATCHET_STORAGE_DATA_DIR`, { cause: error });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -24,6 +24,22 @@ describe('PGlite on disk', () => {
       await reopened.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the data directory to its owner: a new one is made 0700, an existing one open to others is closed to them', async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
+    try {
+      const made = path.join(parent, 'made', 'data');
+      await (await openPglite({ dataDir: made })).close();
+      expect((await stat(made)).mode & 0o777).toBe(0o700);
+      const existing = path.join(parent, 'existing');
+      await mkdir(existing, { mode: 0o755 });
+      await chmod(existing, 0o755);
+      await (await openPglite({ dataDir: existing })).close();
+      expect((await stat(existing)).mode & 0o777).toBe(0o700);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
     }
   });
 
