@@ -1,10 +1,10 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Database, Queryable, QueryResult } from './database';
-import { clusterTemplate, type ClusterTemplate } from './pglite-template';
+import { clusterTemplate, lockFile, type ClusterTemplate } from './pglite-template';
 import { sqlError } from './sql-error';
 
 export interface PgliteOptions {
@@ -26,8 +26,6 @@ export interface PgliteOptions {
  * stay in the operating system's page cache either way.
  */
 export const defaultSharedBuffersMb = 16;
-
-const lockFile = 'ratchet.lock';
 
 /**
  * Opens PGlite (Postgres compiled to WASM) in `dataDir`. PGlite has one
@@ -81,19 +79,8 @@ async function createCluster(dataDir: string | undefined, options: PgliteOptions
   const fresh = dataDir === undefined || !existsSync(path.join(dataDir, 'PG_VERSION'));
   const template = fresh && options.template !== false ? (options.template ?? clusterTemplate()) : undefined;
   if (template === undefined) return PGlite.create(settings);
-  const stored = await template.read();
-  if (stored !== undefined) {
-    const before = new Set(dataDir === undefined ? [] : readdirSync(dataDir));
-    try {
-      const db = await PGlite.create({ ...settings, loadDataDir: stored });
-      // The template was dumped from a directory with its maker's lock file in it: the lock is this process's.
-      if (dataDir !== undefined) writeFileSync(path.join(dataDir, lockFile), String(process.pid));
-      return db;
-    } catch {
-      await template.discard();
-      if (dataDir !== undefined) for (const entry of readdirSync(dataDir)) if (!before.has(entry)) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
-    }
-  }
+  const made = await fromTemplate(template, dataDir, settings);
+  if (made !== undefined) return made;
   const db = await PGlite.create(settings);
   try {
     await template.write(await db.dumpDataDir('none'));
@@ -101,6 +88,24 @@ async function createCluster(dataDir: string | undefined, options: PgliteOptions
     // The template only saves the next database time; this one is open either way.
   }
   return db;
+}
+
+/**
+ * A new database from the stored cluster: copied into `dataDir`, or loaded
+ * into memory. Undefined when none is stored or it does not load; one that
+ * does not is discarded, and what it left in the directory removed.
+ */
+async function fromTemplate(template: ClusterTemplate, dataDir: string | undefined, settings: PGliteOptions): Promise<PGlite | undefined> {
+  const before = new Set(dataDir === undefined ? [] : readdirSync(dataDir));
+  try {
+    if (dataDir !== undefined) return (await template.copyTo(dataDir)) ? await PGlite.create(settings) : undefined;
+    const stored = await template.read();
+    return stored === undefined ? undefined : await PGlite.create({ ...settings, loadDataDir: stored });
+  } catch {
+    await template.discard();
+    if (dataDir !== undefined) for (const entry of readdirSync(dataDir)) if (!before.has(entry)) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+    return undefined;
+  }
 }
 
 class PgliteDatabase implements Database {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ErrorCode } from '@ratchet/errors';
 import { clusterTemplate, defaultCacheDirectory, defaultSharedBuffersMb, openPglite } from '../src';
+import tar from 'tar-stream';
 import { databaseContract } from './database-contract';
 
 jest.setTimeout(60_000);
@@ -135,6 +136,37 @@ describe('a new PGlite database from the stored cluster template', () => {
       const db = await openPglite({ dataDir: dir, template });
       expect((await db.query<{ v: string }>('SELECT v FROM marker')).rows).toEqual([{ v: 'from the template' }]);
       await db.close();
+      // On disk, a copy of the cluster unpacked once beside the tarball, its owner's alone, without the dumping server's lock files.
+      const unpacked = path.join(cache, 'pglite', (await readdir(path.join(cache, 'pglite'))).find((name) => !name.endsWith('.tar'))!);
+      expect((await stat(unpacked)).mode & 0o777).toBe(0o700);
+      expect(await readdir(dir)).not.toContain('postmaster.pid');
+      // In memory, the tarball itself.
+      const inMemory = await openPglite({ template });
+      expect((await inMemory.query<{ v: string }>('SELECT v FROM marker')).rows).toEqual([{ v: 'from the template' }]);
+      await inMemory.close();
+    } finally {
+      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a stored cluster with an entry that would leave its directory, and makes the database with initdb', async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
+    try {
+      const pack = tar.pack();
+      pack.entry({ name: '/PG_VERSION' }, '18\n');
+      pack.entry({ name: '/../escaped' }, 'outside');
+      pack.finalize();
+      const chunks: Buffer[] = [];
+      for await (const chunk of pack) chunks.push(chunk as Buffer);
+      const template = clusterTemplate(cache);
+      await template.write(new Blob([Buffer.concat(chunks)]));
+      const db = await openPglite({ dataDir: dir, template });
+      await db.execute("CREATE TABLE t (v text); INSERT INTO t VALUES ('works')");
+      await db.close();
+      expect(await readdir(cache)).toEqual(['pglite']);
+      expect(await readdir(path.join(cache, 'pglite'))).toEqual([expect.stringMatching(/^cluster-[\d.]+\.tar$/)]);
+      expect((await template.read())?.size).toBeGreaterThan(1_000_000);
     } finally {
       for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
     }
