@@ -42,8 +42,7 @@ main({
     // The id, not the settings: the settings may carry an API key.
     logger.info({ embedder: embedder.id, vectors, ...(vectors === 'qdrant' ? { collection: qdrant.collection } : {}) }, 'lessons are embedded with this embedder');
     // A local embedded database either opens or is broken: open it now, so a bad data directory stops the process.
-    // A service opens it once and may hold every lesson's vector: PGlite's own 128 MB cache, not the small one of a command's database.
-    const vectorDb = vectors === 'pglite' ? await openPglite({ dataDir: path.resolve(config.memory.vectorDataDir), vector: true, sharedBuffersMb: 128 }) : undefined;
+    const vectorDb = vectors === 'pglite' ? await openPglite({ dataDir: path.resolve(config.memory.vectorDataDir), vector: true }) : undefined;
 
     // Until Postgres (and Qdrant) answer, calls get UNAVAILABLE and Health says NOT_SERVING with the reason; the
     // process stays up and keeps trying, so a stack that starts in any order settles without restarts.
