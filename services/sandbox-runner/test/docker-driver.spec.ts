@@ -52,6 +52,30 @@ describe('DockerDriver with a warm pool', () => {
     expect(containersOf(pooledLabel)).toEqual([]);
   });
 
+  it("waits before a finished job's housekeeping, so the caller's next step has the CPU; warm() and close() do it at once", async () => {
+    const runnerId = `test-${process.pid}-settle`;
+    const settling = new DockerDriver({ warmPool: 1, defaults: limits, runnerId, housekeepingDelayMs: 3_000 });
+    const all = (label: string) => execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=${jobLabel}=${label}`]).toString().split('\n').filter((id) => id !== '');
+    try {
+      await settling.warm();
+      const [pooled] = all(`pool-${runnerId}`);
+      const first = await settling.run(job({}, ['true'], { limits: undefined }));
+      expect(first.exitCode).toBe(0);
+      // Long after a removal would have ended (about 100 ms), the used container is still there and nothing was refilled.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(all(`pool-${runnerId}`)).toEqual([pooled]);
+      expect(settling.warmContainers).toBe(0);
+      await settling.warm();
+      expect(settling.warmContainers).toBe(1);
+      expect(all(`pool-${runnerId}`)).not.toContain(pooled);
+      // A job's housekeeping still pending at close() is done by it, without a refill.
+      await settling.run(job({}, ['true'], { limits: undefined }));
+    } finally {
+      await settling.close();
+    }
+    expect(all(`pool-${runnerId}`)).toEqual([]);
+  });
+
   it('runs jobs in pre-started containers, never one container twice, and refills', async () => {
     await pooledDriver.warm();
     expect(pooledDriver.warmContainers).toBe(2);

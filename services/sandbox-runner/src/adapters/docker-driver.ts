@@ -34,6 +34,14 @@ export interface DockerDriverOptions {
    */
   readonly leftoverAgeMs?: number;
   /**
+   * After a job, the removal of its container and the pool's refill wait
+   * this long, ms: together about 0.3 s of CPU in the engine (dockerd,
+   * containerd, runc), which would otherwise compete with the work the
+   * result starts (the loop's reflection and next step). Default 300; 0
+   * does both at once.
+   */
+  readonly housekeepingDelayMs?: number;
+  /**
    * OCI runtime registered with the Docker daemon, for example `runsc`
    * (gVisor); default the daemon's own (runc). See deploy/sandbox/README.md.
    */
@@ -76,6 +84,9 @@ export class DockerDriver {
   private readonly pool: WarmPool<LaunchedSandbox>;
   /** Containers of finished jobs still being removed. */
   private readonly removals = new Set<Promise<unknown>>();
+  /** Containers of finished jobs whose housekeeping waits (see housekeepingDelayMs). */
+  private readonly settling = new Map<NodeJS.Timeout, Docker.Container>();
+  private readonly housekeepingDelayMs: number;
   private leftoversRemoved: Promise<void> | undefined;
 
   constructor(options: DockerDriverOptions = {}) {
@@ -87,6 +98,7 @@ export class DockerDriver {
     this.runnerId = options.runnerId ?? `docker-${randomUUID().slice(0, 8)}`;
     this.runtime = options.runtime;
     this.leftoverAgeMs = options.leftoverAgeMs ?? 60_000;
+    this.housekeepingDelayMs = Math.max(0, options.housekeepingDelayMs ?? 300);
     const defaults = this.defaults;
     const idleMs = options.warmIdleMs ?? 300_000;
     this.pool = new WarmPool({
@@ -126,6 +138,7 @@ export class DockerDriver {
    * could not be made) and the containers of finished jobs are removed.
    */
   async warm(): Promise<void> {
+    this.settleNow({ refill: true });
     await (this.leftoversRemoved ??= this.removeLeftovers());
     await this.pool.fill();
     await Promise.all([...this.removals]);
@@ -133,6 +146,7 @@ export class DockerDriver {
 
   /** Removes the idle pooled containers and those of finished jobs, and stops refilling. */
   async close(): Promise<void> {
+    this.settleNow({ refill: false });
     await this.pool.close();
     await Promise.all([...this.removals]);
   }
@@ -195,9 +209,8 @@ export class DockerDriver {
       });
     } finally {
       sandbox.stream.destroy();
-      // The result does not wait for the removal (about 100 ms); close() does.
-      this.removeLater(sandbox.container);
-      this.pool.replenish();
+      // The result waits for neither the removal nor the refill; warm() and close() do them at once.
+      this.afterJob(sandbox.container);
     }
   }
 
@@ -248,6 +261,31 @@ export class DockerDriver {
   private discard(sandbox: LaunchedSandbox): void {
     sandbox.stream.destroy();
     this.removeLater(sandbox.container);
+  }
+
+  private afterJob(container: Docker.Container): void {
+    if (this.housekeepingDelayMs === 0) {
+      this.removeLater(container);
+      this.pool.replenish();
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.settling.delete(timer);
+      this.removeLater(container);
+      this.pool.replenish();
+    }, this.housekeepingDelayMs);
+    this.settling.set(timer, container);
+  }
+
+  /** Removes the containers whose housekeeping waits, and refills the pool if asked (not when closing). */
+  private settleNow(options: { refill: boolean }): void {
+    const pending = [...this.settling];
+    this.settling.clear();
+    for (const [timer, container] of pending) {
+      clearTimeout(timer);
+      this.removeLater(container);
+    }
+    if (options.refill && pending.length > 0) this.pool.replenish();
   }
 
   private removeLater(container: Docker.Container): void {
