@@ -5,10 +5,8 @@
 #   2. one ESLint run over every project, one type check of every project
 #      (tools/typecheck-all.mjs), then every other project's tests, one at a
 #      time;
-# then, in whichever lane ends first, every bench (the CLI's too) at a tiny
-# size: `bench -c smoke` sets RATCHET_BENCH_SMOKE=1, so a bench that no
-# longer runs fails here, never one whose figures moved. They take about 2.5
-# minutes, and which lane ends first changes with the machine's load.
+# then each lane, as it ends, takes from the queue of benches run at a tiny
+# size (below).
 # One nx run with two workers starts the CLI's tests last (nx runs first the
 # tasks most others depend on, and nothing depends on them), so for the last
 # quarter of the run one worker sat idle while they finished. Two lanes keep
@@ -22,12 +20,42 @@ nx() { node node_modules/nx/dist/bin/nx.js "$@" --outputStyle=static; }
 
 nx run-many -t build || exit $?
 
-cli_log="$(mktemp)"
-trap 'rm -f "$cli_log"' EXIT
+# The benches' smoke runs (`bench -c smoke` sets RATCHET_BENCH_SMOKE=1, so a
+# bench that no longer runs fails here, never one whose figures moved) are a
+# queue both lanes take from when their tests are done, the CLI's first (the
+# longest, about a minute alone): run after whichever lane ended first, they
+# made that lane the last to end (measured: CLI tests 26 min then 4.9 min of
+# benches, against 28 min for the other lane). A project is taken by making
+# its directory in the queue, which only one lane can do.
+benches=()
+while read -r project; do
+  if [ "$project" = "@ratchet/cli" ]; then benches=("$project" "${benches[@]}"); elif [ -n "$project" ]; then benches+=("$project"); fi
+done < <(nx show projects --with-target bench)
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# run_benches NAME: runs the benches no lane has taken yet; their output goes to $work/NAME.bench.log.
+run_benches() {
+  local project
+  for project in "${benches[@]}"; do
+    mkdir "$work/taken-${project#@ratchet/}" 2>/dev/null || continue
+    # A bench that hangs fails too: 10 minutes bounds a smoke run of about one; it is no speed check.
+    timeout 600 node node_modules/nx/dist/bin/nx.js run "$project:bench:smoke" --excludeTaskDependencies --outputStyle=static >>"$work/$1.bench.log" 2>&1
+    case $? in
+      0) ;;
+      124) echo "test-all: the smoke run of $project's bench took over 10 minutes and was stopped" | tee -a "$work/$1.bench.log" >>"$work/benches-failed" ;;
+      *) echo "test-all: the smoke run of $project's bench failed" >>"$work/benches-failed" ;;
+    esac
+  done
+}
+
 # The lanes never run a build again: nx would restore outputs from its cache
 # (removing and rewriting dist/) while the other lane's tests load them.
-nx run-many -t test --projects=@ratchet/cli --parallel=1 --excludeTaskDependencies >"$cli_log" 2>&1 &
-cli_lane=$!
+cli_lane() {
+  nx run-many -t test --projects=@ratchet/cli --parallel=1 --excludeTaskDependencies
+  local status=$?
+  run_benches cli
+  return "$status"
+}
 # Every project's lint (the CLI's too) in one ESLint process, not one `nx
 # lint` per project: the typed rules then build one TypeScript program for
 # the whole repository instead of one per project, each loading the same
@@ -36,7 +64,7 @@ cli_lane=$!
 # The same for the type check: projects with the same compiler options share
 # one TypeScript program (measured: 30 s against about 130 s for the projects'
 # typecheck targets one by one, on a CI run's busiest stretch of CPU).
-others() {
+others_lane() {
   echo "test-all: eslint libs services deploy"
   node node_modules/eslint/bin/eslint.js libs services deploy --max-warnings=0
   local lint=$?
@@ -47,27 +75,22 @@ others() {
   local rest=$?
   [ "$lint" -eq 0 ] || echo "test-all: eslint found problems (above)"
   [ "$types" -eq 0 ] || echo "test-all: the type check found problems (above)"
+  run_benches others
   [ "$lint" -eq 0 ] && [ "$types" -eq 0 ] && [ "$rest" -eq 0 ]
 }
-others &
-others_lane=$!
-wait -n -p first "$cli_lane" "$others_lane"
-first_status=$?
-bench_log="$(mktemp)"
-trap 'rm -f "$cli_log" "$bench_log"' EXIT
-# A bench that hangs fails too: 15 minutes bounds a run of about 3 on a loaded machine; it is no speed check.
-timeout 900 node node_modules/nx/dist/bin/nx.js run-many -t bench -c smoke --parallel=1 --excludeTaskDependencies --outputStyle=static >"$bench_log" 2>&1
-benches=$?
-[ "$benches" -eq 124 ] && echo "test-all: the benches' smoke run took over 15 minutes and was stopped" >>"$bench_log"
-if [ "$first" = "$cli_lane" ]; then
-  cli=$first_status
-  wait "$others_lane"
-  others=$?
-else
-  others=$first_status
-  wait "$cli_lane"
-  cli=$?
+cli_lane >"$work/cli.log" 2>&1 &
+cli_pid=$!
+others_lane &
+others_pid=$!
+wait "$others_pid"
+others=$?
+wait "$cli_pid"
+cli=$?
+cat "$work/cli.log" "$work"/*.bench.log 2>/dev/null
+benches_status=0
+if [ -s "$work/benches-failed" ]; then
+  cat "$work/benches-failed"
+  benches_status=1
 fi
-cat "$cli_log" "$bench_log"
-echo "test-all: other projects exited $others, the benches' smoke run exited $benches, the CLI exited $cli"
-[ "$others" -eq 0 ] && [ "$benches" -eq 0 ] && [ "$cli" -eq 0 ]
+echo "test-all: other projects exited $others, the benches' smoke runs exited $benches_status, the CLI exited $cli"
+[ "$others" -eq 0 ] && [ "$benches_status" -eq 0 ] && [ "$cli" -eq 0 ]
