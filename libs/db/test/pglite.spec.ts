@@ -92,6 +92,17 @@ describe('PGlite on disk', () => {
 });
 
 describe('a new PGlite database from the stored cluster template', () => {
+  /** Runs `body` with a new cache directory and a new data directory, removed after. */
+  const withCacheAndDirectory = async (body: (cache: string, dir: string) => Promise<void>) => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
+    try {
+      await body(cache, dir);
+    } finally {
+      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
+    }
+  };
+
   it('stores the first cluster it makes, starts the next from it, and keeps each database its own', async () => {
     const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
     const dirs = [await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-')), await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'))];
@@ -110,7 +121,7 @@ describe('a new PGlite database from the stored cluster template', () => {
       // A template is the cluster as initdb left it: the first database's table is not in the second.
       const second = await openPglite({ dataDir: dirs[1], template, vector: true });
       await expect(second.query('SELECT v FROM mine')).rejects.toMatchObject({ cause: expect.objectContaining({ sqlState: '42P01' }) });
-      // Loading the template (dumped with its maker's lock file) keeps this process's lock on the directory.
+      // The template was dumped with its maker's lock file in it; a database made from it holds this process's lock.
       await expect(openPglite({ dataDir: dirs[1], template })).rejects.toMatchObject({ message: expect.stringContaining('already open in this process') });
       await second.execute("CREATE TABLE mine (v text); INSERT INTO mine VALUES ('second')");
       await second.close();
@@ -123,9 +134,7 @@ describe('a new PGlite database from the stored cluster template', () => {
   });
 
   it('starts a new database from the template, which it proves by what the template holds', async () => {
-    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
-    try {
+    await withCacheAndDirectory(async (cache, dir) => {
       // A template with a marker table in it (a real one never has tables): a database made from it has the table.
       const { PGlite } = await import('@electric-sql/pglite');
       const source = await PGlite.create();
@@ -144,15 +153,11 @@ describe('a new PGlite database from the stored cluster template', () => {
       const inMemory = await openPglite({ template });
       expect((await inMemory.query<{ v: string }>('SELECT v FROM marker')).rows).toEqual([{ v: 'from the template' }]);
       await inMemory.close();
-    } finally {
-      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
-    }
+    });
   });
 
   it('refuses a stored cluster with an entry that would leave its directory, and makes the database with initdb', async () => {
-    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
-    try {
+    await withCacheAndDirectory(async (cache, dir) => {
       const pack = tar.pack();
       pack.entry({ name: '/PG_VERSION' }, '18\n');
       pack.entry({ name: '/../escaped' }, 'outside');
@@ -167,15 +172,11 @@ describe('a new PGlite database from the stored cluster template', () => {
       expect(await readdir(cache)).toEqual(['pglite']);
       expect(await readdir(path.join(cache, 'pglite'))).toEqual([expect.stringMatching(/^cluster-[\d.]+\.tar$/)]);
       expect((await template.read())?.size).toBeGreaterThan(1_000_000);
-    } finally {
-      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
-    }
+    });
   });
 
   it('discards a template that does not load, leaves nothing of it in the directory, and makes the database with initdb', async () => {
-    const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-cache-'));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-db-'));
-    try {
+    await withCacheAndDirectory(async (cache, dir) => {
       const template = clusterTemplate(cache);
       await template.write(new Blob([Buffer.from('not a tarball of a cluster')]));
       await writeFile(path.join(dir, 'notes.txt'), 'left alone');
@@ -186,9 +187,7 @@ describe('a new PGlite database from the stored cluster template', () => {
       expect(await readFile(path.join(dir, 'notes.txt'), 'utf8')).toBe('left alone');
       // The bad file was replaced by the cluster initdb made.
       expect((await template.read())?.size).toBeGreaterThan(1_000_000);
-    } finally {
-      for (const made of [cache, dir]) await rm(made, { recursive: true, force: true });
-    }
+    });
   });
 
   it('keeps the cache under RATCHET_CACHE_DIR, else XDG_CACHE_HOME/ratchet, else ~/.cache/ratchet', () => {
