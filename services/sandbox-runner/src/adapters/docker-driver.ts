@@ -264,15 +264,14 @@ export class DockerDriver {
   }
 
   private afterJob(container: Docker.Container): void {
-    if (this.housekeepingDelayMs === 0) {
+    const settle = () => {
       this.removeLater(container);
       this.pool.replenish();
-      return;
-    }
+    };
+    if (this.housekeepingDelayMs === 0) return settle();
     const timer = setTimeout(() => {
       this.settling.delete(timer);
-      this.removeLater(container);
-      this.pool.replenish();
+      settle();
     }, this.housekeepingDelayMs);
     this.settling.set(timer, container);
   }
