@@ -46,14 +46,16 @@ export function lessonText(title: string, body: string, signature: string): stri
 }
 
 /**
- * Lessons as a client sees them: their outcome statistics, their weight now
- * (standing and age) and RETIRED when that weight is below the threshold.
+ * Lessons as the loop's calls return them (RetrieveLessons, RecordFailure,
+ * RecordSuccess): their weight now (standing and age) and RETIRED when that
+ * weight is below the threshold, with the counters stored on each lesson.
+ * The outcome comparison (`withOutcomeStats`) is left out: nothing in the
+ * loop reads it, and it reads every comparable task recorded, so its cost
+ * grew with a team's history on every failed iteration.
  */
-export async function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[]): Promise<Lesson[]> {
-  const outcomes = await deps.outcomes.outcomes(lessons.map((lesson) => lesson.id));
+export function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[]): Lesson[] {
   const now = deps.now();
   return lessons.map((lesson) => {
-    const measured = outcomes.get(lesson.id);
     const lastActive = new Date(Math.max(lesson.createdAt?.getTime() ?? 0, lesson.stats?.lastHelpedAt?.getTime() ?? 0));
     const weight = weightOf(lesson.status, lesson.weight, lastActive, now, deps.standing);
     const retired = isRetired(weight, deps.standing);
@@ -62,19 +64,32 @@ export async function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[
       weight,
       status: retired ? LessonStatus.LESSON_STATUS_RETIRED : lesson.status,
       standing: retired ? [`retired: weight ${weight.toFixed(2)} is below ${deps.standing.retireBelow}, so it is no longer offered`, ...lesson.standing] : lesson.standing,
-      ...(lesson.stats === undefined || measured === undefined
-        ? {}
-        : {
-            stats: {
-              ...lesson.stats,
-              timesApplied: measured.applied,
-              appliedSucceeded: measured.appliedSucceeded,
-              appliedMeanIterations: measured.appliedMeanIterations,
-              comparableTasks: measured.comparable,
-              comparableSucceeded: measured.comparableSucceeded,
-              comparableMeanIterations: measured.comparableMeanIterations,
-            },
-          }),
     };
+  });
+}
+
+/**
+ * Lessons as a person reads them (GetLesson, ListLessons, ForgetLesson):
+ * `presentLessons` with their outcome statistics, the tasks that applied
+ * each against comparable tasks that did not.
+ */
+export async function presentLessonsWithOutcomes(deps: MemoryDeps, lessons: readonly Lesson[]): Promise<Lesson[]> {
+  const outcomes = await deps.outcomes.outcomes(lessons.map((lesson) => lesson.id));
+  return presentLessons(deps, lessons).map((lesson) => {
+    const measured = outcomes.get(lesson.id);
+    return lesson.stats === undefined || measured === undefined
+      ? lesson
+      : {
+          ...lesson,
+          stats: {
+            ...lesson.stats,
+            timesApplied: measured.applied,
+            appliedSucceeded: measured.appliedSucceeded,
+            appliedMeanIterations: measured.appliedMeanIterations,
+            comparableTasks: measured.comparable,
+            comparableSucceeded: measured.comparableSucceeded,
+            comparableMeanIterations: measured.comparableMeanIterations,
+          },
+        };
   });
 }

@@ -3,7 +3,7 @@ import { AppError, ErrorCode } from '@ratchet/errors';
 import { statusName } from '../adapters/lesson-rows';
 import { teamScopePrefix } from '@ratchet/agent';
 import { scopeOf } from '../domain/scope';
-import { presentLessons, type MemoryDeps } from './deps';
+import { presentLessonsWithOutcomes, type MemoryDeps } from './deps';
 
 const lessonIdPattern = /^[A-Za-z0-9-]{1,64}$/;
 
@@ -19,7 +19,7 @@ function checkedId(id: string): string {
  */
 export function getLessonHandler(deps: MemoryDeps) {
   return async (request: GetLessonRequest): Promise<GetLessonResponse> => {
-    const [lesson] = await presentLessons(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
+    const [lesson] = await presentLessonsWithOutcomes(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
     if (lesson === undefined) throw new AppError(ErrorCode.NOT_FOUND, `no lesson ${request.lessonId}`);
     return { lesson };
   };
@@ -32,7 +32,7 @@ export function getLessonHandler(deps: MemoryDeps) {
  */
 export function forgetLessonHandler(deps: MemoryDeps) {
   return async (request: ForgetLessonRequest): Promise<ForgetLessonResponse> => {
-    const [lesson] = await presentLessons(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
+    const [lesson] = await presentLessonsWithOutcomes(deps, await deps.lessons.lessons([checkedId(request.lessonId)]));
     if (lesson === undefined || !(await deps.lessons.forget(lesson.id))) throw new AppError(ErrorCode.NOT_FOUND, `no lesson ${request.lessonId}`);
     await deps.vectors.delete([lesson.id]);
     return { lesson };
@@ -57,7 +57,7 @@ export function listLessonsHandler(deps: MemoryDeps) {
     const retiredOnly = request.status === LessonStatus.LESSON_STATUS_RETIRED;
     const status = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED || retiredOnly ? '' : statusName(request.status);
     const page = await deps.lessons.list({ language: request.language, tags: request.tags, errorSignature: request.errorSignature, scope, status, teamPrefix: request.team.trim() === '' ? undefined : teamScopePrefix(request.team.trim()) }, offset, pageSize);
-    const lessons = await presentLessons(deps, await deps.lessons.lessons(page.ids));
+    const lessons = await presentLessonsWithOutcomes(deps, await deps.lessons.lessons(page.ids));
     const wanted = request.status === LessonStatus.LESSON_STATUS_UNSPECIFIED ? lessons : lessons.filter((lesson) => lesson.status === request.status);
     return { lessons: wanted, nextPageToken: page.more ? Buffer.from(String(offset + pageSize)).toString('base64url') : '' };
   };

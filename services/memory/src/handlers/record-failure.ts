@@ -70,7 +70,7 @@ export function recordFailureHandler(deps: MemoryDeps) {
       await deps.embeddings.setEmbedder([lessonId], deps.embedder.id);
       await deps.vectors.delete(await deps.lessons.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    const [lesson] = lessonId === undefined ? [] : await presentLessons(deps, await deps.lessons.lessons([lessonId]));
+    const [lesson] = lessonId === undefined ? [] : presentLessons(deps, await deps.lessons.lessons([lessonId]));
     return { failureId, lesson, lessonCreated: created };
   };
 }

@@ -81,14 +81,7 @@ export function retrieveLessonsHandler(deps: MemoryDeps) {
     // Each kind has its share; what one kind leaves unused goes to the other.
     const patternCount = Math.min(patternRanked.length, Math.max(successSlots(limit), limit - lessonRanked.length));
     const chosen = [...lessonRanked.slice(0, limit - patternCount), ...patternRanked.slice(0, patternCount)].sort((left, right) => right.score - left.score);
-    const lessons = await presentLessons(
-      deps,
-      await deps.search.retrieved(
-        chosen.map((item) => item.id),
-        now,
-        request.idempotencyKey,
-      ),
-    );
+    const lessons = presentLessons(deps, await deps.search.retrieved(chosen.map((item) => item.id), now, request.idempotencyKey));
     const scoreOf = new Map(chosen.map((item) => [item.id, item.score]));
     const result: ScoredLesson[] = lessons.map((lesson) => ({ lesson, score: scoreOf.get(lesson.id) ?? 0 }));
     return { lessons: result };

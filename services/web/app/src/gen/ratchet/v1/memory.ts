@@ -119,6 +119,11 @@ export interface LessonOutcomeStats {
     | string
     | undefined;
   /**
+   * Fields 5 to 10 compare outcomes: they are filled by GetLesson,
+   * ListLessons and ForgetLesson. The loop's calls (RetrieveLessons,
+   * RecordFailure, RecordSuccess) leave them 0, since the comparison reads
+   * every comparable task recorded and the loop does not use it.
+   *
    * Tasks, other than the one it came from, whose planner or reflector said
    * it applied the lesson.
    */
