@@ -153,7 +153,8 @@ describe('memory that earns its place', () => {
       expect(await other.implementation.importLessons({ formatVersion: LESSON_EXPORT_VERSION, lessons: page.lessons, scope: '' }, context)).toEqual({ imported: 0, skipped: page.lessons.length });
       const found = await other.implementation.retrieveLessons({ taskId: 'q', query: 'database migration order for the schema table', language: python, errorSignature: '', tags: [], limit: 5, minScore: 0.1, scope: 'git:example/alpha', scopeOnly: true, idempotencyKey: '' }, context);
       expect(found.lessons.map((scored) => scored.lesson?.id)).toEqual(page.lessons.map((lesson) => lesson.id));
-      expect(found.lessons[0]?.lesson?.evidence[0]?.taskId).toBe('alpha-1');
+      const [first] = found.lessons;
+      expect((await other.implementation.getLesson({ lessonId: first?.lesson?.id ?? '' }, context)).lesson?.evidence[0]?.taskId).toBe('alpha-1');
       await expect(other.implementation.importLessons({ formatVersion: 2, lessons: page.lessons, scope: '' }, context)).rejects.toMatchObject({ code: ErrorCode.FAILED_PRECONDITION, message: expect.stringContaining('format 2') });
       await expect(other.implementation.importLessons({ formatVersion: 1, lessons: [{ ...page.lessons[0]!, id: 'x', title: '' }], scope: '' }, context)).rejects.toMatchObject({ message: expect.stringContaining('lesson 1 of the batch') });
     } finally {

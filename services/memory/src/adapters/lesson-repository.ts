@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { languageToJSON, type Language, type Lesson } from '@ratchet/contracts';
 import type { Database, Queryable } from '@ratchet/db';
-import { evidenceColumn, inOrder, languageKey, LessonKind, statusName, type LessonRow } from './lesson-rows';
+import { evidenceColumn, inOrder, noEvidenceColumn, languageKey, LessonKind, statusName, type LessonRow } from './lesson-rows';
 
 export { LessonKind, statusName } from './lesson-rows';
 
@@ -54,10 +54,13 @@ export class LessonRepository {
     await tx.query('UPDATE memory.lessons SET updated_at = $2 WHERE id = $1', [lessonId, now]);
   }
 
-  /** Lessons by id with their evidence, in the order of `ids`; unknown ids are skipped. */
-  async lessons(ids: readonly string[], tx: Queryable = this.db): Promise<Lesson[]> {
+  /**
+   * Lessons by id, in the order of `ids`; unknown ids are skipped. With their
+   * evidence unless `evidence` is false (the loop's calls, which read none).
+   */
+  async lessons(ids: readonly string[], { evidence = true }: { evidence?: boolean } = {}): Promise<Lesson[]> {
     if (ids.length === 0) return [];
-    const rows = (await tx.query<LessonRow>(`SELECT l.*, ${evidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows;
+    const rows = (await this.db.query<LessonRow>(`SELECT l.*, ${evidence ? evidenceColumn : noEvidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows;
     return inOrder(ids, rows);
   }
 

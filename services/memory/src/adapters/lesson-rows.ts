@@ -44,6 +44,13 @@ export const languageKey = (language: Language) => (language === Language.LANGUA
 export const evidenceColumn = `coalesce((SELECT json_agg(json_build_object('taskId', e.task_id, 'iteration', e.iteration, 'failureSummary', e.failure_summary, 'fixSummary', e.fix_summary, 'recordedAt', e.recorded_at) ORDER BY e.id)
   FROM memory.evidence e WHERE e.lesson_id = l.id), '[]'::json) AS evidence`;
 
+/**
+ * An empty evidence column, for the loop's calls: a lesson's evidence grows
+ * with every task filed under it, and the loop reads none of it (see
+ * `presentLessons`).
+ */
+export const noEvidenceColumn = `'[]'::json AS evidence`;
+
 export function inOrder(ids: readonly string[], rows: readonly LessonRow[]): Lesson[] {
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.flatMap((id) => {

@@ -1,7 +1,7 @@
 import type { Language, Lesson } from '@ratchet/contracts';
 import type { Database } from '@ratchet/db';
 import { lexemeQuery, type KeywordPlan, type TermCount } from '../domain/ranking';
-import { evidenceColumn, inOrder, languageKey, type LessonKind, type LessonRow } from './lesson-rows';
+import { inOrder, noEvidenceColumn, languageKey, type LessonKind, type LessonRow } from './lesson-rows';
 
 /**
  * Finding lessons for retrieval: by error signature, by keyword (term counts
@@ -11,8 +11,9 @@ export class LessonSearch {
   constructor(private readonly db: Database) {}
 
   /**
-   * Counts the lessons as retrieved and returns them with their evidence, in
-   * the order of `ids`: one statement. With an `idempotencyKey` they are
+   * Counts the lessons as retrieved and returns them, without their evidence
+   * (the loop reads none; see `presentLessons`), in the order of `ids`: one
+   * statement. With an `idempotencyKey` they are
    * counted only by the first call that brings the key (the key is claimed in
    * the same statement, so two racing calls count once); a repeat only reads
    * them. Keys older than a day are dropped on the way.
@@ -20,18 +21,18 @@ export class LessonSearch {
   async retrieved(ids: readonly string[], now: Date, idempotencyKey = ''): Promise<Lesson[]> {
     if (ids.length === 0) return [];
     const count = `UPDATE memory.lessons l SET times_retrieved = times_retrieved + 1, last_retrieved_at = $2 WHERE l.id = ANY($1::text[])`;
-    if (idempotencyKey === '') return inOrder(ids, (await this.db.query<LessonRow>(`${count} RETURNING l.*, ${evidenceColumn}`, [[...ids], now])).rows);
+    if (idempotencyKey === '') return inOrder(ids, (await this.db.query<LessonRow>(`${count} RETURNING l.*, ${noEvidenceColumn}`, [[...ids], now])).rows);
     const counted = await this.db.query<LessonRow>(
       `WITH claimed AS (
          INSERT INTO memory.retrievals (idempotency_key, created_at) VALUES ($3, $2) ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key
        ), pruned AS (
          DELETE FROM memory.retrievals WHERE created_at < $2::timestamptz - interval '1 day'
        )
-       ${count} AND EXISTS (SELECT 1 FROM claimed) RETURNING l.*, ${evidenceColumn}`,
+       ${count} AND EXISTS (SELECT 1 FROM claimed) RETURNING l.*, ${noEvidenceColumn}`,
       [[...ids], now, idempotencyKey],
     );
     if (counted.rows.length > 0) return inOrder(ids, counted.rows);
-    return inOrder(ids, (await this.db.query<LessonRow>(`SELECT l.*, ${evidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows);
+    return inOrder(ids, (await this.db.query<LessonRow>(`SELECT l.*, ${noEvidenceColumn} FROM memory.lessons l WHERE l.id = ANY($1::text[])`, [[...ids]])).rows);
   }
 
   /** Signature matches for retrieval (exact, same language unless unspecified, in `scopes`). */

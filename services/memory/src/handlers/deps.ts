@@ -49,9 +49,11 @@ export function lessonText(title: string, body: string, signature: string): stri
  * Lessons as the loop's calls return them (RetrieveLessons, RecordFailure,
  * RecordSuccess): their weight now (standing and age) and RETIRED when that
  * weight is below the threshold, with the counters stored on each lesson.
- * The outcome comparison (`withOutcomeStats`) is left out: nothing in the
- * loop reads it, and it reads every comparable task recorded, so its cost
- * grew with a team's history on every failed iteration.
+ * Their evidence (read without it) and the outcome comparison
+ * (`presentLessonsWithOutcomes`) are left out: nothing in the loop reads
+ * them, and both grow with a team's history (every task filed under a
+ * lesson, every comparable task recorded), which every failed iteration
+ * paid for and every task carried in its record.
  */
 export function presentLessons(deps: MemoryDeps, lessons: readonly Lesson[]): Lesson[] {
   const now = deps.now();

@@ -62,7 +62,7 @@ export function recordFailureHandler(deps: MemoryDeps) {
     });
     // Also on a repeated call, from the lesson as the first stored it: an upsert by id changes nothing the
     // first made, and completes one that stopped before it. (A lesson retention removed since is left gone.)
-    const [earlierLesson] = repeated && lessonId !== undefined ? await deps.lessons.lessons([lessonId]) : [];
+    const [earlierLesson] = repeated && lessonId !== undefined ? await deps.lessons.lessons([lessonId], { evidence: false }) : [];
     const text = earlierLesson === undefined ? (repeated ? undefined : lessonText(title, body, signature)) : lessonText(earlierLesson.title, earlierLesson.body, earlierLesson.errorSignature);
     if (lessonId !== undefined && created && text !== undefined) {
       const [vector] = await deps.embedder.embed([text]);
@@ -70,7 +70,7 @@ export function recordFailureHandler(deps: MemoryDeps) {
       await deps.embeddings.setEmbedder([lessonId], deps.embedder.id);
       await deps.vectors.delete(await deps.lessons.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    const [lesson] = lessonId === undefined ? [] : presentLessons(deps, await deps.lessons.lessons([lessonId]));
+    const [lesson] = lessonId === undefined ? [] : presentLessons(deps, await deps.lessons.lessons([lessonId], { evidence: false }));
     return { failureId, lesson, lessonCreated: created };
   };
 }

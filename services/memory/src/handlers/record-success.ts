@@ -33,7 +33,7 @@ export function recordSuccessHandler(deps: MemoryDeps) {
     const idempotencyKey = request.idempotencyKey.trim();
     const answerAgain = async (earlier: { successId: string; updatedLessonIds: readonly string[] }): Promise<RecordSuccessResponse> => ({
       successId: earlier.successId,
-      updatedLessons: presentLessons(deps, await deps.lessons.lessons(earlier.updatedLessonIds)),
+      updatedLessons: presentLessons(deps, await deps.lessons.lessons(earlier.updatedLessonIds, { evidence: false })),
     });
     // A repeated call answers what the first stored, before any work (the search below) is done again.
     const known = idempotencyKey === '' ? undefined : await deps.successes.recordedSuccess(deps.db, idempotencyKey);
@@ -82,6 +82,6 @@ export function recordSuccessHandler(deps: MemoryDeps) {
       await deps.embeddings.setEmbedder([patternId], deps.embedder.id);
       await deps.vectors.delete(await deps.lessons.enforceRetention(scope, deps.maxLessonsPerScope));
     }
-    return { successId, updatedLessons: presentLessons(deps, await deps.lessons.lessons(touched)) };
+    return { successId, updatedLessons: presentLessons(deps, await deps.lessons.lessons(touched, { evidence: false })) };
   };
 }

@@ -209,7 +209,12 @@ export interface Lesson {
   tags: string[];
   /** Language the lesson applies to; unspecified means any language. */
   language: Language;
-  /** Iterations that support the lesson, oldest first. */
+  /**
+   * Iterations that support the lesson, oldest first. Filled by GetLesson,
+   * ListLessons and ForgetLesson; empty in the loop's calls
+   * (RetrieveLessons, RecordFailure, RecordSuccess): it grows with every task
+   * filed under the lesson, and would be carried in every task that uses it.
+   */
   evidence: LessonEvidence[];
   /** Usefulness statistics. */
   stats?:

@@ -186,7 +186,12 @@ export interface Lesson {
   readonly language?:
     | Language
     | undefined;
-  /** Iterations that support the lesson, oldest first. */
+  /**
+   * Iterations that support the lesson, oldest first. Filled by GetLesson,
+   * ListLessons and ForgetLesson; empty in the loop's calls
+   * (RetrieveLessons, RecordFailure, RecordSuccess): it grows with every task
+   * filed under the lesson, and would be carried in every task that uses it.
+   */
   readonly evidence?:
     | readonly LessonEvidence[]
     | undefined;
