@@ -12,6 +12,9 @@ import { makePatch } from '../src/workspace/patch';
 import { defaultWorkspaceSettings } from '../src/workspace/settings';
 
 // Real files in temporary directories; `outside` stands for anything beyond the workspace a link could point at.
+// A liveness bound, not a speed target: the tests run real git, whose processes
+// took over jest's 5 s default in a test of workspace-git.spec.ts on a saturated 2-core CI host.
+jest.setTimeout(30_000);
 let scratch: string;
 let dir: string;
 let outside: string;

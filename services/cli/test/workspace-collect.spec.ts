@@ -10,6 +10,9 @@ import { fingerprintOf } from '../src/workspace/rules';
 import { defaultWorkspaceSettings, type WorkspaceSettings } from '../src/workspace/settings';
 
 // Real files in temporary directories, and real git to check the ignore rules against.
+// A liveness bound, not a speed target: the tests run real git, whose processes
+// took over jest's 5 s default in a test of workspace-git.spec.ts on a saturated 2-core CI host.
+jest.setTimeout(30_000);
 const gitEnv = { PATH: process.env['PATH'] ?? '', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull, LC_ALL: 'C' };
 
 let scratch: string;

@@ -13,6 +13,10 @@ import { makePatch } from '../src/workspace/patch';
 
 // Real git in temporary repositories. The global and system config are shut
 // out so the identity fallback is tested the same on every machine.
+// A liveness bound for every test, not a speed target: a test that collects a
+// workspace and commits a patch runs about ten git processes, which took over
+// jest's 5 s default on a CI host whose two cores were saturated.
+jest.setTimeout(30_000);
 let scratch: string;
 let dir: string;
 let env: NodeJS.ProcessEnv;
@@ -28,8 +32,7 @@ beforeEach(async () => {
   await put('obsolete.txt', 'old\n');
   git(['add', '.']);
   git(['-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'start']);
-  // A liveness bound, not a speed target: five git processes on a loaded 2-core CI host took over jest's 5 s default.
-}, 30_000);
+});
 
 afterEach(async () => {
   await rm(scratch, { recursive: true, force: true });
