@@ -182,3 +182,7 @@ fi
 failed=0
 for build in "${builds[@]}"; do wait "$build" || failed=1; done
 [ "$failed" = 0 ] || { echo "build-offline: an image failed to build (its error is above)" >&2; exit 1; }
+# Each tag now names the new build; the image it named before is left untagged (1.2 GB for the four).
+# Removed here, unless a container still runs it (prune leaves those), so rebuilding does not fill the disk.
+docker image prune -f --filter label=dev.ratchet.offline=1 >/dev/null \
+  || log "could not remove the images this build replaced; run: docker image prune --filter label=dev.ratchet.offline=1"

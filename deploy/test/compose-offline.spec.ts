@@ -154,6 +154,12 @@ afterAll(async () => {
 });
 
 describe('the offline compose stack', () => {
+  it('leaves no image behind that the build replaced (on a machine that built them before)', async () => {
+    const dangling = await runCommand('docker', ['images', '-q', '--filter', 'dangling=true', '--filter', 'label=dev.ratchet.offline=1']);
+    expect(dangling.code).toBe(0);
+    expect(dangling.stdout.trim()).toBe('');
+  });
+
   it('runs a task to SUCCEEDED through ratchet run --server, over TLS with a token', async () => {
     const run = await ratchet(['run', first.goal, '--out', 'out-first']);
     if (run.code !== 0) throw new Error(`ratchet run exited ${run.code}:\n${run.stderr}\n${await logs()}`);
