@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { languageToJSON, type Language, type Lesson } from '@ratchet/contracts';
 import type { Database, Queryable } from '@ratchet/db';
-import { evidenceColumn, inOrder, noEvidenceColumn, languageKey, LessonKind, statusName, type LessonRow } from './lesson-rows';
+import { evidenceColumn, inOrder, languageKey, LessonKind, noEvidenceColumn, statusName, type LessonRow } from './lesson-rows';
 
 export { LessonKind, statusName } from './lesson-rows';
 

@@ -1,7 +1,7 @@
 import type { Language, Lesson } from '@ratchet/contracts';
 import type { Database } from '@ratchet/db';
 import { lexemeQuery, type KeywordPlan, type TermCount } from '../domain/ranking';
-import { inOrder, noEvidenceColumn, languageKey, type LessonKind, type LessonRow } from './lesson-rows';
+import { inOrder, languageKey, noEvidenceColumn, type LessonKind, type LessonRow } from './lesson-rows';
 
 /**
  * Finding lessons for retrieval: by error signature, by keyword (term counts
@@ -13,10 +13,10 @@ export class LessonSearch {
   /**
    * Counts the lessons as retrieved and returns them, without their evidence
    * (the loop reads none; see `presentLessons`), in the order of `ids`: one
-   * statement. With an `idempotencyKey` they are
-   * counted only by the first call that brings the key (the key is claimed in
-   * the same statement, so two racing calls count once); a repeat only reads
-   * them. Keys older than a day are dropped on the way.
+   * statement. With an `idempotencyKey` they are counted only by the first
+   * call that brings the key (the key is claimed in the same statement, so
+   * two racing calls count once); a repeat only reads them. Keys older than a
+   * day are dropped on the way.
    */
   async retrieved(ids: readonly string[], now: Date, idempotencyKey = ''): Promise<Lesson[]> {
     if (ids.length === 0) return [];
