@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { injectTraceContext, withSpan, type SpanOptions } from '@ratchet/telemetry';
-import { service as healthService } from 'grpc-health-check';
+import type * as HealthCheck from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { errorOf, grpcServiceOf, messageSizeOptions, type GrpcServiceDefinition } from './definition';
 
@@ -144,6 +144,8 @@ async function* streamOf<T>(call: grpc.ClientReadableStream<T>, signal: AbortSig
  * @throws AppError UNAVAILABLE when the server does not answer in `timeoutMs`.
  */
 export function grpcHealth(address: string, options: Pick<GrpcClientOptions, 'tls'> & { timeoutMs?: number } = {}): Promise<string> {
+  // Loaded here, not with the client: it brings protobufjs, which no other call of a client needs.
+  const { service: healthService } = require('grpc-health-check') as typeof HealthCheck;
   const Health = grpc.makeGenericClientConstructor(healthService, 'Health');
   const client = new Health(address, credentialsOf(options)) as unknown as grpc.Client & {
     check(request: object, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response: { status: string }) => void): void;

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
+import type * as ProtoLoader from '@grpc/proto-loader';
+import type * as Reflection from '@grpc/reflection';
 import { context as otelContext, SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { extractTraceContext, withSpan, type SpanOptions } from '@ratchet/telemetry';
-import { HealthImplementation } from 'grpc-health-check';
+import type * as HealthCheck from 'grpc-health-check';
+import type { HealthImplementation } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { grpcServiceOf, messageSizeOptions, statusOf, undecodableRequestError, type GrpcServiceDefinition } from './definition';
 import { LOCAL_PRINCIPAL, PrincipalDirectory, type Authenticator, type Principal } from './principals';
@@ -70,13 +71,17 @@ export interface GrpcServerOptions {
  */
 export class GrpcServer {
   /** The standard health service; `setServing` drives it. */
-  readonly health = new HealthImplementation({ '': 'NOT_SERVING' });
+  readonly health: HealthImplementation;
   private readonly server: grpc.Server;
   private readonly services: string[] = [];
   private readonly authenticate: Authenticator | undefined;
 
   /** @throws AppError CONFIG_INVALID when a TLS or proto file cannot be read, or `maxMessageBytes` is not a positive integer. */
   constructor(private readonly options: GrpcServerOptions = {}) {
+    // The health, reflection and proto-loading packages load with the first server, not with this library:
+    // a process that is only a client (a CLI command) never loads them (protobufjs among them).
+    const { HealthImplementation } = require('grpc-health-check') as typeof HealthCheck;
+    this.health = new HealthImplementation({ '': 'NOT_SERVING' });
     this.server = new grpc.Server(messageSizeOptions(options.maxMessageBytes));
     this.authenticate = options.authenticate ?? (options.tokens !== undefined && options.tokens.length > 0 ? PrincipalDirectory.ofTokens(options.tokens).authenticate : undefined);
     this.health.addToServer(this.server);
@@ -84,10 +89,12 @@ export class GrpcServer {
       const { protoRoot, files } = options.reflection;
       let definition;
       try {
+        const { loadSync } = require('@grpc/proto-loader') as typeof ProtoLoader;
         definition = loadSync(files.map((file) => path.join(protoRoot, file)), { includeDirs: [protoRoot] });
       } catch (error) {
         throw new AppError(ErrorCode.CONFIG_INVALID, `cannot load the .proto files for reflection from ${protoRoot}: ${(error as Error).message}`, { cause: error });
       }
+      const { ReflectionService } = require('@grpc/reflection') as typeof Reflection;
       new ReflectionService(definition).addToServer(this.server);
     }
   }

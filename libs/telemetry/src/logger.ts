@@ -1,4 +1,4 @@
-import pino from 'pino';
+import type pinoModule from 'pino';
 import type { DestinationStream, Level, Logger } from 'pino';
 import { currentTraceIds } from './span';
 
@@ -25,6 +25,8 @@ export interface LoggerOptions {
  * @throws Error from pino when `level` is not one of its levels.
  */
 export function createLogger(options: LoggerOptions): Logger {
+  // Loaded by the first logger, not with this library: a process that logs nothing (a CLI command talking to a server) never loads it.
+  const pino = require('pino') as typeof pinoModule;
   return pino(
     {
       level: options.level ?? 'info',

@@ -6,7 +6,15 @@
 // deploy/grafana and their test rely on these names and labels. Labels stay
 // bounded (services, methods, roles, models, statuses, error codes; never a
 // task or job id): per-replica counts come from Prometheus's `instance` label.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * prom-client, loaded when a process first creates metrics: a process that
+ * records none (a CLI command talking to a server) never pays the tenth of a
+ * second of CPU that loading it costs.
+ */
+const promClient = (): typeof PromClient => require('prom-client') as typeof PromClient;
 
 /** Prefix of every Ratchet metric, the process defaults included. */
 export const METRIC_PREFIX = 'ratchet_';
@@ -134,17 +142,18 @@ export type RatchetMetrics = { readonly [K in keyof Definitions]: InstanceOf<Def
  * first used, so a process exports only the metrics its code records (a
  * planner has no sandbox gauges at 0).
  */
-export function createMetrics(registry: Registry = new Registry()): RatchetMetrics {
+export function createMetrics(registry: Registry = new (promClient().Registry)()): RatchetMetrics {
+  const prom = promClient();
   const readers = new Map<string, Set<(gauge: Gauge<string>) => void | Promise<void>>>();
   const created = new Map<string, unknown>();
   const create = (key: keyof Definitions): unknown => {
     const definition: MetricDefinition = metricDefinitions[key];
     const common = { name: definition.name, help: definition.help, labelNames: [...definition.labelNames], registers: [registry] };
-    if (definition.kind === 'counter') return new Counter(common);
-    if (definition.kind === 'histogram') return new Histogram({ ...common, buckets: [...(definition.buckets ?? [])] });
+    if (definition.kind === 'counter') return new prom.Counter(common);
+    if (definition.kind === 'histogram') return new prom.Histogram({ ...common, buckets: [...(definition.buckets ?? [])] });
     const own = new Set<(gauge: Gauge<string>) => void | Promise<void>>();
     readers.set(key, own);
-    return new Gauge({
+    return new prom.Gauge({
       ...common,
       async collect() {
         for (const read of own) {
@@ -174,7 +183,7 @@ export function createMetrics(registry: Registry = new Registry()): RatchetMetri
     collectProcessMetrics() {
       if (processMetricsOn) return;
       processMetricsOn = true;
-      collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+      prom.collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
     },
   };
   for (const key of Object.keys(metricDefinitions) as (keyof Definitions)[]) Object.defineProperty(metrics, key, { get: () => metric(key), enumerable: true });
@@ -199,7 +208,7 @@ export function processMetrics(): RatchetMetrics {
  * something outside the code (a dashboard, an alert) names real metrics.
  */
 export function exportedMetrics(): { name: string; kind: string; labelNames: readonly string[] }[] {
-  const registry = new Registry();
+  const registry = new (promClient().Registry)();
   const metrics = createMetrics(registry);
   // Touch every metric, so each is registered.
   for (const key of Object.keys(metricDefinitions) as (keyof Definitions)[]) void metrics[key];

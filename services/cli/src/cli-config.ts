@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { configSection, extendConfigSchema, loadConfig, type DeepReadonly } from '@ratchet/config';
 import { auditorConfigSection, coderConfigSection, plannerConfigSection, reflectorConfigSection, reprompterConfigSection, reviewerConfigSection, sandboxConfigSection, testerConfigSection } from '@ratchet/agent';
-import { orchestratorConfigSection } from '@ratchet/orchestrator';
+import { orchestratorConfigSection } from '@ratchet/orchestrator/settings';
 import { modelConfigSection, pricesConfigSection } from '@ratchet/llm';
-import { embedderConfigSection, learningConfigSection } from '@ratchet/memory';
+import { embedderConfigSection, learningConfigSection } from '@ratchet/memory/settings';
 import { z } from 'zod';
 import { workspaceConfigSection } from './workspace/settings';
 

@@ -5,9 +5,9 @@ import { ApprovalDecision, ApprovalKind, DependencyVerdict, PhaseSwitch, SafetyV
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { setSpanAttributes } from '@ratchet/telemetry';
 import type { RoleModels } from '@ratchet/llm';
-import { checkLabels, userTestsOnlyLabel } from '@ratchet/orchestrator';
+import { checkLabels, userTestsOnlyLabel } from '@ratchet/orchestrator/settings';
 import { isTerminal, testCommandLine, languageFromProto, languageToProto, mergeFiles, msOf, parseLanguageName, statusName, stopReasonName, testConvention, toIterationView } from '@ratchet/agent';
-import { isBlockingFinding } from '@ratchet/prompting';
+import { isBlockingFinding } from '@ratchet/prompting/format';
 import { openApi, serverTarget, type ConnectOptions, type TaskApi, type WatchInterruption } from './api';
 import { answerTask, questionAnswerer, terminalAsker, type AnswerOptions, type Ask } from './questions';
 import { configDirectory, dataDirectory, loadCliConfig } from './cli-config';

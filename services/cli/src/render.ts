@@ -1,6 +1,6 @@
 import { ApprovalDecision, ApprovalKind, Phase, severityToJSON, TaskEvent, TaskStatus, TestCaseStatus, type ClarifyingQuestion, type ReviewFinding, type TaskSpec, type ToolStep, type Usage } from '@ratchet/contracts';
 import { phaseName, statusName, stopReasonName } from '@ratchet/agent';
-import { blockingSafetyFindings, specParts } from '@ratchet/prompting';
+import { blockingSafetyFindings, specParts } from '@ratchet/prompting/format';
 
 /** Dollars with enough digits to show small model costs. */
 export function formatCost(usd: number): string {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ratchetArgv, ratchetBin, temporaryDirectory } from './helpers';
@@ -80,6 +81,21 @@ describe('the ratchet command', () => {
     const show = ratchet(['show', 'abcdef12']);
     expect(show.status).toBe(1);
     expect(show.stderr).toContain('no task abcdef12');
+  });
+
+  it('loads only the client for a command sent to a server: no storage, bus, metrics or service code', () => {
+    // What the command loaded, written as it exits by a module preloaded before the bin.
+    const preload = path.join(dir, 'list-modules.cjs');
+    const listed = path.join(dir, 'modules.txt');
+    writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(listed)}, Object.keys(require.cache).join('\\n')));\n`);
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RATCHET_')));
+    // Port 1 refuses the connection: the command loads what it needs, finds no server and says so.
+    const result = spawnSync(process.execPath, ['--require', preload, ...ratchetArgv(['history'])], { cwd: dir, env: { ...clean, RATCHET_SERVER: '127.0.0.1:1' }, encoding: 'utf8', timeout: 60_000 });
+    expect(result.stderr).toContain('the Ratchet server at 127.0.0.1:1 is not reachable');
+    const modules = readFileSync(listed, 'utf8').split('\n');
+    expect(modules.some((file) => file.includes('@grpc/grpc-js'))).toBe(true);
+    const unneeded = ['@electric-sql/pglite', `${path.sep}pg${path.sep}`, '@nats-io', 'prom-client', `${path.sep}pino${path.sep}`, 'protobufjs', 'web-tree-sitter', 'orchestrator/dist/adapters', 'orchestrator/dist/runner', 'memory/dist/handlers', 'memory/dist/adapters/lesson-repository', 'libs/bus', 'libs/db'];
+    expect(unneeded.filter((name) => modules.some((file) => file.includes(name)))).toEqual([]);
   });
 
   it('prints help', () => {
