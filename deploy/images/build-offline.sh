@@ -115,7 +115,7 @@ build_services() {
     --change 'WORKDIR /app' \
     --change 'ENTRYPOINT ["/app/ratchet-service"]' \
     --change "LABEL org.opencontainers.image.title=ratchet dev.ratchet.node=$node_major dev.ratchet.offline=1"
-  finish "ratchet:$version" 'HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "/app/healthcheck.mjs"]'
+  finish "ratchet:$version" 'HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["/app/healthcheck.sh"]'
   log "ratchet:$version ready ($(docker image inspect -f '{{.Size}}' "ratchet:$version" | awk '{printf "%.0f MB", $1/1e6}'))"
 }
 

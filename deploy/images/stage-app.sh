@@ -34,7 +34,7 @@ cp -r services/cli/bin "$out/services/cli/"
 cp -r services/sandbox-runner/supervisor "$out/services/sandbox-runner/"
 cp -r config protos "$out/"
 rm -f "$out/config/"*.local.yaml
-install -m 0755 deploy/images/ratchet-service deploy/images/healthcheck.mjs "$out/"
+install -m 0755 deploy/images/ratchet-service deploy/images/healthcheck.sh "$out/"
 
 (cd "$out" && npm install --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 # What npm leaves that nothing reads at run time.
