@@ -7,7 +7,6 @@ import { context as otelContext, SpanKind } from '@opentelemetry/api';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import { extractTraceContext, withSpan, type SpanOptions } from '@ratchet/telemetry';
 import type * as HealthCheck from 'grpc-health-check';
-import type { HealthImplementation } from 'grpc-health-check';
 import type { RequestOf, ResponseOf } from '@ratchet/bus';
 import { grpcServiceOf, messageSizeOptions, statusOf, undecodableRequestError, type GrpcServiceDefinition } from './definition';
 import { LOCAL_PRINCIPAL, PrincipalDirectory, type Authenticator, type Principal } from './principals';
@@ -71,7 +70,7 @@ export interface GrpcServerOptions {
  */
 export class GrpcServer {
   /** The standard health service; `setServing` drives it. */
-  readonly health: HealthImplementation;
+  readonly health: HealthCheck.HealthImplementation;
   private readonly server: grpc.Server;
   private readonly services: string[] = [];
   private readonly authenticate: Authenticator | undefined;
