@@ -4,6 +4,7 @@ import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pgli
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError, ErrorCode } from '@ratchet/errors';
 import type { Database, Queryable, QueryResult } from './database';
+import { PreparedStatements } from './pglite-statements';
 import { clusterTemplate, lockFile, type ClusterTemplate } from './pglite-template';
 import { sqlError } from './sql-error';
 
@@ -114,23 +115,55 @@ async function fromTemplate(template: ClusterTemplate, dataDir: string | undefin
 class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   private closed = false;
+  private readonly statements: PreparedStatements;
 
   constructor(
     private readonly db: PGlite,
     private readonly dataDir: string | undefined,
-  ) {}
+  ) {
+    this.statements = new PreparedStatements(db);
+  }
 
-  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
-    return run<R>(this.db, sql, params);
+  async query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
+    // As PGlite's own query: not before it is ready or after it closed, never inside another caller's transaction, never beside another statement.
+    try {
+      await this.db._checkReady();
+    } catch (error) {
+      throw sqlError(error, sql);
+    }
+    return this.db._runExclusiveTransaction(() => this.db._runExclusiveQuery(() => run<R>(this.statements, sql, params)));
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     // PGlite serialises transactions against other queries on its one connection.
-    return this.db.transaction(async (tx) => fn({ query: <R>(sql: string, params: readonly unknown[] = []) => run<R>(tx, sql, params), execute: (sql: string) => script(tx, sql) }));
+    return this.db.transaction(async (tx) => {
+      // As PGlite's own transaction object: no use once the transaction is over, when a statement would run outside it.
+      let open = true;
+      const inside = () => {
+        if (!open) throw new AppError(ErrorCode.INTERNAL, 'this transaction is over; run the statement in a new one');
+      };
+      try {
+        return await fn({
+          query: <R>(sql: string, params: readonly unknown[] = []) => {
+            inside();
+            return this.db._runExclusiveQuery(() => run<R>(this.statements, sql, params));
+          },
+          execute: async (sql: string) => {
+            inside();
+            await script(tx, sql);
+            await this.db._runExclusiveQuery(() => this.statements.clear());
+          },
+        });
+      } finally {
+        open = false;
+      }
+    });
   }
 
-  execute(sql: string): Promise<void> {
-    return script(this.db, sql);
+  async execute(sql: string): Promise<void> {
+    await script(this.db, sql);
+    // A script changes the schema (migrations): statements prepared before it may no longer fit.
+    await this.db._runExclusiveTransaction(() => this.db._runExclusiveQuery(() => this.statements.clear()));
   }
 
   async close(): Promise<void> {
@@ -144,9 +177,9 @@ class PgliteDatabase implements Database {
   }
 }
 
-async function run<R>(target: PGlite | Transaction, sql: string, params: readonly unknown[]): Promise<QueryResult<R>> {
+async function run<R>(statements: PreparedStatements, sql: string, params: readonly unknown[]): Promise<QueryResult<R>> {
   try {
-    const result = await target.query<R>(sql, [...params]);
+    const result = await statements.run<R>(sql, params);
     // affectedRows is 0 for a SELECT; pg counts the rows returned there.
     return { rows: result.rows, rowCount: result.rows.length > 0 ? result.rows.length : (result.affectedRows ?? 0) };
   } catch (error) {
