@@ -1,79 +1,6 @@
 import type { Migration } from '@ratchet/db';
 
 /**
- * Version 1 of `save_transition` (migration 0020), spelled out from its own
- * lists: an applied migration never changes, so it takes nothing from the
- * code that evolves (rows.ts). It refuses a column it does not know.
- */
-const settable = {
-  text: ['status', 'status_reason', 'stop_reason', 'replan_reason'],
-  integer: ['current_iteration', 'replan_count', 'resume_count'],
-  jsonb: ['command_decisions', 'dependency_decisions', 'usage', 'budget', 'generated_tests', 'result_files', 'plan', 'lessons', 'spec', 'questions', 'baseline_report', 'unjudged_plan'],
-  timestamptz: ['answer_deadline', 'updated_at', 'started_at', 'completed_at'],
-} as const;
-
-const transitionColumns: readonly string[] = [...Object.values(settable).flat(), 'cancel_reason'];
-
-const assignments = [
-  ...settable.text.map((column) => `${column} = CASE WHEN p_set ? '${column}' THEN p_set->>'${column}' ELSE t.${column} END`),
-  ...settable.integer.map((column) => `${column} = CASE WHEN p_set ? '${column}' THEN (p_set->>'${column}')::integer ELSE t.${column} END`),
-  ...settable.jsonb.map((column) => `${column} = CASE WHEN p_set ? '${column}' THEN nullif(p_set->'${column}', 'null'::jsonb) ELSE t.${column} END`),
-  ...settable.timestamptz.map((column) => `${column} = CASE WHEN p_set ? '${column}' THEN (p_set->>'${column}')::timestamptz ELSE t.${column} END`),
-  `cancel_reason = CASE WHEN p_set ? 'cancel_reason' THEN p_set->>'cancel_reason' ELSE t.cancel_reason END`,
-];
-const iterationColumnList =
-  'task_id, number, phase, plan, files, test_report, error, safety_findings, reflection, hypothesis, retrieved_lesson_ids, reflection_lessons, test_disputes, ' +
-  'stored_lesson, tool_steps, dependency_install, review_findings, audit_findings, failure_id, fingerprint, output, usage, started_at, completed_at';
-const iterationTypes =
-  'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
-  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, dependency_install jsonb, review_findings jsonb, audit_findings jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
-const iterationUpdates = iterationColumnList
-  .split(', ')
-  .filter((column) => !['task_id', 'number', 'started_at'].includes(column))
-  // files as a string: the snapshot did not change, and stays as stored.
-  .map((column) => (column === 'files' ? "files = CASE WHEN jsonb_typeof(EXCLUDED.files) = 'string' THEN i.files ELSE EXCLUDED.files END" : `${column} = EXCLUDED.${column}`))
-  .join(', ');
-
-const saveTransitionFunction = `
-  CREATE FUNCTION save_transition(p_id text, p_event_count integer, p_iterations jsonb, p_events jsonb, p_owner text, p_version bigint, p_gates jsonb, p_set jsonb, p_lease text, p_lease_ms double precision)
-  RETURNS bigint LANGUAGE plpgsql AS $fn$
-  DECLARE
-    v_sequence bigint;
-    v_unknown text;
-  BEGIN
-    -- A column this version does not know would be dropped without a word: refuse it instead.
-    SELECT string_agg(k, ', ') INTO v_unknown FROM (
-      SELECT jsonb_object_keys(p_set) AS k
-      UNION SELECT jsonb_object_keys(x) FROM jsonb_array_elements(p_iterations) AS e(x)
-    ) keys WHERE k <> ALL (ARRAY[${[...transitionColumns, ...iterationColumnList.split(', ')].map((column) => `'${column}'`).join(', ')}]);
-    IF v_unknown IS NOT NULL THEN
-      RAISE EXCEPTION 'save_transition does not know the column(s) %; a new version of it (a migration) must write them', v_unknown;
-    END IF;
-    UPDATE orchestrator.tasks t SET ${assignments.join(', ')},
-      owner = CASE p_lease WHEN 'take' THEN p_owner WHEN 'free' THEN NULL ELSE t.owner END,
-      lease_expires_at = CASE p_lease WHEN 'take' THEN now() + make_interval(secs => p_lease_ms / 1000) WHEN 'free' THEN NULL ELSE t.lease_expires_at END,
-      last_event_sequence = t.last_event_sequence + p_event_count
-    WHERE t.id = p_id AND (p_lease <> 'held' OR t.owner = p_owner) AND t.last_event_sequence = p_version
-    RETURNING t.last_event_sequence INTO v_sequence;
-    IF v_sequence IS NULL THEN
-      RETURN NULL;
-    END IF;
-    INSERT INTO orchestrator.iterations AS i (${iterationColumnList})
-    SELECT x.* FROM jsonb_to_recordset(p_iterations) AS x(${iterationTypes})
-    ON CONFLICT (task_id, number) DO UPDATE SET ${iterationUpdates};
-    INSERT INTO orchestrator.approvals (gate_id, task_id, iteration, kind, summary, detail, decision, requested_at, expires_at)
-    SELECT x.gate_id, p_id, x.iteration, x.kind, x.summary, x.detail, x.decision, x.requested_at,
-      CASE WHEN x.timeout_ms > 0 THEN x.requested_at + make_interval(secs => x.timeout_ms / 1000.0) END
-    FROM jsonb_to_recordset(p_gates) AS x(gate_id text, iteration int, kind text, summary text, detail text, decision text, requested_at timestamptz, timeout_ms bigint);
-    INSERT INTO orchestrator.events (task_id, sequence, time, iteration, kind, payload)
-    SELECT p_id, x.sequence, x.time, x.iteration, x.kind, x.payload
-    FROM jsonb_to_recordset(p_events) AS x(sequence bigint, time timestamptz, iteration int, kind text, payload jsonb);
-    RETURN v_sequence;
-  END
-  $fn$;
-`;
-
-/**
  * The orchestrator's schema. Proto-shaped values (plans, reports, files) are
  * stored as their canonical proto JSON in jsonb: readable with psql, and
  * decoded with the generated `fromJSON`. Statuses are stored by name.
@@ -282,16 +209,5 @@ export const orchestratorMigrations: readonly Migration[] = [
     id: '0019_unjudged_plan',
     // Set while a stored plan's packages wait for the dependency check (with the planner call's usage); null otherwise.
     sql: `ALTER TABLE tasks ADD COLUMN unjudged_plan jsonb;`,
-  },
-  {
-    id: '0020_save_transition',
-    // Every transition (TransitionWriter.save) in one call. PL/pgSQL keeps the plans of its statements for the
-    // connection, so a save no longer parses and plans the same large statement each time (measured in PGlite: about
-    // 2.3 of 3.6 ms per save). p_set holds the task's columns that the transition sets (a jsonb object by column
-    // name; a column it lacks keeps its value); p_lease is 'held' (only the lease's owner may write), 'take' (p_owner
-    // takes it for p_lease_ms) or 'free'. Returns the task's new last event sequence, or NULL when the task is not at
-    // p_version or not held by p_owner, and then writes nothing. A column added to what a transition writes needs a
-    // new version of this function: it refuses columns it does not know.
-    sql: saveTransitionFunction,
   },
 ];

@@ -49,12 +49,43 @@ export const json = (value: unknown) => JSON.stringify(value);
 const files = (value: unknown): SourceFile[] => (Array.isArray(value) ? value.map((item) => SourceFile.fromJSON(item)) : []);
 const findings = (value: unknown): ReviewFinding[] => (Array.isArray(value) ? value.map((item) => ReviewFinding.fromJSON(item)) : []);
 
+export const iterationColumns = [
+  'task_id',
+  'number',
+  'phase',
+  'plan',
+  'files',
+  'test_report',
+  'error',
+  'safety_findings',
+  'reflection',
+  'hypothesis',
+  'retrieved_lesson_ids',
+  'reflection_lessons',
+  'test_disputes',
+  'stored_lesson',
+  'tool_steps',
+  'dependency_install',
+  'review_findings',
+  'audit_findings',
+  'failure_id',
+  'fingerprint',
+  'output',
+  'usage',
+  'started_at',
+  'completed_at',
+];
+
+export const iterationColumnTypes =
+  'task_id text, number int, phase text, plan jsonb, files jsonb, test_report jsonb, error jsonb, safety_findings jsonb, reflection jsonb, hypothesis text, ' +
+  'retrieved_lesson_ids jsonb, reflection_lessons jsonb, test_disputes jsonb, stored_lesson jsonb, tool_steps jsonb, dependency_install jsonb, review_findings jsonb, audit_findings jsonb, failure_id text, fingerprint jsonb, output text, usage jsonb, started_at timestamptz, completed_at timestamptz';
+
 /** Sent as an iteration's files when they are the ones stored: a JSON string, never a valid file list. */
 export const keepFiles = 'keep';
 
 /**
  * An iteration as one JSON object keyed by column, for jsonb_to_recordset.
- * Without `withFiles`, files is the string `keepFiles`: the stored column is kept (see save_transition, migration 0020).
+ * Without `withFiles`, files is the string `keepFiles`: the stored column is kept (see the upsert in transitions.ts).
  */
 export function iterationJson(iteration: IterationRecord, withFiles = true): Record<string, unknown> {
   return {
@@ -87,18 +118,17 @@ export function iterationJson(iteration: IterationRecord, withFiles = true): Rec
 
 /**
  * The task's large JSON columns that a transition may change, each with
- * the field it holds (as its JSON value): written only when the record's
- * field is a new value.
+ * the field it holds: written only when the record's field is a new value.
  */
 export const heavyColumns = {
-  generated_tests: (task: TaskRecord) => task.generatedTests.map((file) => SourceFile.toJSON(file)),
-  result_files: (task: TaskRecord) => task.resultFiles.map((file) => SourceFile.toJSON(file)),
-  plan: (task: TaskRecord) => (task.plan === undefined ? null : Plan.toJSON(task.plan)),
-  lessons: (task: TaskRecord) => task.lessons.map((lesson) => Lesson.toJSON(lesson)),
-  spec: (task: TaskRecord) => (task.spec === undefined ? null : TaskSpec.toJSON(task.spec)),
-  questions: (task: TaskRecord) => task.questions.map((question) => ClarifyingQuestion.toJSON(question)),
-  baseline_report: (task: TaskRecord) => (task.baselineReport === undefined ? null : TestReport.toJSON(task.baselineReport)),
-  unjudged_plan: (task: TaskRecord) => (task.unjudgedPlan === undefined ? null : { usage: Usage.toJSON(task.unjudgedPlan.usage) }),
+  generated_tests: (task: TaskRecord) => json(task.generatedTests.map((file) => SourceFile.toJSON(file))),
+  result_files: (task: TaskRecord) => json(task.resultFiles.map((file) => SourceFile.toJSON(file))),
+  plan: (task: TaskRecord) => (task.plan === undefined ? null : json(Plan.toJSON(task.plan))),
+  lessons: (task: TaskRecord) => json(task.lessons.map((lesson) => Lesson.toJSON(lesson))),
+  spec: (task: TaskRecord) => (task.spec === undefined ? null : json(TaskSpec.toJSON(task.spec))),
+  questions: (task: TaskRecord) => json(task.questions.map((question) => ClarifyingQuestion.toJSON(question))),
+  baseline_report: (task: TaskRecord) => (task.baselineReport === undefined ? null : json(TestReport.toJSON(task.baselineReport))),
+  unjudged_plan: (task: TaskRecord) => (task.unjudgedPlan === undefined ? null : json({ usage: Usage.toJSON(task.unjudgedPlan.usage) })),
 } as const;
 export const heavyFields: Readonly<Record<keyof typeof heavyColumns, keyof TaskRecord>> = {
   generated_tests: 'generatedTests',

@@ -6,7 +6,7 @@ import type { TaskRecord } from '../../domain/records';
 import { recordTransition } from '../metrics';
 import { pendingDecision } from './approvals';
 import { numbered } from './events';
-import { heavyColumns, heavyFields, iterationJson, json, schema } from './rows';
+import { heavyColumns, heavyFields, iterationColumns, iterationColumnTypes, iterationJson, json, schema } from './rows';
 
 /**
  * Who may write a transition, and what happens to the task's lease:
@@ -23,10 +23,9 @@ export interface TransitionOptions {
 }
 
 /**
- * Writes `decide`'s decisions. Every transition is one call of the
- * database's `save_transition` (or, when it decides a gate, one transaction),
- * applied only at the version the task was read at, so two drivers can never
- * both advance a task.
+ * Writes `decide`'s decisions. Every transition is one statement (or, when
+ * it decides a gate, one transaction), applied only at the version the task
+ * was read at, so two drivers can never both advance a task.
  */
 export class TransitionWriter {
   constructor(
@@ -66,30 +65,29 @@ export class TransitionWriter {
   private async write(db: Queryable, before: TaskRecord, decision: Decision, events: readonly TaskEvent[], options: TransitionOptions): Promise<void> {
     const task = decision.task;
     const lease = options.lease ?? { lease: 'held' };
-    // The columns this transition sets, as JSON values (timestamps as ISO strings); save_transition keeps every other.
-    const set: Record<string, unknown> = {
-      status: taskStatusToJSON(task.status),
-      status_reason: task.statusReason,
-      stop_reason: stopReasonToJSON(task.stopReason),
-      current_iteration: task.currentIteration,
-      replan_count: task.replanCount,
-      resume_count: task.resumeCount,
-      replan_reason: task.replanReason,
-      command_decisions: task.commandDecisions.map((decision) => CommandDecision.toJSON(decision)),
-      dependency_decisions: task.dependencyDecisions.map((decision) => DependencyDecision.toJSON(decision)),
-      usage: Usage.toJSON(task.usage),
-      answer_deadline: task.answerDeadline ?? null,
-      updated_at: task.updatedAt,
-      started_at: task.startedAt ?? null,
-      completed_at: task.completedAt ?? null,
-    };
+    const assignments: [string, unknown][] = [
+      ['status', taskStatusToJSON(task.status)],
+      ['status_reason', task.statusReason],
+      ['stop_reason', stopReasonToJSON(task.stopReason)],
+      ['current_iteration', task.currentIteration],
+      ['replan_count', task.replanCount],
+      ['resume_count', task.resumeCount],
+      ['replan_reason', task.replanReason],
+      ['command_decisions', json(task.commandDecisions.map((decision) => CommandDecision.toJSON(decision)))],
+      ['dependency_decisions', json(task.dependencyDecisions.map((decision) => DependencyDecision.toJSON(decision)))],
+      ['usage', json(Usage.toJSON(task.usage))],
+      ['answer_deadline', task.answerDeadline ?? null],
+      ['updated_at', task.updatedAt],
+      ['started_at', task.startedAt ?? null],
+      ['completed_at', task.completedAt ?? null],
+    ];
     // Records are immutable, so a field that is the same value as before did not change: the large JSON columns are written only when they did.
     for (const [column, serialise] of Object.entries(heavyColumns)) {
       const field = heavyFields[column as keyof typeof heavyColumns];
-      if (task[field] !== before[field]) set[column] = serialise(task);
+      if (task[field] !== before[field]) assignments.push([column, serialise(task)]);
     }
-    if (task.budget !== before.budget) set['budget'] = Budget.toJSON(task.budget);
-    if (options.clearCancelRequest === true) set['cancel_reason'] = null;
+    if (task.budget !== before.budget) assignments.push(['budget', json(Budget.toJSON(task.budget))]);
+    if (options.clearCancelRequest === true) assignments.push(['cancel_reason', null]);
     const gates =
       decision.gate === undefined
         ? []
@@ -108,20 +106,47 @@ export class TransitionWriter {
     const stamped = events.map((event) => ({ sequence: event.sequence, time: (event.time ?? task.updatedAt).toISOString(), iteration: event.iteration, kind: event.payload?.$case ?? 'none', payload: TaskEvent.toJSON(event) }));
     const unchanged = decision.filesUnchanged ?? new Set<number>();
     const iterations = decision.iterations.map((iteration) => iterationJson(iteration, !unchanged.has(iteration.number)));
-    // One call, atomic by itself: the task row (at the version read, by the lease's holder), the iterations, a raised gate and the events (migration 0020).
-    const result = await db.query<{ sequence: string | number | null }>(`SELECT ${schema}.save_transition($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS sequence`, [
-      task.id,
-      events.length,
-      json(iterations),
-      json(stamped),
-      this.owner,
-      before.version,
-      json(gates),
-      json(set),
-      lease.lease,
-      lease.lease === 'take' ? lease.leaseMs : 0,
-    ]);
-    if (result.rows[0]?.sequence !== null && result.rows[0]?.sequence !== undefined) return;
+    const params: unknown[] = [task.id, events.length, json(iterations), json(stamped), this.owner, before.version, json(gates)];
+    const set = assignments.map(([column, value]) => {
+      params.push(value);
+      return `${column} = $${params.length}`;
+    });
+    if (lease.lease === 'take') {
+      params.push(lease.leaseMs);
+      set.push(`owner = $5, lease_expires_at = now() + make_interval(secs => $${params.length}::double precision / 1000)`);
+    } else if (lease.lease === 'free') {
+      set.push('owner = NULL, lease_expires_at = NULL');
+    }
+    const held = lease.lease === 'held' ? 'AND owner = $5' : '';
+    // One statement, so one round trip and atomic by itself: the task row, the iterations, a raised gate and the events are written together by data-modifying CTEs.
+    const result = await db.query<{ last_event_sequence: string | number }>(
+      `WITH t AS (
+         UPDATE ${schema}.tasks SET ${set.join(', ')}, last_event_sequence = last_event_sequence + $2 WHERE id = $1 ${held} AND last_event_sequence = $6 RETURNING last_event_sequence
+       ), i AS (
+         INSERT INTO ${schema}.iterations (${iterationColumns.join(', ')})
+         SELECT x.* FROM t, jsonb_to_recordset($3::jsonb) AS x(${iterationColumnTypes})
+         ON CONFLICT (task_id, number) DO UPDATE SET ${iterationColumns
+           .filter((column) => !['task_id', 'number', 'started_at'].includes(column))
+           // files as a string: the snapshot did not change, and stays as stored.
+           .map((column) => (column === 'files' ? "files = CASE WHEN jsonb_typeof(EXCLUDED.files) = 'string' THEN iterations.files ELSE EXCLUDED.files END" : `${column} = EXCLUDED.${column}`))
+           .join(', ')}
+         RETURNING 1
+       ), g AS (
+         INSERT INTO ${schema}.approvals (gate_id, task_id, iteration, kind, summary, detail, decision, requested_at, expires_at)
+         SELECT x.gate_id, $1, x.iteration, x.kind, x.summary, x.detail, x.decision, x.requested_at,
+           CASE WHEN x.timeout_ms > 0 THEN x.requested_at + make_interval(secs => x.timeout_ms / 1000.0) END
+         FROM t, jsonb_to_recordset($7::jsonb) AS x(gate_id text, iteration int, kind text, summary text, detail text, decision text, requested_at timestamptz, timeout_ms bigint)
+         RETURNING 1
+       ), e AS (
+         INSERT INTO ${schema}.events (task_id, sequence, time, iteration, kind, payload)
+         SELECT $1, x.sequence, x.time, x.iteration, x.kind, x.payload
+         FROM t, jsonb_to_recordset($4::jsonb) AS x(sequence bigint, time timestamptz, iteration int, kind text, payload jsonb)
+         RETURNING 1
+       )
+       SELECT last_event_sequence FROM t`,
+      params,
+    );
+    if (result.rows[0] !== undefined) return;
     const current = await db.query<{ owner: string | null; last_event_sequence: string | number }>(`SELECT owner, last_event_sequence FROM ${schema}.tasks WHERE id = $1`, [task.id]);
     const row = current.rows[0];
     if (row === undefined) throw new AppError(ErrorCode.NOT_FOUND, `task ${task.id} does not exist`);
