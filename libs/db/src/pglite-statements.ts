@@ -1,7 +1,7 @@
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 
-/** SQLSTATE of "cached plan must not change result type": a table a prepared `SELECT *` reads gained a column. */
-const resultTypeChanged = '0A000';
+/** Postgres' refusal to run a prepared statement whose result changed shape (a table its `SELECT *` reads gained a column): SQLSTATE 0A000 and this message. */
+const resultTypeChanged = { code: '0A000', message: /cached plan must not change result type/ };
 
 /**
  * Named prepared statements for PGlite, one per SQL text, kept for the
@@ -37,7 +37,8 @@ export class PreparedStatements {
       return await this.execute<R>(sql, params);
     } catch (error) {
       // A table a prepared statement reads changed shape: prepare it again (outside a transaction; inside one, the error has ended it).
-      if ((error as { code?: string }).code !== resultTypeChanged || !this.statements.has(sql) || this.db.isInTransaction()) throw error;
+      const { code, message } = error as { code?: string; message?: string };
+      if (code !== resultTypeChanged.code || !resultTypeChanged.message.test(message ?? '') || !this.statements.has(sql) || this.db.isInTransaction()) throw error;
       await this.forget(sql);
       return this.execute<R>(sql, params);
     }
