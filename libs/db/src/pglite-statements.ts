@@ -50,10 +50,14 @@ export class PreparedStatements {
   }
 
   private async execute<R>(sql: string, params: readonly unknown[]): Promise<Results<R>> {
-    const statement = this.statements.get(sql) ?? (await this.prepare(sql));
-    // Most recently used last.
-    this.statements.delete(sql);
-    this.statements.set(sql, statement);
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = await this.prepare(sql);
+    } else {
+      // Most recently used last.
+      this.statements.delete(sql);
+      this.statements.set(sql, statement);
+    }
     const values = params.map((param, index) => {
       if (param === null || param === undefined) return null;
       const serialise = this.db.serializers[statement.types[index] ?? 0];

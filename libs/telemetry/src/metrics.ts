@@ -142,8 +142,9 @@ export type RatchetMetrics = { readonly [K in keyof Definitions]: InstanceOf<Def
  * first used, so a process exports only the metrics its code records (a
  * planner has no sandbox gauges at 0).
  */
-export function createMetrics(registry: Registry = new (promClient().Registry)()): RatchetMetrics {
+export function createMetrics(given?: Registry): RatchetMetrics {
   const prom = promClient();
+  const registry = given ?? new prom.Registry();
   const readers = new Map<string, Set<(gauge: Gauge<string>) => void | Promise<void>>>();
   const created = new Map<string, unknown>();
   const create = (key: keyof Definitions): unknown => {
