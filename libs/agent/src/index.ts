@@ -10,7 +10,7 @@ export { auditorConfigSection, coderConfigSection, configDirectoryOf, databaseCo
 export type { CoderSettings, PlannerSettings, RoleBudgetSettings, SandboxSettings } from './settings';
 export { durationFromMs, msOf } from './durations';
 export { isTerminal, isWaiting, phaseName, phaseOfStatus, statusName, stopReasonName, terminalStatuses, toIterationView } from './task-status';
-export { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+export { countTokens, fitsInTokens, truncateStartToTokens, truncateToTokens } from './tokens';
 export { DEFAULT_TEAM, memoryScopeOf, scopeForTeam, teamOwns, teamReads, teamScopePrefix } from './team-scope';
 export { firstStopRule } from './stop-rules';
 export type { StopMatch, StopRule } from './stop-rules';

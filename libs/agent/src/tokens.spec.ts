@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { countTokens, truncateStartToTokens, truncateToTokens } from './tokens';
+import { countTokens, fitsInTokens, truncateStartToTokens, truncateToTokens } from './tokens';
 
 describe('countTokens', () => {
   it('counts o200k_base tokens', () => {
@@ -24,6 +24,20 @@ describe('countTokens', () => {
     expect(cut.endsWith('\nthe end')).toBe(true);
     expect(countTokens(cut)).toBeLessThanOrEqual(50);
     expect(Date.now() - started).toBeLessThan(4_000);
+  });
+});
+
+describe('fitsInTokens', () => {
+  // ASCII words (about four bytes a token), CJK and emoji (three and four bytes a character, some a token each), single bytes, a long run cut in pieces.
+  const texts = ['plain ascii text, with some words in it. '.repeat(30), '世界和平 😀 é ꙮ '.repeat(40), 'x'.repeat(3000), '\u0000\u0001\u007f'.repeat(200), `${'F'.repeat(5000)} end`];
+
+  it.each(texts.map((text, index) => [index, text] as const))('answers as the exact count does for text %i, at every limit around it', (_index, text) => {
+    const tokens = countTokens(text);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    expect(tokens).toBeLessThanOrEqual(bytes);
+    for (const max of [0, tokens - 1, tokens, tokens + 1, Math.floor((tokens + bytes) / 2), bytes - 1, bytes, bytes + 1]) {
+      expect(fitsInTokens(text, max)).toBe(tokens <= max);
+    }
   });
 });
 

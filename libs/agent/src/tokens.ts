@@ -34,6 +34,18 @@ export function countTokens(text: string): number {
   return piecesOf(text).reduce((sum, piece) => sum + o200k().countTokens(piece, plainText), 0);
 }
 
+/**
+ * Whether `text` takes at most `maxTokens` tokens, as `countTokens` counts
+ * them, without encoding it when its UTF-8 length settles the question:
+ * every o200k_base token stands for at least one byte (byte pair merging
+ * starts from the bytes), and so does every token of a piece, so a text never
+ * takes more tokens than it has bytes. Prompts are mostly far under their
+ * budgets, where this costs a length instead of a count.
+ */
+export function fitsInTokens(text: string, maxTokens: number): boolean {
+  return Buffer.byteLength(text, 'utf8') <= maxTokens || countTokens(text) <= maxTokens;
+}
+
 /** Characters of a run without whitespace encoded in one piece; see `countTokens`. */
 const maxRunCharacters = 2_048;
 const longRun = new RegExp(`\\S{${maxRunCharacters + 1},}`);
@@ -78,6 +90,7 @@ const maxCharacterTokens = 8;
  */
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
+  if (Buffer.byteLength(text, 'utf8') <= maxTokens) return text;
   const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
@@ -94,6 +107,7 @@ export function truncateToTokens(text: string, maxTokens: number): string {
  */
 export function truncateStartToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
+  if (Buffer.byteLength(text, 'utf8') <= maxTokens) return text;
   const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {

@@ -79,6 +79,24 @@ describe('fitPrompt', () => {
     expect(fitted.tokens).toBe(sent(fitted.values));
   });
 
+  it('keeps whole a prompt over the budget in bytes but not in tokens, and counts it as sent', () => {
+    // About five bytes a token: the bytes alone would say it does not fit, the count says it does.
+    const files = lines(40, 'code');
+    const values = { language: 'python', goal: 'make the failing test pass', files, testReport: '1 failed', stderr: 'boom' };
+    const tokens = sent(values);
+    const bytes = Buffer.byteLength(renderTemplate(prompt.system, values) + renderTemplate(prompt.user, values), 'utf8');
+    expect(bytes).toBeGreaterThan(2 * tokens);
+    for (const budget of [tokens, Math.floor((tokens + bytes) / 2), bytes + 8]) {
+      const fitted = fitPrompt(prompt, sections(files, '1 failed', 'boom'), budget, { budgetKey: 'reflector.promptBudgetTokens' });
+      expect(fitted.values).toEqual(values);
+      expect(fitted.shortened).toEqual([]);
+      expect(fitted.tokens).toBe(tokens);
+    }
+    const short = fitPrompt(prompt, sections(files, '1 failed', 'boom'), tokens - 1, { budgetKey: 'reflector.promptBudgetTokens' });
+    expect(short.shortened).toEqual(['files']);
+    expect(short.tokens).toBeLessThanOrEqual(tokens - 1);
+  });
+
   it('fits large sections under the budget, counting what is sent, and keeps small ones whole', () => {
     const files = lines(3_000, 'code');
     const fitted = fitPrompt(prompt, sections(files, lines(2_000, 'report'), lines(2_000, 'stderr')), 2_000, { budgetKey: 'reflector.promptBudgetTokens' });

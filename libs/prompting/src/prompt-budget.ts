@@ -5,7 +5,7 @@ import type { RoleBudgetSettings } from '@ratchet/agent';
 import type { DefinitionExtractorLoader } from '@ratchet/code-intel';
 import { defaultGoalTokens, goalForPrompt } from './format';
 import { renderTemplate, type RolePrompt } from './prompts';
-import { countTokens, truncateStartToTokens, truncateToTokens } from '@ratchet/agent';
+import { countTokens, fitsInTokens, truncateStartToTokens, truncateToTokens } from '@ratchet/agent';
 
 /**
  * One placeholder's value in a prompt fitted to a token budget (see
@@ -95,6 +95,8 @@ export function fitPrompt(prompt: RolePrompt, sections: readonly PromptSection[]
 
   const used = (section: PromptSection) => uses.get(section.name) ?? 0;
   for (const section of sections) if (section.fixed === true && used(section) > 0) values[section.name] = section.text ?? '';
+  const whole = wholeWithinBytes(prompt, sections, values, { budget, perMessage }, used);
+  if (whole !== undefined) return whole;
   // The template with the fixed values and every other value empty.
   const frame = render();
   const room = budget - frame;
@@ -123,7 +125,7 @@ export function fitPrompt(prompt: RolePrompt, sections: readonly PromptSection[]
       return;
     }
     const fitted = section.fit === undefined ? cutText(section.text ?? '', limit, { label: labelOf(section.name) }) : section.fit(limit);
-    values[section.name] = countTokens(fitted) <= limit ? fitted : cutText(fitted, limit, { label: labelOf(section.name) });
+    values[section.name] = fitsInTokens(fitted, limit) ? fitted : cutText(fitted, limit, { label: labelOf(section.name) });
     shortened.add(section.name);
   };
   flexible.forEach((_, index) => fill(index));
@@ -145,6 +147,46 @@ export function fitPrompt(prompt: RolePrompt, sections: readonly PromptSection[]
     throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, `the prompt needs ${total + reserved} tokens after shortening every section, over the budget of ${budget + reserved}; raise ${options.budgetKey}`, { retryable: false });
   }
   return { values, tokens: total, shortened: sections.filter((section) => shortened.has(section.name)).map((section) => section.name) };
+}
+
+/**
+ * `fitPrompt`'s answer when every section is shown whole and the rendered
+ * messages have at most as many bytes as `budget` leaves beside their
+ * framing (`fixedValues` holds the fixed sections):
+ * a token is at least a byte, so the prompt then fits without counting a
+ * token, and the sections' token counts, which only share out a room that
+ * is not short, are not needed either. Counting them would come to the same
+ * values (when a section's given `tokens` is exact): the parts' tokens add
+ * up to at most the bytes of the whole. The
+ * prompt's tokens are counted only if read. Undefined when a section is
+ * only given by `fit`, may be over its `maxTokens`, or the bytes do not
+ * settle it.
+ */
+function wholeWithinBytes(
+  prompt: RolePrompt,
+  sections: readonly PromptSection[],
+  fixedValues: Readonly<Record<string, string>>,
+  { budget, perMessage }: { budget: number; perMessage: number },
+  used: (section: PromptSection) => number,
+): FittedPrompt | undefined {
+  const values: Record<string, string> = { ...fixedValues };
+  for (const section of sections) {
+    if (section.fixed === true || used(section) === 0) continue;
+    if (section.text === undefined || (section.maxTokens !== undefined && !fitsInTokens(section.text, section.maxTokens))) return undefined;
+    values[section.name] = section.text;
+  }
+  const system = renderTemplate(prompt.system, values);
+  const user = renderTemplate(prompt.user, values);
+  if (Buffer.byteLength(system, 'utf8') + Buffer.byteLength(user, 'utf8') + 2 * perMessage > budget) return undefined;
+  let tokens: number | undefined;
+  return {
+    values,
+    get tokens() {
+      tokens ??= countTokens(system) + countTokens(user) + 2 * perMessage;
+      return tokens;
+    },
+    shortened: [],
+  };
 }
 
 /**
@@ -192,8 +234,8 @@ export interface CutTextOptions {
  */
 export function cutText(text: string, maxTokens: number, options: CutTextOptions = {}): string {
   const limit = Math.floor(maxTokens);
+  if (fitsInTokens(text, limit)) return text;
   const total = countTokens(text);
-  if (total <= limit) return text;
   const label = options.label ?? 'this section';
   const keepEnd = options.keep === 'end';
   const note = (removed: number) =>
