@@ -152,15 +152,14 @@ export function fitPrompt(prompt: RolePrompt, sections: readonly PromptSection[]
 /**
  * `fitPrompt`'s answer when every section is shown whole and the rendered
  * messages have at most as many bytes as `budget` leaves beside their
- * framing (`fixedValues` holds the fixed sections):
- * a token is at least a byte, so the prompt then fits without counting a
- * token, and the sections' token counts, which only share out a room that
- * is not short, are not needed either. Counting them would come to the same
- * values (when a section's given `tokens` is exact): the parts' tokens add
- * up to at most the bytes of the whole. The
- * prompt's tokens are counted only if read. Undefined when a section is
- * only given by `fit`, may be over its `maxTokens`, or the bytes do not
- * settle it.
+ * framing (`fixedValues` holds the fixed sections). A token is at least a
+ * byte, so the prompt then fits without counting a token, and the sections'
+ * counts, which only share out a room that is not short, are not needed
+ * either: the parts' tokens add up to at most the bytes of the whole, so
+ * counting them would give every section its whole text too (when a
+ * section's given `tokens` is exact). The prompt's tokens are counted only
+ * if read. Undefined when a section is given only by `fit`, may be over its
+ * `maxTokens`, or the bytes do not settle it.
  */
 function wholeWithinBytes(
   prompt: RolePrompt,
