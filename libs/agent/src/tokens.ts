@@ -43,7 +43,12 @@ export function countTokens(text: string): number {
  * budgets, where this costs a length instead of a count.
  */
 export function fitsInTokens(text: string, maxTokens: number): boolean {
-  return Buffer.byteLength(text, 'utf8') <= maxTokens || countTokens(text) <= maxTokens;
+  return fitsByLength(text, maxTokens) || countTokens(text) <= maxTokens;
+}
+
+/** Whether `text` has at most `maxTokens` UTF-8 bytes, and so surely at most that many tokens (see `fitsInTokens`). */
+function fitsByLength(text: string, maxTokens: number): boolean {
+  return Buffer.byteLength(text, 'utf8') <= maxTokens;
 }
 
 /** Characters of a run without whitespace encoded in one piece; see `countTokens`. */
@@ -90,7 +95,7 @@ const maxCharacterTokens = 8;
  */
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
-  if (Buffer.byteLength(text, 'utf8') <= maxTokens) return text;
+  if (fitsByLength(text, maxTokens)) return text;
   const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
@@ -107,7 +112,7 @@ export function truncateToTokens(text: string, maxTokens: number): string {
  */
 export function truncateStartToTokens(text: string, maxTokens: number): string {
   if (maxTokens < 1 || text === '') return '';
-  if (Buffer.byteLength(text, 'utf8') <= maxTokens) return text;
+  if (fitsByLength(text, maxTokens)) return text;
   const tokens = encodePieces(text);
   if (tokens.length <= maxTokens) return text;
   for (let cut = Math.floor(maxTokens); cut > 0 && cut > maxTokens - maxCharacterTokens; cut -= 1) {
