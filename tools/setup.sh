@@ -23,6 +23,13 @@ if [ "$(ratchet_node_major)" -lt 24 ]; then
 fi
 ratchet_log "node $(node -v), npm $(npm -v)"
 
+# npm install waits mostly on the registry, the images below mostly on the
+# mirror and dpkg: run it beside them, its output kept until it is done.
+ratchet_npm_log="$(mktemp)"
+ratchet_log "npm install (beside the steps below)"
+npm install --no-audit --no-fund >"$ratchet_npm_log" 2>&1 &
+ratchet_npm_pid=$!
+
 if [ "${1:-}" = "--for-tests" ]; then
   command -v nats-server >/dev/null || { ratchet_log "installing nats-server"; ratchet_apt_install nats-server; }
   # kubectl renders k8s/ with its kustomize; Debian's own kubernetes-client is too old, so
@@ -46,4 +53,7 @@ bash "$(dirname "${BASH_SOURCE[0]}")/ensure-docker.sh"
 bash "$(dirname "${BASH_SOURCE[0]}")/ensure-sandbox-rootfs.sh"
 
 ratchet_log "npm install"
-npm install --no-audit --no-fund
+ratchet_npm_status=0
+wait "$ratchet_npm_pid" || ratchet_npm_status=$?
+cat "$ratchet_npm_log"; rm -f "$ratchet_npm_log"
+[ "$ratchet_npm_status" -eq 0 ] || { ratchet_log "npm install failed (its output is above)"; return 1; }
