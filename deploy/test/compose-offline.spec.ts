@@ -132,7 +132,9 @@ beforeAll(async () => {
     .replace(/^RATCHET_RUNNER_CONCURRENCY=.*$/m, 'RATCHET_RUNNER_CONCURRENCY=1');
   await writeFile(path.join(dir, '.env'), settings);
 
-  // Always from scratch: a cached image would hide a broken build.
+  // Always built, never a cached image, which would hide a broken build. The
+  // Debian base under the images may come from debian-base.sh's cache: setup
+  // made it with debootstrap on this machine when it built the sandbox image.
   const build = await runCommand('bash', ['deploy/images/build-offline.sh'], { cwd: repoRoot, timeoutMs: 600_000 });
   if (build.code !== 0) throw new Error(`build-offline.sh exited ${build.code}:\n${build.stdout}\n${build.stderr}`);
   await up();
