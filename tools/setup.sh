@@ -30,20 +30,31 @@ ratchet_log "npm install (beside the steps below)"
 npm install --no-audit --no-fund >"$ratchet_npm_log" 2>&1 &
 ratchet_npm_pid=$!
 
+# What is missing, installed in one apt-get run: each run of its own reads
+# the package database and runs dpkg's triggers again.
+ratchet_missing=()
 if [ "${1:-}" = "--for-tests" ]; then
-  command -v nats-server >/dev/null || { ratchet_log "installing nats-server"; ratchet_apt_install nats-server; }
-  # kubectl renders k8s/ with its kustomize; Debian's own kubernetes-client is too old, so
-  # this needs the Kubernetes apt repository, and the k8s test says what to do without it.
-  command -v kubectl >/dev/null || { ratchet_log "installing kubectl"; ratchet_apt_install kubectl || ratchet_log "no kubectl package: add the Kubernetes apt repository (the k8s tests need kubectl)"; }
+  command -v nats-server >/dev/null || ratchet_missing+=(nats-server)
   # The compose tests validate and run docker-compose.yml.
-  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || { ratchet_log "installing docker-compose"; ratchet_apt_install docker-compose; }
+  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || ratchet_missing+=(docker-compose)
   # The metrics test scrapes a running stack with a real Prometheus (Debian's package: /usr/bin/prometheus).
-  command -v prometheus >/dev/null || { ratchet_log "installing prometheus"; ratchet_apt_install prometheus; }
+  command -v prometheus >/dev/null || ratchet_missing+=(prometheus)
   # The dashboard's browser test drives Debian's Chromium headless with playwright-core, which never downloads a browser.
-  command -v chromium >/dev/null || { ratchet_log "installing chromium"; ratchet_apt_install chromium; }
-  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
-    ratchet_log "installing PostgreSQL"; ratchet_apt_install postgresql
-  fi
+  command -v chromium >/dev/null || ratchet_missing+=(chromium)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || ratchet_missing+=(postgresql)
+fi
+# The sandbox's: tools/ensure-docker.sh and ensure-sandbox-rootfs.sh check for them again.
+command -v dockerd >/dev/null || ratchet_missing+=(docker.io)
+command -v debootstrap >/dev/null || ratchet_missing+=(debootstrap)
+command -v bwrap >/dev/null || ratchet_missing+=(bubblewrap)
+if [ "${#ratchet_missing[@]}" -gt 0 ]; then
+  ratchet_log "installing ${ratchet_missing[*]}"
+  ratchet_apt_install "${ratchet_missing[@]}" >/dev/null
+fi
+# kubectl renders k8s/ with its kustomize; Debian's own kubernetes-client is too old, so
+# this needs the Kubernetes apt repository, and the k8s test says what to do without it.
+if [ "${1:-}" = "--for-tests" ] && ! command -v kubectl >/dev/null; then
+  ratchet_log "installing kubectl"; ratchet_apt_install kubectl || ratchet_log "no kubectl package: add the Kubernetes apt repository (the k8s tests need kubectl)"
 fi
 
 # The sandbox: a Docker engine and the sandbox image, built offline when missing.
